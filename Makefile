@@ -1,0 +1,152 @@
+# allocspy - one non-recursive Makefile.
+#   make            build/liballocspy.so, build/allocspy-report, build/allocspy
+#   make check      every test; the last line is "N passed, N failed"
+#   make demo       the seed comparison (strdup against refcount builds)
+#   make bench      overhead tables against the bare programs
+#   make install    PREFIX=/usr/local DESTDIR=
+
+-include config.mak
+
+VERSION    := 0.1.0
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCDIR     ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+PCDIR      ?= $(LIBDIR)/pkgconfig
+DESTDIR    ?=
+
+CC         ?= gcc
+CXX        ?= g++
+PKG_CONFIG ?= pkg-config
+B          := build
+
+CFLAGS     ?= -O2 -g
+WARN       := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+ALL_CFLAGS := -std=gnu11 $(WARN) -Iinclude -DASP_VERSION='"$(VERSION)"' $(CFLAGS)
+
+JANSSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson 2>/dev/null)
+JANSSON_LIBS   := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null || echo -ljansson)
+DW_CFLAGS      := $(shell $(PKG_CONFIG) --cflags libdw 2>/dev/null)
+DW_LIBS        := $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null || echo -ldw -lelf)
+GLIB_CFLAGS     = $(shell $(PKG_CONFIG) --cflags glib-2.0 2>/dev/null)
+GLIB_LIBS       = $(shell $(PKG_CONFIG) --libs glib-2.0 2>/dev/null)
+
+LIB     := $(B)/liballocspy.so
+REPORT  := $(B)/allocspy-report
+LAUNCH  := $(B)/allocspy
+
+.PHONY: all deps check demo bench install install-lib install-bin \
+	install-headers install-man install-pc clean lint-man test-progs
+
+all: deps $(LIB) $(REPORT) $(LAUNCH)
+
+# Installs missing Debian build dependencies; silent when all are present.
+deps:
+	@sh scripts/deps.sh
+
+# --- the shim -----------------------------------------------------------
+# -fvisibility=hidden plus a version script: only the interposed symbols
+# and asp_* leave the library.  -ftls-model is irrelevant: no __thread here.
+SHIM_SRC := $(wildcard shim/*.c)
+SHIM_OBJ := $(SHIM_SRC:%.c=$(B)/%.o)
+SHIM_CFLAGS := -fPIC -fvisibility=hidden -fno-builtin-malloc -fno-builtin-free \
+	-fno-builtin-calloc -fno-builtin-realloc -fno-stack-protector \
+	-D_GNU_SOURCE $(JANSSON_CFLAGS)
+
+$(B)/shim/%.o: shim/%.c shim/*.h include/allocspy.h | $(B)/shim
+	$(CC) $(ALL_CFLAGS) $(SHIM_CFLAGS) -c -o $@ $<
+
+$(LIB): $(SHIM_OBJ) shim/liballocspy.map
+	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/liballocspy.map \
+		-Wl,-z,nodelete -Wl,-soname,liballocspy.so $(JANSSON_LIBS) -ldl -lpthread
+	@if readelf -lW $@ | grep -q ' TLS '; then \
+		echo "error: $@ has a TLS segment (it would change every thread's DTV size)"; \
+		rm -f $@; exit 1; fi
+
+# --- the analyzer ---------------------------------------------------------
+ANALYZER_SRC := $(wildcard analyzer/*.c)
+ANALYZER_OBJ := $(ANALYZER_SRC:%.c=$(B)/%.o)
+
+$(B)/analyzer/%.o: analyzer/%.c analyzer/*.h | $(B)/analyzer
+	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE $(JANSSON_CFLAGS) $(DW_CFLAGS) -c -o $@ $<
+
+$(REPORT): $(ANALYZER_OBJ)
+	$(CC) -o $@ $(ANALYZER_OBJ) $(JANSSON_LIBS) $(DW_LIBS) -lm
+
+# --- the launcher ---------------------------------------------------------
+$(LAUNCH): launcher/allocspy.c | $(B)
+	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE -DASP_LIBDIR='"$(LIBDIR)"' -o $@ $<
+
+$(B) $(B)/shim $(B)/analyzer $(B)/test $(B)/test/progs $(B)/test/unit $(B)/benches:
+	@mkdir -p $@
+
+# --- tests ----------------------------------------------------------------
+# test/progs/*.c and *.cc: programs run under valgrind and under the shim.
+# Built at -O0 so that the compiler keeps every allocation the source makes.
+PROG_C    := $(wildcard test/progs/*.c)
+PROG_CXX  := $(wildcard test/progs/*.cc)
+PROG_BIN  := $(PROG_C:test/progs/%.c=$(B)/test/progs/%) \
+	$(PROG_CXX:test/progs/%.cc=$(B)/test/progs/%)
+PROG_FLAGS := -O0 -g -fno-omit-frame-pointer -pthread -Iinclude
+
+$(B)/test/progs/%: test/progs/%.c include/allocspy.h | $(B)/test/progs
+	$(CC) $(PROG_FLAGS) -std=gnu11 -D_GNU_SOURCE -o $@ $< $(if $(findstring glib,$*),$(GLIB_CFLAGS) $(GLIB_LIBS))
+
+$(B)/test/progs/%: test/progs/%.cc | $(B)/test/progs
+	$(CXX) $(PROG_FLAGS) -std=gnu++17 -o $@ $<
+
+# test/unit/test_*.c: unit tests linked with the shim's own objects.
+UNIT_SRC := $(wildcard test/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(B)/test/unit/%)
+UNIT_SHIM_OBJ := $(filter-out $(B)/shim/override.o,$(SHIM_OBJ))
+
+$(B)/test/unit/%: test/unit/%.c test/unit/unit.h $(UNIT_SHIM_OBJ) | $(B)/test/unit
+	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE -Ishim -o $@ $< $(UNIT_SHIM_OBJ) $(JANSSON_LIBS) -ldl -lpthread
+
+test-progs: $(PROG_BIN) $(UNIT_BIN)
+
+check: all test-progs
+	@sh test/run.sh
+
+# --- the seed comparison and the benches -------------------------------------
+demo: all
+	@sh benches/demo.sh
+
+bench: all
+	@sh benches/run.sh
+
+# --- install ----------------------------------------------------------------
+install: install-lib install-bin install-headers install-man install-pc
+
+install-lib: $(LIB)
+	install -d $(DESTDIR)$(LIBDIR)
+	install -m 755 $(LIB) $(DESTDIR)$(LIBDIR)/liballocspy.so
+
+install-bin: $(REPORT) launcher/allocspy.c
+	install -d $(DESTDIR)$(BINDIR)
+	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE -DASP_LIBDIR='"$(LIBDIR)"' -DASP_INSTALLED \
+		-o $(B)/allocspy.installed launcher/allocspy.c
+	install -m 755 $(B)/allocspy.installed $(DESTDIR)$(BINDIR)/allocspy
+	install -m 755 $(REPORT) $(DESTDIR)$(BINDIR)/allocspy-report
+
+install-headers:
+	install -d $(DESTDIR)$(INCDIR)
+	install -m 644 include/allocspy.h $(DESTDIR)$(INCDIR)/allocspy.h
+
+install-man:
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
+	install -m 644 man/allocspy.1 man/allocspy-report.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 man/allocspy.h.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 man/liballocspy.7 $(DESTDIR)$(MANDIR)/man7/
+
+install-pc:
+	install -d $(DESTDIR)$(PCDIR)
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@INCDIR@|$(INCDIR)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|' \
+		allocspy.pc.in > $(DESTDIR)$(PCDIR)/allocspy.pc
+
+lint-man:
+	mandoc -Tlint -Wstyle man/*.1 man/*.3 man/*.7
+
+clean:
+	rm -rf $(B)

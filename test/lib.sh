@@ -1,0 +1,114 @@
+# lib.sh - sourced by every test/t*.sh: TAP output and the valgrind harness.
+# Each check prints "ok - name" or "not ok - name" followed by "#" lines.
+
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+B=${B:-build}
+case $B in /*) ;; *) B=$TOP/$B ;; esac
+LIB=$B/liballocspy.so
+REPORT=$B/allocspy-report
+LAUNCH=$B/allocspy
+PROGS=$B/test/progs
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/allocspy-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+VG_PRELOAD=/usr/libexec/valgrind/vgpreload_core-amd64-linux.so:/usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so
+
+ok() { echo "ok - $1"; }
+
+# not_ok NAME DETAIL...: a failure with its detail as TAP comments.
+not_ok() {
+	n=$1; shift
+	echo "not ok - $n"
+	[ $# -gt 0 ] && printf '%s\n' "$@" | sed 's/^/#   /'
+	return 0
+}
+
+# check NAME EXPECTED ACTUAL: exact string equality.
+check() {
+	if [ "$2" = "$3" ]; then ok "$1"; else
+		not_ok "$1" "expected:" "$2" "actual:" "$3"
+	fi
+}
+
+# check_match NAME REGEX ACTUAL: an extended-regex match on the whole text.
+check_match() {
+	if printf '%s\n' "$3" | grep -Eq -- "$2"; then ok "$1"; else
+		not_ok "$1" "expected to match: $2" "actual:" "$3"
+	fi
+}
+
+# padded_preload: $LIB with extra slashes so that LD_PRELOAD has exactly the
+# length valgrind's has (programs that copy their environment allocate by size).
+padded_preload() {
+	p=$LIB
+	while [ ${#p} -lt ${#VG_PRELOAD} ]; do p=/$p; done
+	printf '%s' "$p"
+}
+
+# vg_env: the environment valgrind gives the program, in its order.
+# The caller appends LD_PRELOAD.
+vg_env() {
+	env -i LD_LIBRARY_PATH=/usr/lib/debug HOME="${HOME:-/root}" \
+		PATH=/usr/local/bin:/usr/bin:/bin LANG=C GLIBCPP_FORCE_NEW=1 \
+		PWD="$PWD" GLIBCXX_FORCE_NEW=1 "$@"
+}
+
+# run_vg LOG PROG ARGS...: PROG under memcheck, its report in LOG.
+# The program's stdout goes to LOG.out and its status to LOG.rc.
+run_vg() {
+	log=$1; shift
+	env -i HOME="${HOME:-/root}" PATH=/usr/local/bin:/usr/bin:/bin LANG=C \
+		valgrind --run-libc-freeres=no --run-cxx-freeres=no \
+		--leak-check=summary --log-file="$log" "$@" >"$log.out" 2>"$log.err" </dev/null
+	echo $? >"$log.rc"
+}
+
+# run_shim LOG PROG ARGS...: PROG under the shim, in valgrind's environment.
+# Extra ALLOCSPY_* settings come from $SHIM_ENV (they change the environment's
+# size, so parity tests leave it empty). The summary is read off stderr.
+run_shim() {
+	log=$1; shift
+	vg_env ${SHIM_ENV:-} LD_PRELOAD="$(padded_preload)" "$@" \
+		>"$log.out" 2>"$log.err" </dev/null
+	echo $? >"$log.rc"
+	grep -a '^==[0-9]*==' "$log.err" >"$log" || true
+}
+
+# heap_lines LOG: the two HEAP SUMMARY figures, prefix stripped.
+heap_lines() {
+	grep -aE 'in use at exit:|total heap usage:' "$1" | sed 's/^==[0-9]*== *//'
+}
+
+# leak_lines LOG: the LEAK SUMMARY figures, or valgrind's "All heap blocks
+# were freed" line, prefix stripped.
+leak_lines() {
+	grep -aE '(definitely|indirectly|possibly) lost:|still reachable:|suppressed:|All heap blocks were freed' "$1" |
+		sed 's/^==[0-9]*== *//'
+}
+
+# parity NAME PROG ARGS...: the HEAP SUMMARY lines under the shim equal
+# valgrind's, and the program's stdout and status are unchanged.
+parity() {
+	name=$1; shift
+	d=$TMP/$(echo "$name" | tr -c 'A-Za-z0-9_\n-' _)
+	mkdir -p "$d"
+	(cd "$d" && run_vg "$d/vg" "$@" && run_shim "$d/asp" "$@")
+	check "$name: heap summary equals valgrind's" "$(heap_lines "$d/vg")" "$(heap_lines "$d/asp")"
+	check "$name: same stdout and status" \
+		"$(cat "$d/vg.out" "$d/vg.rc")" "$(cat "$d/asp.out" "$d/asp.rc")"
+}
+
+# leak_parity NAME PROG ARGS...: the LEAK SUMMARY equals valgrind's too.
+leak_parity() {
+	name=$1; shift
+	d=$TMP/$(echo "$name" | tr -c 'A-Za-z0-9_\n-' _)
+	mkdir -p "$d"
+	(cd "$d" && run_vg "$d/vg" "$@" && run_shim "$d/asp" "$@")
+	check "$name: heap summary equals valgrind's" "$(heap_lines "$d/vg")" "$(heap_lines "$d/asp")"
+	check "$name: leak summary equals valgrind's" "$(leak_lines "$d/vg")" "$(leak_lines "$d/asp")"
+}
+
+# json_get FILE EXPR: a value out of a dump, through python3's json module.
+json_get() {
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
