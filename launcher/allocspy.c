@@ -1,0 +1,542 @@
+/* allocspy - run a program with liballocspy.so preloaded.
+ *
+ * Turns its options into ALLOCSPY_* environment variables, puts the
+ * absolute path of the shim in front of LD_PRELOAD and execs the program,
+ * so the exit status seen by the caller is the program's own. Before the
+ * exec it refuses what LD_PRELOAD cannot trace: a statically linked
+ * program (an ELF file with no PT_INTERP program header), a script whose
+ * #! interpreter is one, and a set-user-ID or set-group-ID program.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef ASP_VERSION
+#define ASP_VERSION "unknown"
+#endif
+
+/* Exit statuses of allocspy itself, as env(1) and timeout(1) use them.
+ * Once the program runs, the status is the program's. */
+enum asp_exit {
+	ASP_EXIT_OK = 0,
+	ASP_EXIT_ERROR = 125,		/* a usage error, or the shim is missing */
+	ASP_EXIT_CANNOT_RUN = 126,	/* found, but cannot be run or traced */
+	ASP_EXIT_NOT_FOUND = 127	/* the program does not exist */
+};
+
+#define LIB_NAME "liballocspy.so"
+
+static void usage(FILE *f)
+{
+	fputs("usage: allocspy [options] [--] program [argument ...]\n"
+	      "\n"
+	      "Runs program with " LIB_NAME " preloaded. At exit the program prints a\n"
+	      "heap summary (as valgrind does) and writes a JSON dump for allocspy-report.\n"
+	      "\n"
+	      "options:\n"
+	      "  --mode=track|count      track: in-use bytes and a leak check (default);\n"
+	      "                          count: counters only, the lowest overhead\n"
+	      "  --output=TEMPLATE       the dump path (default allocspy.%e.%p.json;\n"
+	      "                          %p the pid, %e the program name); none: no dump\n"
+	      "  --backtrace=N           frames per allocation: 0 none, 1 the caller (default)\n"
+	      "  --unwind=libunwind|fp   the unwinder for N > 1 (default libunwind)\n"
+	      "  --leak-check=summary|full|no\n"
+	      "                          the leak check at exit (default summary)\n"
+	      "  --log-file=TEMPLATE     write the exit summary there, not to stderr\n"
+	      "  --quiet                 print no summary; the dump is still written\n"
+	      "  --help                  print this help and exit\n"
+	      "  --version               print the version and exit\n"
+	      "\n"
+	      "Exit status: the program's; 125 an allocspy error, 126 the program cannot\n"
+	      "be run or traced (statically linked), 127 the program was not found.\n"
+	      "See allocspy(1) and liballocspy(7).\n", f);
+}
+
+static void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("allocspy: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Flushes stdout for --help and --version and reports a failed write. */
+static int finish_stdout(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
+		error("standard output: %s", strerror(errno));
+		return ASP_EXIT_ERROR;
+	}
+	return ASP_EXIT_OK;
+}
+
+/* ---- options -------------------------------------------------------------- */
+
+enum opt_arg { OPT_NONE, OPT_VALUE };
+
+struct opt {
+	const char *name;	/* without the leading "--" */
+	enum opt_arg arg;
+	const char *var;	/* the environment variable it sets, or NULL */
+	const char *const *choices;	/* the allowed values, or NULL */
+};
+
+static const char *const mode_choices[] = { "track", "count", NULL };
+static const char *const unwind_choices[] = { "libunwind", "fp", NULL };
+static const char *const leak_choices[] = { "summary", "full", "no", NULL };
+
+static const struct opt opts[] = {
+	{ "mode", OPT_VALUE, "ALLOCSPY_MODE", mode_choices },
+	{ "output", OPT_VALUE, "ALLOCSPY_OUTPUT", NULL },
+	{ "backtrace", OPT_VALUE, "ALLOCSPY_BACKTRACE", NULL },
+	{ "unwind", OPT_VALUE, "ALLOCSPY_UNWIND", unwind_choices },
+	{ "leak-check", OPT_VALUE, "ALLOCSPY_LEAK_CHECK", leak_choices },
+	{ "log-file", OPT_VALUE, "ALLOCSPY_LOG_FILE", NULL },
+	{ "quiet", OPT_NONE, "ALLOCSPY_QUIET", NULL },
+	{ "help", OPT_NONE, NULL, NULL },
+	{ "version", OPT_NONE, NULL, NULL },
+};
+
+/* The largest --backtrace accepted here; the shim may cap it lower. */
+#define BACKTRACE_MAX 1024
+
+static int check_value(const struct opt *o, const char *v)
+{
+	if (o->choices) {
+		for (const char *const *c = o->choices; *c; c++)
+			if (strcmp(v, *c) == 0)
+				return 0;
+		/* "'x' is not track or count", "... not summary, full or no" */
+		fprintf(stderr, "allocspy: error: --%s: '%s' is not ", o->name, v);
+		for (const char *const *c = o->choices; *c; c++)
+			fprintf(stderr, "%s%s", *c, !c[1] ? "\n" : !c[2] ? " or " : ", ");
+		return -EINVAL;
+	}
+	if (strcmp(o->name, "backtrace") == 0) {
+		long n = 0;
+		const char *p = v;
+
+		for (; *p >= '0' && *p <= '9' && n <= BACKTRACE_MAX; p++)
+			n = n * 10 + (*p - '0');
+		if (*v == '\0' || *p != '\0' || n > BACKTRACE_MAX) {
+			error("--backtrace: '%s' is not a number from 0 to %d", v, BACKTRACE_MAX);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (*v == '\0') {
+		error("--%s: the value is empty", o->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Parses the options into the environment. Returns RUN with the index of
+ * the program in *prog, or the status to exit with at once. */
+#define RUN (-1)
+
+static int parse_options(int argc, char **argv, int *prog)
+{
+	int i = 1;
+
+	while (i < argc) {
+		const char *a = argv[i];
+		const struct opt *o = NULL;
+		const char *v = NULL;
+		size_t n;
+
+		if (strcmp(a, "--") == 0) {
+			*prog = i + 1;
+			return RUN;
+		}
+		if (a[0] != '-' || a[1] == '\0')
+			break;	/* the program */
+		if (a[1] != '-') {
+			error("unknown option '%s' (try --help)", a);
+			return ASP_EXIT_ERROR;
+		}
+		n = strcspn(a + 2, "=");
+		for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++)
+			if (strlen(opts[k].name) == n && strncmp(a + 2, opts[k].name, n) == 0)
+				o = &opts[k];
+		if (!o) {
+			error("unknown option '%.*s' (try --help)", (int)n + 2, a);
+			return ASP_EXIT_ERROR;
+		}
+		if (a[2 + n] == '=')
+			v = a + 3 + n;
+		i++;
+
+		if (o->arg == OPT_NONE && v) {
+			error("--%s takes no value", o->name);
+			return ASP_EXIT_ERROR;
+		}
+		if (o->arg == OPT_VALUE && !v) {
+			if (i >= argc) {
+				error("--%s needs a value", o->name);
+				return ASP_EXIT_ERROR;
+			}
+			v = argv[i++];
+		}
+		if (strcmp(o->name, "help") == 0) {
+			usage(stdout);
+			return finish_stdout();
+		}
+		if (strcmp(o->name, "version") == 0) {
+			printf("allocspy %s\n", ASP_VERSION);
+			return finish_stdout();
+		}
+		if (o->arg == OPT_VALUE && check_value(o, v) < 0)
+			return ASP_EXIT_ERROR;
+		if (setenv(o->var, v ? v : "1", 1) != 0) {
+			error("setenv %s: %s", o->var, strerror(errno));
+			return ASP_EXIT_ERROR;
+		}
+	}
+	*prog = i;
+	return RUN;
+}
+
+/* ---- the library ------------------------------------------------------------ */
+
+/* Finds liballocspy.so: $ALLOCSPY_LIB, else ASP_LIBDIR when installed,
+ * else beside this executable. Stores an absolute path in buf. */
+static int find_library(char buf[PATH_MAX])
+{
+	const char *env = getenv("ALLOCSPY_LIB");
+	char path[PATH_MAX];
+
+	if (env && *env) {
+		if (strlen(env) >= sizeof path) {
+			error("ALLOCSPY_LIB: the path is too long");
+			return -ENAMETOOLONG;
+		}
+		strcpy(path, env);
+	} else {
+#ifdef ASP_INSTALLED
+		if (snprintf(path, sizeof path, "%s/%s", ASP_LIBDIR, LIB_NAME) >= (int)sizeof path) {
+			error("%s: the path is too long", ASP_LIBDIR);
+			return -ENAMETOOLONG;
+		}
+#else
+		ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+		char *slash;
+
+		if (n < 0) {
+			error("/proc/self/exe: %s", strerror(errno));
+			return -errno;
+		}
+		path[n] = '\0';
+		slash = strrchr(path, '/');
+		if (!slash || (size_t)(slash - path) + 1 + sizeof LIB_NAME > sizeof path) {
+			error("%s: cannot find the directory of allocspy", path);
+			return -ENAMETOOLONG;
+		}
+		strcpy(slash + 1, LIB_NAME);
+#endif
+	}
+	/* realpath makes it absolute, so that it still works after the
+	 * program changes directory and in the programs it runs. */
+	if (!realpath(path, buf) || access(buf, R_OK) != 0) {
+		error("%s: %s", path, strerror(errno));
+		return -ENOENT;
+	}
+	/* LD_PRELOAD splits its list at colons and spaces. */
+	if (strpbrk(buf, ": \t\n")) {
+		error("%s: LD_PRELOAD cannot hold a path with a colon or a space", buf);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Puts lib in front of LD_PRELOAD, keeping what was there after it. */
+static int set_preload(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *val;
+	int r;
+
+	if (old && *old) {
+		val = malloc(strlen(lib) + 1 + strlen(old) + 1);
+		if (!val) {
+			error("%s", strerror(ENOMEM));
+			return -ENOMEM;
+		}
+		sprintf(val, "%s:%s", lib, old);
+		r = setenv("LD_PRELOAD", val, 1);
+		free(val);
+	} else {
+		r = setenv("LD_PRELOAD", lib, 1);
+	}
+	if (r != 0) {
+		error("setenv LD_PRELOAD: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* ---- the program -------------------------------------------------------------- */
+
+/* Finds prog as execvp(3) would. Returns 0 with the path in buf, or the
+ * exit status for a program that cannot be found or run. */
+static int find_program(const char *prog, char *buf, size_t size)
+{
+	const char *path, *p;
+	int seen_eacces = 0;
+
+	if (strchr(prog, '/')) {
+		if (strlen(prog) >= size) {
+			error("%s: %s", prog, strerror(ENAMETOOLONG));
+			return ASP_EXIT_CANNOT_RUN;
+		}
+		strcpy(buf, prog);
+		return 0;
+	}
+	path = getenv("PATH");
+	if (!path)
+		path = "/bin:/usr/bin";
+	for (p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		size_t dlen = (size_t)(end - p);
+		struct stat st;
+
+		/* An empty entry is the current directory. */
+		if (dlen + 1 + strlen(prog) < size) {
+			if (dlen == 0)
+				strcpy(buf, prog);
+			else
+				sprintf(buf, "%.*s/%s", (int)dlen, p, prog);
+			if (stat(buf, &st) == 0 && S_ISREG(st.st_mode)) {
+				if (access(buf, X_OK) == 0)
+					return 0;
+				seen_eacces = 1;
+			}
+		}
+		p = end;
+		if (*p == '\0')
+			break;
+	}
+	if (seen_eacces) {
+		error("%s: %s", prog, strerror(EACCES));
+		return ASP_EXIT_CANNOT_RUN;
+	}
+	error("%s: command not found", prog);
+	return ASP_EXIT_NOT_FOUND;
+}
+
+static uint64_t get_u(const unsigned char *p, size_t len, int msb)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < len; i++)
+		v |= (uint64_t)p[msb ? len - 1 - i : i] << (8 * i);
+	return v;
+}
+
+/* A field of an ELF structure, in the file's class and byte order. */
+#define FIELD(buf, is64, type, member, msb)					\
+	((is64) ? get_u((buf) + offsetof(Elf64_##type, member),			\
+			sizeof(((Elf64_##type *)0)->member), (msb))		\
+		: get_u((buf) + offsetof(Elf32_##type, member),			\
+			sizeof(((Elf32_##type *)0)->member), (msb)))
+
+enum link_kind { LINK_UNKNOWN, LINK_DYNAMIC, LINK_STATIC };
+
+/* The kernel refuses a program header table larger than this. */
+#define PHDRS_MAX 65536
+
+/* Reads the ELF header and program headers of fd: an executable or a
+ * shared object with a PT_INTERP header is dynamic, one without is static
+ * (static-pie included). Anything else, or a file too short or malformed
+ * to tell, is unknown and left to execve(2) to judge. */
+static enum link_kind elf_link_kind(int fd)
+{
+	static unsigned char ph[PHDRS_MAX];
+	unsigned char eh[sizeof(Elf64_Ehdr)];
+	uint64_t phoff, phnum, phentsize, type;
+	ssize_t n;
+	int is64, msb;
+
+	n = pread(fd, eh, sizeof eh, 0);
+	if (n < (ssize_t)SELFMAG || memcmp(eh, ELFMAG, SELFMAG) != 0)
+		return LINK_UNKNOWN;
+	if (eh[EI_CLASS] != ELFCLASS32 && eh[EI_CLASS] != ELFCLASS64)
+		return LINK_UNKNOWN;
+	if (eh[EI_DATA] != ELFDATA2LSB && eh[EI_DATA] != ELFDATA2MSB)
+		return LINK_UNKNOWN;
+	is64 = eh[EI_CLASS] == ELFCLASS64;
+	msb = eh[EI_DATA] == ELFDATA2MSB;
+	if (n < (ssize_t)(is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr)))
+		return LINK_UNKNOWN;
+
+	type = FIELD(eh, is64, Ehdr, e_type, msb);
+	if (type != ET_EXEC && type != ET_DYN)
+		return LINK_UNKNOWN;
+	phoff = FIELD(eh, is64, Ehdr, e_phoff, msb);
+	phnum = FIELD(eh, is64, Ehdr, e_phnum, msb);
+	phentsize = FIELD(eh, is64, Ehdr, e_phentsize, msb);
+	if (phentsize < (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
+		return LINK_UNKNOWN;
+	if (phnum == PN_XNUM) {
+		/* The real count is in section header 0's sh_info. */
+		unsigned char sh[sizeof(Elf64_Shdr)];
+		uint64_t shoff = FIELD(eh, is64, Ehdr, e_shoff, msb);
+		size_t shsize = is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+
+		if (shoff == 0 || shoff > INT64_MAX ||
+		    pread(fd, sh, shsize, (off_t)shoff) != (ssize_t)shsize)
+			return LINK_UNKNOWN;
+		phnum = FIELD(sh, is64, Shdr, sh_info, msb);
+	}
+	if (phnum == 0)
+		return LINK_STATIC;
+	if (phnum > PHDRS_MAX / phentsize || phoff > INT64_MAX ||
+	    pread(fd, ph, phnum * phentsize, (off_t)phoff) != (ssize_t)(phnum * phentsize))
+		return LINK_UNKNOWN;
+	for (uint64_t i = 0; i < phnum; i++)
+		/* p_type is the first word of both Elf32_Phdr and Elf64_Phdr. */
+		if (get_u(ph + i * phentsize, 4, msb) == PT_INTERP)
+			return LINK_DYNAMIC;
+	return LINK_STATIC;
+}
+
+/* The interpreter named on a "#!" first line, in buf; 0 if there is one. */
+static int script_interpreter(int fd, char *buf, size_t size)
+{
+	char line[256];	/* the kernel reads no more of a #! line */
+	ssize_t n = pread(fd, line, sizeof line - 1, 0);
+	char *p, *end;
+
+	if (n < 2 || line[0] != '#' || line[1] != '!')
+		return -ENOEXEC;
+	line[n] = '\0';
+	for (p = line + 2; *p == ' ' || *p == '\t'; p++)
+		;
+	end = p + strcspn(p, " \t\n");
+	if (end == p || (size_t)(end - p) >= size)
+		return -ENOEXEC;
+	memcpy(buf, p, (size_t)(end - p));
+	buf[end - p] = '\0';
+	return 0;
+}
+
+static enum link_kind file_link_kind(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	enum link_kind k;
+
+	if (fd < 0)
+		return LINK_UNKNOWN;
+	k = elf_link_kind(fd);
+	close(fd);
+	return k;
+}
+
+/* True when exec'ing path would change credentials: ld.so then runs in
+ * secure mode and ignores an LD_PRELOAD path with a slash in it. */
+static int changes_credentials(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return 0;
+	return ((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
+	       ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) &&
+		st.st_gid != getegid());
+}
+
+/* Refuses a program that LD_PRELOAD cannot trace. Returns 0 or the exit
+ * status. prog is the name as given, for the message. */
+static int check_traceable(const char *prog, const char *path)
+{
+	char interp[256];
+	int fd;
+
+	if (changes_credentials(path)) {
+		error("%s: set-user-ID or set-group-ID; LD_PRELOAD cannot trace it", prog);
+		return ASP_EXIT_CANNOT_RUN;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;	/* execute-only: leave it to execve */
+	if (elf_link_kind(fd) == LINK_STATIC) {
+		close(fd);
+		error("%s: statically linked; LD_PRELOAD cannot trace it", prog);
+		return ASP_EXIT_CANNOT_RUN;
+	}
+	if (script_interpreter(fd, interp, sizeof interp) == 0 &&
+	    file_link_kind(interp) == LINK_STATIC) {
+		close(fd);
+		error("%s: its interpreter %s is statically linked; "
+		      "LD_PRELOAD cannot trace it", prog, interp);
+		return ASP_EXIT_CANNOT_RUN;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Runs path, falling back to /bin/sh for a file without a #! line as
+ * execvp does. Returns only on failure, with the exit status. */
+static int run(const char *prog, const char *path, char **argv)
+{
+	int e;
+
+	execv(path, argv);
+	e = errno;
+	if (e == ENOEXEC) {
+		int argc = 0;
+		char **sh_argv;
+
+		while (argv[argc])
+			argc++;
+		sh_argv = calloc((size_t)argc + 2, sizeof *sh_argv);
+		if (sh_argv) {
+			sh_argv[0] = (char *)"sh";
+			sh_argv[1] = (char *)path;
+			memcpy(sh_argv + 2, argv + 1, (size_t)argc * sizeof *argv);
+			execv("/bin/sh", sh_argv);
+			free(sh_argv);
+		}
+	}
+	error("%s: %s", prog, strerror(e));
+	return e == ENOENT ? ASP_EXIT_NOT_FOUND : ASP_EXIT_CANNOT_RUN;
+}
+
+int main(int argc, char **argv)
+{
+	char lib[PATH_MAX], path[PATH_MAX];
+	const char *prog;
+	int i = 0, r;
+
+	r = parse_options(argc, argv, &i);
+	if (r != RUN)
+		return r;
+	if (i >= argc) {
+		error("no program to run (try --help)");
+		return ASP_EXIT_ERROR;
+	}
+	prog = argv[i];
+	if (find_library(lib) < 0 || set_preload(lib) < 0)
+		return ASP_EXIT_ERROR;
+	r = find_program(prog, path, sizeof path);
+	if (r != 0)
+		return r;
+	r = check_traceable(prog, path);
+	if (r != 0)
+		return r;
+	return run(prog, path, argv + i);
+}
