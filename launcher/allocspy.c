@@ -466,6 +466,8 @@ static int check_traceable(const char *prog, const char *path)
 	char interp[256];
 	int fd;
 
+	if (access(path, X_OK) != 0)
+		return 0;	/* execve gives the error */
 	if (changes_credentials(path)) {
 		error("%s: set-user-ID or set-group-ID; LD_PRELOAD cannot trace it", prog);
 		return ASP_EXIT_CANNOT_RUN;
