@@ -1,0 +1,91 @@
+#!/bin/sh
+# t10-parity.sh - the allocation API itself under the shim against valgrind:
+# the HEAP SUMMARY lines, stdout and exit status of each test program must
+# be equal (lib.sh parity). Then the dump's per-function counters of a few
+# programs whose calls are known, and the errno semantics and pvalloc,
+# which valgrind cannot judge.
+. "$(dirname "$0")/lib.sh"
+
+# prog_parity NAME ARGS...: parity for $PROGS/NAME, or "not ok" when the
+# program was not built (make test-progs builds it).
+prog_parity() {
+	n=$1; shift
+	if [ ! -x "$PROGS/$n" ]; then
+		not_ok "$n: built" "missing $PROGS/$n: run make test-progs"
+		return 0
+	fi
+	parity "$n${1:+ $*}" "$PROGS/$n" "$@"
+}
+
+# dump_run NAME PROG ARGS...: PROG under the shim with a dump, in $D.
+dump_run() {
+	n=$1; shift
+	D=$TMP/$n.json
+	rm -f "$D"
+	SHIM_ENV="ALLOCSPY_OUTPUT=$D" run_shim "$TMP/$n.dump" "$@"
+}
+
+# dump_check NAME EXPR EXPECTED: EXPR (python, over the dump "d") of $D.
+dump_check() {
+	if [ -s "$D" ]; then
+		check "$1" "$3" "$(json_get "$D" "$2" 2>&1)"
+	else
+		not_ok "$1" "no dump written at $D"
+	fi
+}
+
+for p in par_basic par_realloc par_memalign par_strdup par_fail par_realloc_fail \
+	par_threads par_detached par_tsd par_fork; do
+	prog_parity $p
+done
+for how in return exit _exit thread-exit; do
+	prog_parity par_exit $how
+done
+
+# Per-function counters: each call counted once, under its own name.
+# par_basic: 337 mallocs (one is stdout's buffer), 170 callocs, 106
+# reallocs (one of them realloc(p, 0)), free(NULL) twice.
+dump_run basic "$PROGS/par_basic"
+dump_check "par_basic: malloc calls" 'd["functions"]["malloc"]["calls"]' 337
+dump_check "par_basic: calloc calls" 'd["functions"]["calloc"]["calls"]' 170
+dump_check "par_basic: realloc calls" 'd["functions"]["realloc"]["calls"]' 106
+dump_check "par_basic: free(NULL) calls" 'd["functions"]["free"]["null"]' 2
+dump_check "par_basic: heap allocs, frees" \
+	'(d["heap"]["allocs"], d["heap"]["frees"], d["heap"]["in_use_blocks"])' '(612, 606, 6)'
+dump_check "par_basic: zero-size blocks in histogram bucket 0" \
+	'[h["count"] for h in d["histogram"] if h["le"] == 0]' '[5]'
+dump_check "par_basic: histogram sums to allocs" \
+	'sum(h["count"] for h in d["histogram"]) == d["heap"]["allocs"]' True
+
+# par_strdup: libc's strdup calls malloc inside; that is one strdup, not a
+# malloc too. The only malloc is stdout's buffer.
+dump_run strdup "$PROGS/par_strdup"
+dump_check "par_strdup: strdup, strndup, wcsdup calls" \
+	'(d["functions"]["strdup"]["calls"], d["functions"]["strndup"]["calls"], d["functions"]["wcsdup"]["calls"])' \
+	'(101, 101, 2)'
+dump_check "par_strdup: malloc calls" 'd["functions"]["malloc"]["calls"]' 1
+
+# par_fail: 6 failed calls; none of them is an alloc.
+dump_run fail "$PROGS/par_fail"
+dump_check "par_fail: failed calls" \
+	'(d["heap"]["failed"], d["functions"]["calloc"]["failed"], d["functions"]["malloc"]["failed"], d["functions"]["memalign"]["failed"], d["functions"]["posix_memalign"]["failed"])' \
+	'(6, 3, 1, 1, 1)'
+dump_check "par_fail: allocs" 'd["heap"]["allocs"]' 3
+
+# errno and return values are libc's own: the shim's output equals the
+# native run's.
+if [ -x "$PROGS/asp_errno" ]; then
+	native=$(cd "$TMP" && "$PROGS/asp_errno" 2>/dev/null; echo "status $?")
+	shim=$(cd "$TMP" && vg_env LD_PRELOAD="$LIB" "$PROGS/asp_errno" 2>/dev/null; echo "status $?")
+	check "asp_errno: errno and results as without the shim" "$native" "$shim"
+else
+	not_ok "asp_errno: built" "missing $PROGS/asp_errno"
+fi
+
+# pvalloc: valgrind 3.19 aborts on it, so only the dump is checked: 3
+# calls, 3 allocs and 3 frees of the program's own, all blocks aligned.
+dump_run pvalloc "$PROGS/asp_pvalloc"
+check "asp_pvalloc: stdout and status" "aligned=1|0" "$(cat "$TMP/pvalloc.dump.out")|$(cat "$TMP/pvalloc.dump.rc")"
+dump_check "asp_pvalloc: pvalloc calls" 'd["functions"]["pvalloc"]["calls"]' 3
+dump_check "asp_pvalloc: in use at exit is stdout's buffer only" \
+	'(d["heap"]["allocs"] - d["heap"]["frees"], d["heap"]["in_use_blocks"])' '(1, 1)'
