@@ -47,7 +47,8 @@ static void usage(FILE *f)
 	      "                          count: counters only, the lowest overhead\n"
 	      "  --output=TEMPLATE       the dump path (default allocspy.%e.%p.json;\n"
 	      "                          %p the pid, %e the program name); none: no dump\n"
-	      "  --backtrace=N           frames per allocation: 0 none, 1 the caller (default)\n"
+	      "  --backtrace=N           frames recorded per allocation, 0 to 64;\n"
+	      "                          1 (the default) is the caller only\n"
 	      "  --unwind=libunwind|fp   the unwinder for N > 1 (default libunwind)\n"
 	      "  --leak-check=summary|full|no\n"
 	      "                          the leak check at exit (default summary)\n"
@@ -111,8 +112,8 @@ static const struct opt opts[] = {
 	{ "version", OPT_NONE, NULL, NULL },
 };
 
-/* The largest --backtrace accepted here; the shim may cap it lower. */
-#define BACKTRACE_MAX 1024
+/* The largest --backtrace: the shim's ASP_MAX_BACKTRACE (t71 checks it). */
+#define BACKTRACE_MAX 64
 
 static int check_value(const struct opt *o, const char *v)
 {

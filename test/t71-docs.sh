@@ -1,0 +1,209 @@
+#!/bin/sh
+# t71-docs.sh - the man pages and the README agree with the code: mandoc
+# lint is clean, every ALLOCSPY_* variable of the shim is documented and
+# every documented one exists, every dump key is described, the header's
+# example compiles and runs, and the README's make targets exist.
+. "$(dirname "$0")/lib.sh"
+cd "$TOP" || exit 1
+CC=${CC:-cc}
+
+PAGES="man/allocspy.1 man/allocspy-report.1 man/allocspy.h.3 man/liballocspy.7"
+
+# --- the pages ---------------------------------------------------------------------
+
+for p in $PAGES; do
+	if [ -f "$p" ]; then ok "$p exists"; else not_ok "$p exists"; fi
+done
+
+# All pages are linted together from man/, where mandoc finds the pages
+# they cross-reference (it looks for NAME.SECTION in the current directory).
+# mandoc also warns on stderr that the system has no mandoc.db for pages
+# such as execvp(3); that is the machine, not a page.
+(cd man && mandoc -Tlint -Wstyle *.1 *.3 *.7) >"$TMP/lint" 2>&1
+grep -v 'outdated mandoc.db lacks' "$TMP/lint" >"$TMP/lint.pages"
+for p in man/*.1 man/*.3 man/*.7; do
+	check "mandoc -Tlint -Wstyle: $p is clean" "" "$(grep -F "mandoc: ${p#man/}:" "$TMP/lint.pages")"
+done
+check "mandoc -Tlint -Wstyle: nothing else" "" "$(grep -vE '^mandoc: [^ /]+\.[137]:' "$TMP/lint.pages")"
+
+for p in $PAGES; do
+	[ -f "$p" ] || continue
+	base=${p#man/}
+	want=$(echo "${base%.*} ${base##*.}" | tr 'a-z' 'A-Z')
+	check "$p: .Dt names the page" ".Dt $want" "$(grep '^\.Dt ' "$p")"
+done
+
+# --- ALLOCSPY_* variables ---------------------------------------------------------------
+
+# vars FILE...: the ALLOCSPY_* names in the files, sorted; a bare prefix
+# such as "ALLOCSPY_*" in prose is not a name.
+vars() {
+	cat "$@" 2>/dev/null | grep -oE 'ALLOCSPY_[A-Z0-9_]*[A-Z0-9]' | sort -u
+}
+# missing A B: the lines of A that are not in B.
+missing() {
+	printf '%s\n' "$2" >"$TMP/set"
+	printf '%s\n' "$1" | grep . | grep -vxF -f "$TMP/set"
+}
+
+shim=$(vars shim/*.c)
+launcher=$(vars launcher/allocspy.c)
+man7=$(vars man/liballocspy.7)
+man1=$(vars man/allocspy.1)
+readme=$(vars README.md)
+known=$(printf '%s\n%s\n' "$shim" "$launcher" | grep . | sort -u)
+
+if [ -z "$shim" ]; then
+	not_ok "the shim reads ALLOCSPY_* variables" "none named in shim/*.c"
+fi
+check "every variable of the shim is in liballocspy(7)" "" "$(missing "$shim" "$man7")"
+check "every variable of the shim is in README.md" "" "$(missing "$shim" "$readme")"
+check "every variable in liballocspy(7) exists in the shim" "" "$(missing "$man7" "$shim")"
+check "every variable in README.md exists in the shim or the launcher" "" "$(missing "$readme" "$known")"
+check "every variable in allocspy(1) exists in the shim or the launcher" "" "$(missing "$man1" "$known")"
+check "every variable the launcher sets is read by the shim" "" \
+	"$(missing "$(printf '%s\n' "$launcher" | grep -vx ALLOCSPY_LIB)" "$shim")"
+check "the launcher's own variable is in allocspy(1)" "ALLOCSPY_LIB" \
+	"$(printf '%s\n' "$man1" | grep -x ALLOCSPY_LIB)"
+
+# Each option of allocspy(1) says which variable it sets, and the launcher
+# sets that one: ".It Fl -mode ..." then "Sets" then ".Ev ALLOCSPY_MODE".
+man_pairs=$(awk '/^\.It Fl -[a-z]/ { o = $3 } /^Sets$/ { s = o } \
+	/^\.Ev ALLOCSPY_/ && s != "" { print "-" s, $2; s = "" }' man/allocspy.1 | sort)
+src_pairs=$(sed -n 's/^	{ "\([a-z-]*\)", OPT_[A-Z]*, "\(ALLOCSPY_[A-Z_]*\)".*/--\1 \2/p' \
+	launcher/allocspy.c | sort)
+check "allocspy(1) and the launcher map the options to the same variables" "$src_pairs" "$man_pairs"
+
+# The deepest backtrace: the shim's limit, the launcher's and the pages'.
+max=$(sed -n 's/^#define ASP_MAX_BACKTRACE \([0-9]*\).*/\1/p' shim/*.h)
+check "the launcher's --backtrace limit is the shim's" "$max" \
+	"$(sed -n 's/^#define BACKTRACE_MAX \([0-9]*\).*/\1/p' launcher/allocspy.c)"
+check "allocspy(1) gives the shim's backtrace limit" "1" \
+	"$(grep -c "allocation, from 0 to ${max:-?}:\$" man/allocspy.1)"
+check "liballocspy(7) gives the shim's backtrace limit" "1" \
+	"$(grep -c "^frames, at most ${max:-?}\.\$" man/liballocspy.7)"
+
+# --- the dump keys ------------------------------------------------------------------------
+
+# The names liballocspy(7) describes: the tags of its lists and the quoted
+# function names.
+sed -n 's/^\.It Sy //p' man/liballocspy.7 | tr -d ' ' | tr ',' '\n' >"$TMP/keys"
+sed -n 's/^\.Qq \([^ ]*\).*/\1/p' man/liballocspy.7 >>"$TMP/keys"
+sort -u "$TMP/keys" -o "$TMP/keys"
+
+# The schema's keys (the internal spec, version 1); the shim may add more.
+spec_keys="format version program pid ppid exe argv time wall_s user_s sys_s start_unix
+options mode backtrace unwind leak_check output heap allocs frees bytes_allocated
+in_use_bytes in_use_blocks peak_bytes failed untracked_frees functions calls bytes null
+histogram le count threads tid name ref_acquires ref_releases exited threads_omitted
+refs acquires releases objects_created objects_destroyed cross_thread leaks
+definitely_lost indirectly_lost possibly_lost still_reachable suppressed blocks
+loss_records kind indirect_bytes indirect_blocks stack suppression stacks modules path
+base end build_id malloc calloc realloc reallocarray posix_memalign aligned_alloc
+memalign valloc pvalloc strdup strndup wcsdup new new[] new_nothrow new[]_nothrow
+new_aligned new[]_aligned g_strdup g_strndup g_memdup2 free delete delete[]
+delete_sized delete[]_sized delete_aligned delete[]_aligned malloc_usable_size"
+check "liballocspy(7) describes every key of the dump schema" "" \
+	"$(missing "$(printf '%s\n' $spec_keys)" "$(cat "$TMP/keys")")"
+
+# --- the example of allocspy.h(3) ------------------------------------------------------------
+
+awk '/^\.Sh EXAMPLES/ { e = 1 } e && /^\.Bd -literal/ { f = 1; next } f && /^\.Ed/ { exit } f' \
+	man/allocspy.h.3 | sed 's/\\e/\\/g' >"$TMP/shared.c"
+if $CC -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude -o "$TMP/shared" "$TMP/shared.c" \
+	2>"$TMP/cc.err"; then
+	"$TMP/shared"
+	check "allocspy.h(3): the example compiles and exits 0" "0" "$?"
+else
+	not_ok "allocspy.h(3): the example compiles and exits 0" "$(cat "$TMP/cc.err")"
+fi
+
+# --- the README ---------------------------------------------------------------------------------
+
+# Every `make TARGET` the README names is a target of the Makefile.
+targets=$(grep -oE 'make [a-z][a-z-]*' README.md | sed 's/make //' | sort -u)
+for t in $targets; do
+	if grep -qE "^$t:" Makefile; then ok "README.md: make $t exists"; else
+		not_ok "README.md: make $t exists" "no '$t:' rule in the Makefile"
+	fi
+done
+check "README.md names make demo and make check" "check demo" \
+	"$(printf '%s\n' $targets | grep -xE 'demo|check' | tr '\n' ' ' | sed 's/ $//')"
+
+# --- with the shim: every key of a real dump is described ------------------------------------------
+
+if [ ! -f "$LIB" ]; then
+	ok "the keys of a real dump are described # SKIP $LIB not built"
+	exit 0
+fi
+cat >"$TMP/keys.c" <<'EOF'
+#include <allocspy.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *lost;
+
+static void *worker(void *arg)
+{
+	asp_ref_acquire(arg);
+	asp_ref_release(arg);
+	free(strdup("thread"));
+	return NULL;
+}
+
+int main(void)
+{
+	asp_ref_t *r = malloc(sizeof *r);
+	pthread_t t;
+	void **chain = malloc(2 * sizeof *chain);
+
+	asp_ref_init(r);
+	pthread_create(&t, NULL, worker, r);
+	pthread_join(t, NULL);
+	asp_ref_release(r);
+	free(r);
+	chain[0] = malloc(32);		/* indirectly lost */
+	chain = NULL;			/* definitely lost */
+	lost = malloc(10);		/* still reachable */
+	free(NULL);
+	free(realloc(calloc(2, 8), 100));
+	return 0;
+}
+EOF
+if $CC -O0 -g -pthread -Iinclude -o "$TMP/keys" "$TMP/keys.c" 2>"$TMP/cc.err"; then
+	(cd "$TMP" && env ALLOCSPY_OUTPUT="$TMP/keys.json" ALLOCSPY_LEAK_CHECK=full \
+		ALLOCSPY_BACKTRACE=4 LD_PRELOAD="$LIB" ./keys >/dev/null 2>&1)
+	if [ -f "$TMP/keys.json" ]; then
+		python3 - "$TMP/keys.json" >"$TMP/dump.keys" <<'EOF'
+import json, sys
+seen = set()
+def walk(v):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            seen.add(k)
+            walk(x)
+    elif isinstance(v, list):
+        for x in v:
+            walk(x)
+walk(json.load(open(sys.argv[1])))
+print("\n".join(sorted(seen)))
+EOF
+		check "liballocspy(7) describes every key of a real dump" "" \
+			"$(missing "$(cat "$TMP/dump.keys")" "$(cat "$TMP/keys")")"
+	else
+		not_ok "liballocspy(7) describes every key of a real dump" "no dump written"
+	fi
+else
+	not_ok "the key test program builds" "$(cat "$TMP/cc.err")"
+fi
+
+# The header's example under the shim: one object, created and destroyed,
+# 100,000 releases that are not the last and the last one.
+(cd "$TMP" && env ALLOCSPY_OUTPUT="$TMP/shared.json" LD_PRELOAD="$LIB" ./shared >/dev/null 2>&1)
+if [ -f "$TMP/shared.json" ]; then
+	check "allocspy.h(3): the example's refs are counted" "1 1 100001" \
+		"$(json_get "$TMP/shared.json" '" ".join(str(d["refs"][k]) for k in ("objects_created", "objects_destroyed", "releases"))')"
+else
+	not_ok "allocspy.h(3): the example's refs are counted" "no dump written"
+fi
