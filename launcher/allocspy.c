@@ -238,8 +238,10 @@ static int find_library(char buf[PATH_MAX])
 		char *slash;
 
 		if (n < 0) {
-			error("/proc/self/exe: %s", strerror(errno));
-			return -errno;
+			int e = errno;
+
+			error("/proc/self/exe: %s", strerror(e));
+			return -e;
 		}
 		path[n] = '\0';
 		slash = strrchr(path, '/');
@@ -284,8 +286,9 @@ static int set_preload(const char *lib)
 		r = setenv("LD_PRELOAD", lib, 1);
 	}
 	if (r != 0) {
-		error("setenv LD_PRELOAD: %s", strerror(errno));
-		return -errno;
+		r = errno;
+		error("setenv LD_PRELOAD: %s", strerror(r));
+		return -r;
 	}
 	return 0;
 }
