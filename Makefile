@@ -116,6 +116,25 @@ demo: all
 bench: all
 	@sh benches/run.sh
 
+# --- benches (benches/*: the seed workloads and the timing harness) ----------
+# Built -O2 like real programs; bench.h keeps every malloc/free pair alive.
+# Frame pointers stay, so that ALLOCSPY_UNWIND=fp sees the workloads' frames.
+BENCH_CFLAGS := -O2 -g -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE \
+	-pthread -Iinclude $(WARN)
+BENCH_PROGS  := $(addprefix $(B)/benches/,pairtime malloc_free thread_perf \
+	nullfree gitalloc strdup_free seed000-strdup seed000-refcount seed000-mutex)
+
+$(B)/benches/%: benches/%.c benches/bench.h | $(B)/benches
+	$(CC) $(BENCH_CFLAGS) -o $@ $<
+
+$(B)/benches/seed000-%: benches/seed000.c benches/bench.h include/allocspy.h | $(B)/benches
+	$(CC) $(BENCH_CFLAGS) -DSEED000_$(shell echo $* | tr a-z A-Z) $(GLIB_CFLAGS) \
+		-o $@ $< $(GLIB_LIBS)
+
+.PHONY: bench-progs
+bench-progs: $(BENCH_PROGS)
+bench demo: bench-progs
+
 # --- install ----------------------------------------------------------------
 install: install-lib install-bin install-headers install-man install-pc
 

@@ -1,0 +1,23 @@
+"""json_bench - build 200,000 small objects and serialise them with json.dumps.
+
+usage: python3 json_bench.py [COUNT]   (default 200000)
+
+The allocation-heavy interpreter workload of the benches: many small dicts,
+lists and strings, then one large output string. Standard library only.
+"""
+import json
+import sys
+
+
+def main():
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 200000
+    objs = [{"id": i, "name": "item-%d" % i, "ok": i % 3 == 0,
+             "tags": ["a", "b%d" % (i % 7)], "score": i * 0.25}
+            for i in range(count)]
+    text = json.dumps(objs)
+    # Print only the length: the work must happen, the output stays small.
+    print(len(text))
+
+
+if __name__ == "__main__":
+    main()
