@@ -52,7 +52,7 @@ SHIM_SRC := $(wildcard shim/*.c)
 SHIM_OBJ := $(SHIM_SRC:%.c=$(B)/%.o)
 SHIM_CFLAGS := -fPIC -fvisibility=hidden -fno-builtin-malloc -fno-builtin-free \
 	-fno-builtin-calloc -fno-builtin-realloc -fno-stack-protector \
-	-D_GNU_SOURCE $(JANSSON_CFLAGS)
+	-D_GNU_SOURCE -fexceptions -fno-omit-frame-pointer $(JANSSON_CFLAGS)
 
 $(B)/shim/%.o: shim/%.c shim/*.h include/allocspy.h | $(B)/shim
 	$(CC) $(ALL_CFLAGS) $(SHIM_CFLAGS) -c -o $@ $<

@@ -1,0 +1,444 @@
+/* account.c - counting each call: the per-thread counters, the live table
+ * and the in-use total behind the peak.
+ *
+ * The fast path takes no lock and makes no shared read-modify-write in
+ * count mode: it finds the thread's record, forwards the call, and bumps
+ * counters the thread owns. Track mode adds one insert or remove in a
+ * sharded table. The peak: each thread keeps the in-use delta it has not
+ * published and publishes it in steps of ASP_PEAK_STEP bytes; the peak is
+ * the largest "published total + own delta" any thread saw. It is exact
+ * while one thread runs, and low by at most ASP_PEAK_STEP per other
+ * running thread otherwise. */
+#include <errno.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "account.h"
+#include "live.h"
+#include "next.h"
+#include "options.h"
+#include "report.h"
+#include "stack.h"
+
+#define ASP_PEAK_STEP (64 * 1024)
+
+int asp__state;
+int64_t asp__in_use;
+int64_t asp__peak;
+
+/* Start-up ------------------------------------------------------------- */
+
+static void atfork_prepare(void)
+{
+	asp__threads_atfork_prepare();
+	asp__live_atfork_prepare();
+}
+
+static void atfork_parent(void)
+{
+	asp__live_atfork_parent();
+	asp__threads_atfork_parent();
+}
+
+static void atfork_child(void)
+{
+	asp__live_atfork_child();
+	asp__threads_atfork_child();
+}
+
+/* Returns with the shim counting (or finished); 0 while dlsym is still
+ * resolving the allocator on this path: the caller uses the bootstrap arena. */
+static ASP_COLD int init_slow(void)
+{
+	static int once;
+	if (asp__next_init() < 0)
+		return 0;
+	int expected = 0;
+	if (__atomic_compare_exchange_n(&once, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		asp__report_start();
+		asp__options_init();
+		asp__thread_init();
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		asp_atomic_store_release(&asp__state, 1);
+		/* dlopen of libunwind allocates: forward that uncounted. */
+		struct asp_thread *t = asp__thread_self();
+		t->depth++;
+		asp__stack_init();
+		t->depth--;
+	} else {
+		while (asp_atomic_load_acquire(&asp__state) == 0)
+			asp_cpu_relax();
+	}
+	return 1;
+}
+
+void asp__init(void)
+{
+	if (asp_atomic_load_acquire(&asp__state) == 0)
+		init_slow();
+}
+
+/* The record to count in, or NULL to forward without counting. */
+static inline struct asp_thread *enter(void)
+{
+	if (ASP_UNLIKELY(asp__state != 1))
+		return NULL;
+	struct asp_thread *t = asp__thread_self();
+	return ASP_LIKELY(t->depth == 0) ? t : NULL;
+}
+
+/* In-use total and peak ----------------------------------------------- */
+
+void asp__publish(struct asp_thread *t)
+{
+	int64_t total = asp_atomic_add_relaxed(&asp__in_use, t->net);
+	t->net = 0;
+	int64_t peak = asp_atomic_load_relaxed(&asp__peak);
+	while (total > peak && !asp_atomic_cas_relaxed(&asp__peak, &peak, total))
+		;
+}
+
+static inline void net_add(struct asp_thread *t, int64_t delta)
+{
+	t->net += delta;
+	if (delta > 0) {
+		int64_t seen = asp_atomic_load_relaxed(&asp__in_use) + t->net;
+		if (ASP_UNLIKELY(seen > asp_atomic_load_relaxed(&asp__peak))) {
+			int64_t peak = asp_atomic_load_relaxed(&asp__peak);
+			while (seen > peak && !asp_atomic_cas_relaxed(&asp__peak, &peak, seen))
+				;
+		}
+	}
+	if (ASP_UNLIKELY(t->net > ASP_PEAK_STEP || t->net < -ASP_PEAK_STEP))
+		asp__publish(t);
+}
+
+/* Counting ------------------------------------------------------------- */
+
+static inline void count_alloc(struct asp_thread *t, enum asp_fn fn, void *p, size_t size,
+                               uintptr_t site)
+{
+	struct asp_fn_stat *st = &t->c.fn[fn];
+	asp_owned_add(&st->calls, 1);
+	if (ASP_UNLIKELY(p == NULL)) {
+		asp_owned_add(&st->failed, 1);
+		return;
+	}
+	asp_owned_add(&st->bytes, size);
+	asp_owned_add(&t->c.allocs, 1);
+	asp_owned_add(&t->c.bytes_allocated, size);
+	asp_owned_add(&t->c.hist[asp_hist_bucket(size)], 1);
+	if (asp__opt.mode == ASP_MODE_TRACK) {
+		if (asp__opt.backtrace > 1)
+			site = asp__stack_capture(t, site);
+		asp__live_insert((uintptr_t)p, size, site);
+		net_add(t, (int64_t)size);
+	}
+}
+
+/* Counts the release of p, which the caller then hands to the allocator. */
+static inline void count_release(struct asp_thread *t, enum asp_fn fn, void *p)
+{
+	struct asp_fn_stat *st = &t->c.fn[fn];
+	asp_owned_add(&st->calls, 1);
+	if (asp__opt.mode != ASP_MODE_TRACK) {
+		asp_owned_add(&t->c.frees, 1);
+		return;
+	}
+	struct asp_live_entry e;
+	if (asp__live_remove((uintptr_t)p, &e)) {
+		asp_owned_add(&st->bytes, e.size);
+		asp_owned_add(&t->c.frees, 1);
+		asp_owned_add(&t->c.bytes_freed, e.size);
+		net_add(t, -(int64_t)e.size);
+	} else {
+		asp_owned_add(&t->c.untracked_frees, 1);
+	}
+}
+
+/* The allocation functions ------------------------------------------------ */
+
+void *asp__alloc(enum asp_fn fn, size_t size, uintptr_t site)
+{
+	if (ASP_UNLIKELY(asp__state == 0) && !init_slow())
+		return asp__boot_alloc(size, 16);
+	void *p = asp__next.malloc(size);
+	struct asp_thread *t = enter();
+	if (ASP_LIKELY(t != NULL))
+		count_alloc(t, fn, p, size, site);
+	return p;
+}
+
+void *asp__calloc(size_t n, size_t size, uintptr_t site)
+{
+	size_t bytes;
+	int overflow = __builtin_mul_overflow(n, size, &bytes);
+	if (ASP_UNLIKELY(asp__state == 0) && !init_slow())
+		return overflow ? NULL : asp__boot_alloc(bytes, 16);
+	void *p = asp__next.calloc(n, size);
+	struct asp_thread *t = enter();
+	if (ASP_LIKELY(t != NULL))
+		count_alloc(t, ASP_FN_CALLOC, p, overflow ? 0 : bytes, site);
+	return p;
+}
+
+/* realloc and reallocarray: 1 free and 1 alloc when p is not NULL. */
+static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
+{
+	enum asp_fn fn = array ? ASP_FN_REALLOCARRAY : ASP_FN_REALLOC;
+	size_t bytes;
+	int overflow = __builtin_mul_overflow(n, size, &bytes);
+	if (ASP_UNLIKELY(asp__state == 0) && !init_slow()) {
+		void *q = overflow ? NULL : asp__boot_alloc(bytes, 16);
+		if (q && p)
+			memcpy(q, p, asp__boot_size(p) < bytes ? asp__boot_size(p) : bytes);
+		return q;
+	}
+	if (ASP_UNLIKELY(p != NULL && asp__boot_owns(p))) {
+		/* A bootstrap block moves to the real heap: an alloc only. */
+		void *q = asp__alloc(fn, bytes, site);
+		if (q)
+			memcpy(q, p, asp__boot_size(p) < bytes ? asp__boot_size(p) : bytes);
+		return q;
+	}
+	struct asp_thread *t = enter();
+	if (t == NULL || p == NULL) {
+		void *q = array ? asp__next.reallocarray(p, n, size) : asp__next.realloc(p, bytes);
+		if (t != NULL)
+			count_alloc(t, fn, q, bytes, site);
+		return q;
+	}
+
+	struct asp_live_entry e;
+	int tracked = asp__opt.mode == ASP_MODE_TRACK && asp__live_remove((uintptr_t)p, &e);
+	void *q = array ? asp__next.reallocarray(p, n, size) : asp__next.realloc(p, bytes);
+	if (q == NULL && (bytes != 0 || overflow)) {
+		/* Failed: p is untouched and still live. */
+		if (tracked)
+			asp__live_insert((uintptr_t)p, e.size, e.site);
+		asp_owned_add(&t->c.fn[fn].calls, 1);
+		asp_owned_add(&t->c.fn[fn].failed, 1);
+		return NULL;
+	}
+	if (asp__opt.mode != ASP_MODE_TRACK) {
+		asp_owned_add(&t->c.frees, 1);
+	} else if (tracked) {
+		asp_owned_add(&t->c.frees, 1);
+		asp_owned_add(&t->c.bytes_freed, e.size);
+		net_add(t, -(int64_t)e.size);
+	} else {
+		asp_owned_add(&t->c.untracked_frees, 1);
+	}
+	if (q == NULL) {
+		/* realloc(p, 0) freed p. */
+		asp_owned_add(&t->c.fn[fn].calls, 1);
+		return NULL;
+	}
+	count_alloc(t, fn, q, bytes, site);
+	return q;
+}
+
+void *asp__realloc(void *p, size_t size, uintptr_t site)
+{
+	return resize(p, 1, size, 0, site);
+}
+
+void *asp__reallocarray(void *p, size_t n, size_t size, uintptr_t site)
+{
+	return resize(p, n, size, 1, site);
+}
+
+int asp__posix_memalign(void **out, size_t align, size_t size, uintptr_t site)
+{
+	if (ASP_UNLIKELY(asp__state == 0) && !init_slow()) {
+		*out = asp__boot_alloc(size, align);
+		return *out ? 0 : ENOMEM;
+	}
+	int err = asp__next.posix_memalign(out, align, size);
+	struct asp_thread *t = enter();
+	if (ASP_LIKELY(t != NULL))
+		count_alloc(t, ASP_FN_POSIX_MEMALIGN, err == 0 ? *out : NULL, size, site);
+	return err;
+}
+
+void *asp__memalign(enum asp_fn fn, size_t align, size_t size, uintptr_t site)
+{
+	if (ASP_UNLIKELY(asp__state == 0) && !init_slow())
+		return asp__boot_alloc(size, align > 4096 ? 4096 : align);
+	void *p;
+	switch (fn) {
+	case ASP_FN_ALIGNED_ALLOC: p = asp__next.aligned_alloc(align, size); break;
+	case ASP_FN_VALLOC: p = asp__next.valloc(size); break;
+	case ASP_FN_PVALLOC: p = asp__next.pvalloc(size); break;
+	default: p = asp__next.memalign(align, size); break;
+	}
+	struct asp_thread *t = enter();
+	if (ASP_LIKELY(t != NULL))
+		count_alloc(t, fn, p, size, site);
+	return p;
+}
+
+void asp__free(void *p, enum asp_fn fn)
+{
+	/* Nothing here touches errno but the allocator itself. */
+	if (ASP_UNLIKELY(p == NULL)) {
+		struct asp_thread *t = enter();
+		if (t != NULL)
+			asp_owned_add(&t->c.fn[fn].null, 1);
+		return;
+	}
+	if (ASP_UNLIKELY(asp__boot_owns(p)))
+		return;
+	if (ASP_UNLIKELY(asp__state == 0))
+		init_slow();
+	struct asp_thread *t = enter();
+	if (ASP_LIKELY(t != NULL))
+		count_release(t, fn, p);
+	asp__next.free(p);
+}
+
+size_t asp__usable_size(void *p)
+{
+	if (p == NULL)
+		return 0;
+	if (asp__boot_owns(p))
+		return asp__boot_size(p);
+	if (ASP_UNLIKELY(asp__state == 0))
+		init_slow();
+	struct asp_thread *t = enter();
+	if (t != NULL)
+		asp_owned_add(&t->c.fn[ASP_FN_USABLE_SIZE].calls, 1);
+	return asp__next.malloc_usable_size(p);
+}
+
+/* The strdup family: one block, counted once, the same size libc asks for. */
+
+char *asp__strdup(enum asp_fn fn, const char *s, uintptr_t site)
+{
+	size_t n = strlen(s) + 1;
+	char *p = asp__alloc(fn, n, site);
+	if (p != NULL)
+		memcpy(p, s, n);
+	return p;
+}
+
+char *asp__strndup(enum asp_fn fn, const char *s, size_t n, uintptr_t site)
+{
+	size_t len = strnlen(s, n);
+	char *p = asp__alloc(fn, len + 1, site);
+	if (p != NULL) {
+		memcpy(p, s, len);
+		p[len] = '\0';
+	}
+	return p;
+}
+
+wchar_t *asp__wcsdup(const wchar_t *s, uintptr_t site)
+{
+	size_t n = (wcslen(s) + 1) * sizeof(wchar_t);
+	wchar_t *p = asp__alloc(ASP_FN_WCSDUP, n, site);
+	if (p != NULL)
+		memcpy(p, s, n);
+	return p;
+}
+
+void *asp__memdup(enum asp_fn fn, const void *mem, size_t size, uintptr_t site)
+{
+	void *p = asp__alloc(fn, size, site);
+	if (p != NULL)
+		memcpy(p, mem, size);
+	return p;
+}
+
+/* operator new ------------------------------------------------------------ */
+
+static const char asp_nothrow_tag = 0;
+
+/* The libstdc++ operator under the shim, called with this thread's calls
+ * forwarded uncounted; the result is counted once, as fn. A throw passes
+ * through (the guard's clean-up runs) and counts as a failed call. */
+struct new_call {
+	struct asp_thread *t;
+	enum asp_fn fn;
+	int done;
+};
+
+static void new_call_end(struct new_call *c)
+{
+	if (c->t == NULL)
+		return;
+	c->t->depth--;
+	if (!c->done) {
+		asp_owned_add(&c->t->c.fn[c->fn].calls, 1);
+		asp_owned_add(&c->t->c.fn[c->fn].failed, 1);
+	}
+}
+
+static void *call_real_new(enum asp_fn fn, size_t size, size_t align, int kind,
+                           uintptr_t site, const char *real)
+{
+	void *sym = asp__next_sym(real);
+	struct asp_thread *t = enter();
+	if (sym == NULL) {
+		/* No C++ runtime under the shim: the plain path is all there is. */
+		void *p = asp__next.malloc(size ? size : 1);
+		if (t)
+			count_alloc(t, fn, p, size, site);
+		return p;
+	}
+	struct new_call c __attribute__((cleanup(new_call_end))) = { t, fn, 0 };
+	if (t)
+		t->depth++;
+	void *p;
+	switch (kind) {
+	case 0: p = ((void *(*)(size_t))sym)(size); break;
+	case 1: p = ((void *(*)(size_t, const void *))sym)(size, &asp_nothrow_tag); break;
+	case 2: p = ((void *(*)(size_t, size_t))sym)(size, align); break;
+	default: p = ((void *(*)(size_t, size_t, const void *))sym)(size, align, &asp_nothrow_tag); break;
+	}
+	if (t) {
+		t->depth--;
+		c.t = NULL;
+		count_alloc(t, fn, p, size, site);
+	}
+	return p;
+}
+
+void *asp__new(enum asp_fn fn, size_t size, uintptr_t site, const char *real)
+{
+	/* libstdc++'s operator new is malloc(size ? size : 1) in a loop that
+	 * runs the new-handler; the first try is done here directly. */
+	if (ASP_LIKELY(asp__state == 1)) {
+		void *p = asp__next.malloc(size ? size : 1);
+		if (ASP_LIKELY(p != NULL)) {
+			struct asp_thread *t = enter();
+			if (ASP_LIKELY(t != NULL))
+				count_alloc(t, fn, p, size, site);
+			return p;
+		}
+	}
+	asp__init();
+	return call_real_new(fn, size, 0, 0, site, real);
+}
+
+void *asp__new_nothrow(enum asp_fn fn, size_t size, uintptr_t site, const char *real)
+{
+	if (ASP_LIKELY(asp__state == 1)) {
+		void *p = asp__next.malloc(size ? size : 1);
+		if (ASP_LIKELY(p != NULL)) {
+			struct asp_thread *t = enter();
+			if (ASP_LIKELY(t != NULL))
+				count_alloc(t, fn, p, size, site);
+			return p;
+		}
+	}
+	asp__init();
+	return call_real_new(fn, size, 0, 1, site, real);
+}
+
+void *asp__new_aligned(enum asp_fn fn, size_t size, size_t align, int nothrow,
+                       uintptr_t site, const char *real)
+{
+	asp__init();
+	return call_real_new(fn, size, align, nothrow ? 3 : 2, site, real);
+}

@@ -1,0 +1,61 @@
+/* glue.h - platform glue: atomics with their order in the name, raw output,
+ * clocks, thread ids, branch hints and the export macro. Everything that
+ * is Linux- or compiler-specific lives here. */
+#ifndef ASP_GLUE_H
+#define ASP_GLUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#define ASP_EXTERN __attribute__((visibility("default")))
+#define ASP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define ASP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define ASP_NOINLINE __attribute__((noinline))
+#define ASP_COLD __attribute__((cold, noinline))
+#define ASP_CACHE_LINE 64
+#define ASP_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Atomics. The order is part of the name; a relaxed store of a value the
+ * owning thread computed is how per-thread counters are bumped: a plain
+ * add, no read-modify-write on the bus. */
+#define asp_atomic_load_relaxed(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define asp_atomic_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define asp_atomic_store_relaxed(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define asp_atomic_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define asp_atomic_add_relaxed(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
+#define asp_atomic_exchange_acq_rel(p, v) __atomic_exchange_n((p), (v), __ATOMIC_ACQ_REL)
+#define asp_atomic_exchange_relaxed(p, v) __atomic_exchange_n((p), (v), __ATOMIC_RELAXED)
+#define asp_atomic_cas_relaxed(p, expp, v) \
+	__atomic_compare_exchange_n((p), (expp), (v), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)
+
+/* A counter owned by one thread and read by others: load, add, store. */
+#define asp_owned_add(p, v) asp_atomic_store_relaxed((p), *(p) + (v))
+
+static inline void asp_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+static inline pid_t asp_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static inline uint64_t asp_now_ns(int clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* write(2) all of buf, retrying on EINTR and short writes. */
+int asp__write_all(int fd, const char *buf, size_t len);
+
+#endif

@@ -1,0 +1,188 @@
+/* next.c - resolving the allocator underneath the shim.
+ *
+ * free is looked up with RTLD_NEXT; every other family function is then
+ * taken from the same object, so that a block is always returned to the
+ * allocator that made it (LD_PRELOAD="liballocspy.so libtcmalloc.so").
+ * Functions that object lacks are built from the ones it has. While dlsym
+ * runs, the allocations it makes come from a static bootstrap arena. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "glue.h"
+#include "next.h"
+
+struct asp_next asp__next;
+
+#define ASP_BOOT_SIZE (256 * 1024)
+
+/* Each bootstrap block is preceded by its size, so realloc can copy it. */
+static _Alignas(64) unsigned char g_boot[ASP_BOOT_SIZE];
+static size_t g_boot_used;
+static int g_state; /* 0 unresolved, 1 resolving, 2 ready */
+
+void *asp__boot_alloc(size_t size, size_t align)
+{
+	if (align < 16)
+		align = 16;
+	for (;;) {
+		size_t used = asp_atomic_load_relaxed(&g_boot_used);
+		size_t start = (used + sizeof(size_t) + align - 1) & ~(align - 1);
+		size_t end = start + size;
+		if (end > ASP_BOOT_SIZE || end < start)
+			return NULL;
+		if (asp_atomic_cas_relaxed(&g_boot_used, &used, end)) {
+			memcpy(g_boot + start - sizeof(size_t), &size, sizeof size);
+			return g_boot + start;
+		}
+	}
+}
+
+int asp__boot_owns(const void *p)
+{
+	return (const unsigned char *)p >= g_boot && (const unsigned char *)p < g_boot + ASP_BOOT_SIZE;
+}
+
+size_t asp__boot_size(const void *p)
+{
+	size_t size;
+	memcpy(&size, (const unsigned char *)p - sizeof(size_t), sizeof size);
+	return size;
+}
+
+/* --- fallbacks for functions the allocator's object does not export --- */
+
+static void *fb_reallocarray(void *p, size_t n, size_t m)
+{
+	size_t bytes;
+	if (__builtin_mul_overflow(n, m, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return asp__next.realloc(p, bytes);
+}
+
+static void *fb_valloc(size_t size)
+{
+	return asp__next.memalign((size_t)sysconf(_SC_PAGESIZE), size);
+}
+
+static void *fb_pvalloc(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	return asp__next.memalign(page, (size + page - 1) & ~(page - 1));
+}
+
+static void *fb_aligned_alloc(size_t align, size_t size)
+{
+	return asp__next.memalign(align, size);
+}
+
+static int fb_posix_memalign(void **out, size_t align, size_t size)
+{
+	if (align % sizeof(void *) != 0 || (align & (align - 1)) != 0)
+		return EINVAL;
+	void *p = asp__next.memalign(align, size);
+	if (p == NULL && size != 0)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+
+static void *fb_memalign(size_t align, size_t size)
+{
+	void *p = NULL;
+	int err = asp__next.posix_memalign(&p, align, size);
+	if (err != 0) {
+		errno = err;
+		return NULL;
+	}
+	return p;
+}
+
+static size_t fb_usable_size(void *p)
+{
+	(void)p;
+	return 0;
+}
+
+/* The next definition of name, or NULL when it is not in `home`, the
+ * object that provides free. */
+static void *sym_in(struct link_map *home, const char *name)
+{
+	void *s = dlsym(RTLD_NEXT, name);
+	Dl_info info;
+	struct link_map *lm = NULL;
+	if (s == NULL || (home != NULL && (!dladdr1(s, &info, (void **)&lm, RTLD_DL_LINKMAP) || lm != home)))
+		return NULL;
+	return s;
+}
+
+void *asp__next_sym(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+int asp__next_ready(void)
+{
+	return asp_atomic_load_acquire(&g_state) == 2;
+}
+
+int asp__next_init(void)
+{
+	int state = asp_atomic_load_acquire(&g_state);
+	if (state == 2)
+		return 0;
+	if (state == 1)
+		return -1;
+	int expected = 0;
+	if (!__atomic_compare_exchange_n(&g_state, &expected, 1, 0, __ATOMIC_ACQ_REL,
+	                                 __ATOMIC_ACQUIRE)) {
+		/* Another thread resolves: wait for it. Re-entry from dlsym on
+		 * this thread sees state 1 above and never gets here. */
+		while (asp_atomic_load_acquire(&g_state) != 2)
+			asp_cpu_relax();
+		return 0;
+	}
+
+	int saved = errno;
+	struct asp_next n;
+	memset(&n, 0, sizeof n);
+	n.free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+	Dl_info info;
+	struct link_map *home = NULL;
+	if (n.free == NULL || !dladdr1((void *)n.free, &info, (void **)&home, RTLD_DL_LINKMAP))
+		home = NULL;
+
+	/* malloc, calloc and realloc must come from there; the rest may be
+	 * built from them when that object lacks them. */
+	n.malloc = sym_in(home, "malloc");
+	n.calloc = sym_in(home, "calloc");
+	n.realloc = sym_in(home, "realloc");
+	if (n.malloc == NULL || n.calloc == NULL || n.realloc == NULL) {
+		n.malloc = dlsym(RTLD_NEXT, "malloc");
+		n.calloc = dlsym(RTLD_NEXT, "calloc");
+		n.realloc = dlsym(RTLD_NEXT, "realloc");
+	}
+#define TAKE_OR(field, name, fallback) \
+	if ((n.field = sym_in(home, name)) == NULL) \
+		n.field = fallback
+	TAKE_OR(reallocarray, "reallocarray", fb_reallocarray);
+	TAKE_OR(memalign, "memalign", fb_memalign);
+	TAKE_OR(posix_memalign, "posix_memalign", fb_posix_memalign);
+	TAKE_OR(aligned_alloc, "aligned_alloc", fb_aligned_alloc);
+	TAKE_OR(valloc, "valloc", fb_valloc);
+	TAKE_OR(pvalloc, "pvalloc", fb_pvalloc);
+	TAKE_OR(malloc_usable_size, "malloc_usable_size", fb_usable_size);
+#undef TAKE_OR
+	n.exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+	n.Exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
+	if (n.Exit_ == NULL)
+		n.Exit_ = n.exit_;
+	asp__next = n;
+	errno = saved;
+	asp_atomic_store_release(&g_state, 2);
+	return 0;
+}

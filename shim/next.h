@@ -1,0 +1,41 @@
+/* next.h - the allocator underneath: every family function resolved once
+ * with dlsym, all from the library that provides free, and the bootstrap
+ * arena that serves the allocations dlsym itself makes meanwhile. */
+#ifndef ASP_NEXT_H
+#define ASP_NEXT_H
+
+#include <stddef.h>
+#include <wchar.h>
+
+struct asp_next {
+	void *(*malloc)(size_t);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+	void (*free)(void *);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	size_t (*malloc_usable_size)(void *);
+	void (*exit_)(int);
+	void (*Exit_)(int);
+};
+
+extern struct asp_next asp__next;
+
+/* Resolves asp__next. Returns 0, or -1 while a resolution is under way on
+ * this path (the caller then uses the bootstrap arena). */
+int asp__next_init(void);
+int asp__next_ready(void);
+
+/* Bootstrap arena: zeroed memory for dlsym's own allocations. Never freed. */
+void *asp__boot_alloc(size_t size, size_t align);
+int asp__boot_owns(const void *p);
+size_t asp__boot_size(const void *p);
+
+/* Looks a symbol up in the objects after the shim (RTLD_NEXT), once. */
+void *asp__next_sym(const char *name);
+
+#endif

@@ -1,0 +1,212 @@
+/* options.c - reading the ALLOCSPY_* environment at start-up. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "glue.h"
+#include "options.h"
+
+struct asp_options asp__opt = {
+	.mode = ASP_MODE_TRACK,
+	.backtrace = 1,
+	.unwind = ASP_UNWIND_LIBUNWIND,
+	.leak_check = ASP_LEAK_SUMMARY,
+	.error_exitcode = -1,
+	.error_kinds = ASP_KIND_DEFINITE | ASP_KIND_POSSIBLE,
+};
+
+int asp__err_fd = 2;
+
+int asp__write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+void asp__warn(const char *a, const char *b, const char *c)
+{
+	char line[512];
+	size_t n = 0;
+	const char *parts[] = { "allocspy: warning: ", a, b, c, "\n" };
+	for (size_t i = 0; i < ASP_ARRAY_SIZE(parts); i++) {
+		size_t len = parts[i] ? strlen(parts[i]) : 0;
+		if (len > sizeof line - n)
+			len = sizeof line - n;
+		memcpy(line + n, parts[i], len);
+		n += len;
+	}
+	int saved = errno;
+	asp__write_all(asp__err_fd, line, n);
+	errno = saved;
+}
+
+/* A word out of a fixed set, or -1 with a warning. */
+static int pick(const char *var, const char *const *words, size_t n, const char *expected)
+{
+	const char *v = getenv(var);
+	if (v == NULL || *v == '\0')
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v, words[i]) == 0)
+			return (int)i;
+	asp__warn(var, ": not one of ", expected);
+	return -1;
+}
+
+/* A decimal integer in [lo, hi], or def with a warning. */
+static int integer(const char *var, int lo, int hi, int def)
+{
+	const char *v = getenv(var);
+	if (v == NULL || *v == '\0')
+		return def;
+	char *end;
+	errno = 0;
+	long x = strtol(v, &end, 10);
+	if (errno != 0 || *end != '\0' || x < lo || x > hi) {
+		asp__warn(var, ": not an integer in range; ", "the default is used");
+		return def;
+	}
+	return (int)x;
+}
+
+/* Makes tmpl absolute against the working directory and expands %e. */
+static void resolve_template(const char *tmpl, char *out, size_t size, const char *exe)
+{
+	size_t n = 0;
+	out[0] = '\0';
+	if (tmpl[0] != '/') {
+		if (getcwd(out, size) == NULL)
+			out[0] = '\0';
+		n = strlen(out);
+		if (n + 1 < size && (n == 0 || out[n - 1] != '/'))
+			out[n++] = '/';
+	}
+	const char *base = strrchr(exe, '/');
+	base = base ? base + 1 : exe;
+	for (const char *p = tmpl; *p && n + 1 < size; p++) {
+		if (p[0] == '%' && p[1] == 'e') {
+			size_t len = strlen(base);
+			if (n + len >= size)
+				break;
+			memcpy(out + n, base, len);
+			n += len;
+			p++;
+		} else {
+			out[n++] = *p;
+		}
+	}
+	out[n] = '\0';
+}
+
+void asp__expand_pid(const char *tmpl, char *out, size_t size)
+{
+	size_t n = 0;
+	for (const char *p = tmpl; *p && n + 1 < size; p++) {
+		if (p[0] == '%' && p[1] == 'p') {
+			char digits[24];
+			int k = 0;
+			unsigned long pid = (unsigned long)getpid();
+			do digits[k++] = (char)('0' + pid % 10); while ((pid /= 10) > 0);
+			while (k > 0 && n + 1 < size)
+				out[n++] = digits[--k];
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			out[n++] = '%';
+			p++;
+		} else {
+			out[n++] = *p;
+		}
+	}
+	out[n] = '\0';
+}
+
+static int kinds(const char *v)
+{
+	static const char *const names[] = { "definite", "indirect", "possible", "reachable" };
+	if (strcmp(v, "all") == 0)
+		return 15;
+	if (strcmp(v, "none") == 0)
+		return 0;
+	int bits = 0;
+	while (*v) {
+		size_t len = strcspn(v, ",");
+		int hit = 0;
+		for (size_t i = 0; i < 4; i++) {
+			if (strlen(names[i]) == len && strncmp(v, names[i], len) == 0) {
+				bits |= 1 << i;
+				hit = 1;
+			}
+		}
+		if (!hit)
+			return -1;
+		v += len;
+		if (*v == ',')
+			v++;
+	}
+	return bits;
+}
+
+void asp__options_init(void)
+{
+	struct asp_options *o = &asp__opt;
+	int fd = fcntl(2, F_DUPFD_CLOEXEC, 1000);
+	if (fd >= 0)
+		asp__err_fd = fd;
+
+	ssize_t len = readlink("/proc/self/exe", o->exe, sizeof o->exe - 1);
+	o->exe[len > 0 ? len : 0] = '\0';
+
+	static const char *const modes[] = { "track", "count" };
+	static const char *const unwinds[] = { "libunwind", "fp" };
+	static const char *const checks[] = { "summary", "full", "no" };
+	int x;
+	if ((x = pick("ALLOCSPY_MODE", modes, 2, "track, count; using track")) >= 0)
+		o->mode = (enum asp_mode)x;
+	if ((x = pick("ALLOCSPY_UNWIND", unwinds, 2, "libunwind, fp; using libunwind")) >= 0)
+		o->unwind = (enum asp_unwind)x;
+	if ((x = pick("ALLOCSPY_LEAK_CHECK", checks, 3, "summary, full, no; using summary")) >= 0)
+		o->leak_check = (enum asp_leak_check)x;
+	o->backtrace = integer("ALLOCSPY_BACKTRACE", 0, ASP_MAX_BACKTRACE, 1);
+	o->error_exitcode = integer("ALLOCSPY_ERROR_EXITCODE", 0, 255, -1);
+
+	const char *v = getenv("ALLOCSPY_QUIET");
+	if (v != NULL && *v != '\0') {
+		if (strcmp(v, "1") == 0 || strcmp(v, "0") == 0)
+			o->quiet = v[0] == '1';
+		else
+			asp__warn("ALLOCSPY_QUIET", ": not 0 or 1; ", "using 0");
+	}
+	v = getenv("ALLOCSPY_ERRORS_FOR_LEAK_KINDS");
+	if (v != NULL && *v != '\0') {
+		int k = kinds(v);
+		if (k < 0)
+			asp__warn("ALLOCSPY_ERRORS_FOR_LEAK_KINDS",
+			          ": not a list of definite, indirect, possible, reachable, all, none; ",
+			          "using definite,possible");
+		else
+			o->error_kinds = k;
+	}
+
+	v = getenv("ALLOCSPY_OUTPUT");
+	if (v == NULL || *v == '\0')
+		v = "allocspy.%e.%p.json";
+	if (strcmp(v, "none") != 0)
+		resolve_template(v, o->output, sizeof o->output, o->exe);
+	v = getenv("ALLOCSPY_LOG_FILE");
+	if (v != NULL && *v != '\0')
+		resolve_template(v, o->log_file, sizeof o->log_file, o->exe);
+	v = getenv("ALLOCSPY_SUPPRESSIONS");
+	if (v != NULL && strlen(v) < sizeof o->suppressions)
+		memcpy(o->suppressions, v, strlen(v) + 1);
+}

@@ -1,0 +1,117 @@
+/* override.c - every symbol the shim interposes, as a thin forwarder to
+ * account.c. The caller's address is taken here, where it is the program's. */
+#include <stddef.h>
+#include <stdlib.h>
+#include <wchar.h>
+
+#include "account.h"
+#include "glue.h"
+#include "report.h"
+
+#define CALLER ((uintptr_t)__builtin_return_address(0))
+
+ASP_EXTERN void *malloc(size_t size) { return asp__alloc(ASP_FN_MALLOC, size, CALLER); }
+ASP_EXTERN void *calloc(size_t n, size_t size) { return asp__calloc(n, size, CALLER); }
+ASP_EXTERN void *realloc(void *p, size_t size) { return asp__realloc(p, size, CALLER); }
+ASP_EXTERN void free(void *p) { asp__free(p, ASP_FN_FREE); }
+
+ASP_EXTERN void *reallocarray(void *p, size_t n, size_t size)
+{
+	return asp__reallocarray(p, n, size, CALLER);
+}
+
+ASP_EXTERN int posix_memalign(void **out, size_t align, size_t size)
+{
+	return asp__posix_memalign(out, align, size, CALLER);
+}
+
+ASP_EXTERN void *aligned_alloc(size_t align, size_t size)
+{
+	return asp__memalign(ASP_FN_ALIGNED_ALLOC, align, size, CALLER);
+}
+
+ASP_EXTERN void *memalign(size_t align, size_t size)
+{
+	return asp__memalign(ASP_FN_MEMALIGN, align, size, CALLER);
+}
+
+ASP_EXTERN void *valloc(size_t size) { return asp__memalign(ASP_FN_VALLOC, 0, size, CALLER); }
+ASP_EXTERN void *pvalloc(size_t size) { return asp__memalign(ASP_FN_PVALLOC, 0, size, CALLER); }
+ASP_EXTERN size_t malloc_usable_size(void *p) { return asp__usable_size(p); }
+
+ASP_EXTERN char *strdup(const char *s) { return asp__strdup(ASP_FN_STRDUP, s, CALLER); }
+ASP_EXTERN char *__strdup(const char *s) { return asp__strdup(ASP_FN_STRDUP, s, CALLER); }
+
+ASP_EXTERN char *strndup(const char *s, size_t n)
+{
+	return asp__strndup(ASP_FN_STRNDUP, s, n, CALLER);
+}
+
+ASP_EXTERN char *__strndup(const char *s, size_t n)
+{
+	return asp__strndup(ASP_FN_STRNDUP, s, n, CALLER);
+}
+
+ASP_EXTERN wchar_t *wcsdup(const wchar_t *s) { return asp__wcsdup(s, CALLER); }
+
+/* C++ operators, by their mangled names (x86_64: size_t is unsigned long). */
+#define NEW(sym, fn) \
+	ASP_EXTERN void *sym(size_t size) { return asp__new(fn, size, CALLER, #sym); }
+#define NEW_NOTHROW(sym, fn) \
+	ASP_EXTERN void *sym(size_t size, const void *nt) \
+	{ (void)nt; return asp__new_nothrow(fn, size, CALLER, #sym); }
+#define NEW_ALIGNED(sym, fn) \
+	ASP_EXTERN void *sym(size_t size, size_t align) \
+	{ return asp__new_aligned(fn, size, align, 0, CALLER, #sym); }
+#define NEW_ALIGNED_NOTHROW(sym, fn) \
+	ASP_EXTERN void *sym(size_t size, size_t align, const void *nt) \
+	{ (void)nt; return asp__new_aligned(fn, size, align, 1, CALLER, #sym); }
+#define DELETE(sym, fn, ...) \
+	ASP_EXTERN void sym(void *p, ##__VA_ARGS__) { asp__free(p, fn); }
+
+NEW(_Znwm, ASP_FN_NEW)
+NEW(_Znam, ASP_FN_NEW_ARR)
+NEW_NOTHROW(_ZnwmRKSt9nothrow_t, ASP_FN_NEW_NOTHROW)
+NEW_NOTHROW(_ZnamRKSt9nothrow_t, ASP_FN_NEW_ARR_NOTHROW)
+NEW_ALIGNED(_ZnwmSt11align_val_t, ASP_FN_NEW_ALIGNED)
+NEW_ALIGNED(_ZnamSt11align_val_t, ASP_FN_NEW_ARR_ALIGNED)
+NEW_ALIGNED_NOTHROW(_ZnwmSt11align_val_tRKSt9nothrow_t, ASP_FN_NEW_ALIGNED)
+NEW_ALIGNED_NOTHROW(_ZnamSt11align_val_tRKSt9nothrow_t, ASP_FN_NEW_ARR_ALIGNED)
+
+DELETE(_ZdlPv, ASP_FN_DELETE)
+DELETE(_ZdaPv, ASP_FN_DELETE_ARR)
+DELETE(_ZdlPvm, ASP_FN_DELETE_SIZED, size_t size)
+DELETE(_ZdaPvm, ASP_FN_DELETE_ARR_SIZED, size_t size)
+DELETE(_ZdlPvRKSt9nothrow_t, ASP_FN_DELETE, const void *nt)
+DELETE(_ZdaPvRKSt9nothrow_t, ASP_FN_DELETE_ARR, const void *nt)
+DELETE(_ZdlPvSt11align_val_t, ASP_FN_DELETE_ALIGNED, size_t align)
+DELETE(_ZdaPvSt11align_val_t, ASP_FN_DELETE_ARR_ALIGNED, size_t align)
+DELETE(_ZdlPvmSt11align_val_t, ASP_FN_DELETE_ALIGNED, size_t size, size_t align)
+DELETE(_ZdaPvmSt11align_val_t, ASP_FN_DELETE_ARR_ALIGNED, size_t size, size_t align)
+DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, ASP_FN_DELETE_ALIGNED, size_t align, const void *nt)
+DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, ASP_FN_DELETE_ARR_ALIGNED, size_t align, const void *nt)
+
+/* The exit report also happens on _exit, as valgrind's does. */
+static __attribute__((noreturn)) void finish_and_exit(int status)
+{
+	asp__finish();
+	int st = asp__report_exit_status();
+	asp__exit_now(st >= 0 ? st : status);
+}
+
+ASP_EXTERN void _exit(int status) { finish_and_exit(status); }
+ASP_EXTERN void _Exit(int status) { finish_and_exit(status); }
+
+__attribute__((constructor)) static void asp_constructor(int argc, char **argv)
+{
+	asp__init();
+	asp__set_argv(argc, argv);
+}
+
+__attribute__((destructor)) static void asp_destructor(void)
+{
+	asp__finish();
+	int st = asp__report_exit_status();
+	if (st >= 0)
+		asp__exit_now(st);
+}

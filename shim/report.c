@@ -1,0 +1,529 @@
+/* report.c - the exit report: valgrind's HEAP SUMMARY and LEAK SUMMARY on
+ * the shim's private stderr (or ALLOCSPY_LOG_FILE), then the JSON dump.
+ *
+ * Once the report begins the shim stops counting (asp__state 2): what the
+ * report itself allocates, jansson included, is forwarded uncounted. */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "account.h"
+#include "arena.h"
+#include "leak.h"
+#include "live.h"
+#include "next.h"
+#include "options.h"
+#include "report.h"
+#include "stack.h"
+#include "text.h"
+
+static uint64_t g_start_mono_ns;
+static double g_start_unix;
+static int g_argc;
+static char **g_argv;
+static int g_exit_status = -1;
+
+void asp__report_start(void)
+{
+	g_start_mono_ns = asp_now_ns(CLOCK_MONOTONIC);
+	g_start_unix = (double)asp_now_ns(CLOCK_REALTIME) / 1e9;
+}
+
+void asp__set_argv(int argc, char **argv)
+{
+	g_argc = argc;
+	g_argv = argv;
+}
+
+int asp__report_exit_status(void)
+{
+	return g_exit_status;
+}
+
+void asp__exit_now(int status)
+{
+	if (asp__next.exit_ == NULL)
+		asp__init();
+	if (asp__next.exit_ != NULL)
+		asp__next.exit_(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+/* The figures of the report ---------------------------------------------- */
+
+struct figures {
+	struct asp_counts c;
+	uint64_t in_use_bytes, in_use_blocks;
+	int tracked;
+	int leaks_ran;
+	struct asp_leak_result leaks;
+};
+
+static void gather(struct figures *f)
+{
+	memset(f, 0, sizeof *f);
+	asp__threads_sum(&f->c);
+	f->tracked = asp__opt.mode == ASP_MODE_TRACK;
+	if (f->tracked)
+		asp__live_totals(&f->in_use_blocks, &f->in_use_bytes);
+	else
+		f->in_use_blocks = f->c.allocs - f->c.frees;
+	if (f->tracked && asp__opt.leak_check != ASP_LEAK_NO && f->in_use_blocks > 0)
+		f->leaks_ran = asp__leak_check(&f->leaks) == 0;
+}
+
+/* The text ------------------------------------------------------------------ */
+
+static void line(struct asp_text *t, const char *s)
+{
+	asp__text_prefix(t, (long)getpid());
+	asp__text_str(t, s);
+}
+
+static void bytes_in_blocks(struct asp_text *t, const char *label, uint64_t bytes, uint64_t blocks)
+{
+	line(t, label);
+	asp__text_commas(t, bytes);
+	asp__text_str(t, " bytes in ");
+	asp__text_commas(t, blocks);
+	asp__text_str(t, " blocks\n");
+}
+
+static void summary_text(struct asp_text *t, const struct figures *f)
+{
+	line(t, "HEAP SUMMARY:\n");
+	if (f->tracked) {
+		bytes_in_blocks(t, "    in use at exit: ", f->in_use_bytes, f->in_use_blocks);
+	} else {
+		line(t, "    in use at exit: ? bytes in ");
+		asp__text_commas(t, f->in_use_blocks);
+		asp__text_str(t, " blocks\n");
+	}
+	line(t, "  total heap usage: ");
+	asp__text_commas(t, f->c.allocs);
+	asp__text_str(t, " allocs, ");
+	asp__text_commas(t, f->c.frees);
+	asp__text_str(t, " frees, ");
+	asp__text_commas(t, f->c.bytes_allocated);
+	asp__text_str(t, " bytes allocated\n");
+	line(t, "\n");
+
+	if (f->tracked && asp__opt.leak_check != ASP_LEAK_NO) {
+		if (f->in_use_blocks == 0) {
+			line(t, "All heap blocks were freed -- no leaks are possible\n");
+		} else if (f->leaks_ran) {
+			const struct asp_leak_result *l = &f->leaks;
+			line(t, "LEAK SUMMARY:\n");
+			bytes_in_blocks(t, "   definitely lost: ", l->bytes[ASP_LEAK_DEFINITE], l->blocks[ASP_LEAK_DEFINITE]);
+			bytes_in_blocks(t, "   indirectly lost: ", l->bytes[ASP_LEAK_INDIRECT], l->blocks[ASP_LEAK_INDIRECT]);
+			bytes_in_blocks(t, "     possibly lost: ", l->bytes[ASP_LEAK_POSSIBLE], l->blocks[ASP_LEAK_POSSIBLE]);
+			bytes_in_blocks(t, "   still reachable: ", l->bytes[ASP_LEAK_REACHABLE], l->blocks[ASP_LEAK_REACHABLE]);
+			bytes_in_blocks(t, "        suppressed: ", l->suppressed_bytes, l->suppressed_blocks);
+		}
+	}
+
+	const struct asp_counts *c = &f->c;
+	if (c->ref_acquires | c->ref_releases | c->ref_created | c->ref_destroyed) {
+		line(t, "\n");
+		line(t, "REF SUMMARY:\n");
+		line(t, "    ref operations: ");
+		asp__text_commas(t, c->ref_acquires);
+		asp__text_str(t, " acquires, ");
+		asp__text_commas(t, c->ref_releases);
+		asp__text_str(t, " releases\n");
+		line(t, "           objects: ");
+		asp__text_commas(t, c->ref_created);
+		asp__text_str(t, " created, ");
+		asp__text_commas(t, c->ref_destroyed);
+		asp__text_str(t, " destroyed\n");
+		line(t, "      cross-thread: ");
+		asp__text_commas(t, c->ref_cross);
+		asp__text_str(t, " operations\n");
+	}
+}
+
+/* Opens a report file: never through a symlink, never group- or
+ * world-writable, close-on-exec. */
+static int open_report(const char *path, int flags)
+{
+	return open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | flags, 0644);
+}
+
+static void write_text(const struct figures *f)
+{
+	static char buf[64 * 1024];
+	struct asp_text t = { buf, 0, sizeof buf };
+	summary_text(&t, f);
+	if (asp__opt.quiet)
+		return;
+	int fd = asp__err_fd, own = 0;
+	if (asp__opt.log_file[0] != '\0') {
+		char path[ASP_PATH_MAX];
+		asp__expand_pid(asp__opt.log_file, path, sizeof path);
+		fd = open_report(path, O_APPEND);
+		if (fd < 0) {
+			asp__warn("cannot open ALLOCSPY_LOG_FILE ", path, ": writing to stderr");
+			fd = asp__err_fd;
+		} else {
+			own = 1;
+		}
+	}
+	if (asp__write_all(fd, t.buf, t.len) != 0 && fd == asp__err_fd && fd != 2)
+		asp__write_all(2, t.buf, t.len);	/* the duplicate was closed */
+	if (own)
+		close(fd);
+}
+
+/* The dump ------------------------------------------------------------------ */
+
+static const char *const kind_names[ASP_LEAK_KINDS] = {
+	"definite", "indirect", "possible", "reachable"
+};
+static const char *const kind_keys[ASP_LEAK_KINDS] = {
+	"definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable"
+};
+
+static json_t *jint(uint64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+static json_t *bytes_blocks(uint64_t bytes, uint64_t blocks)
+{
+	return json_pack("{s:o,s:o}", "bytes", jint(bytes), "blocks", jint(blocks));
+}
+
+static json_t *program_json(void)
+{
+	json_t *argv = json_array();
+	for (int i = 0; i < g_argc && g_argv && g_argv[i]; i++)
+		json_array_append_new(argv, json_string(g_argv[i]));
+	return json_pack("{s:I,s:I,s:s,s:o}", "pid", (json_int_t)getpid(),
+	                 "ppid", (json_int_t)getppid(), "exe", asp__opt.exe, "argv", argv);
+}
+
+static json_t *time_json(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	double wall = (double)(asp_now_ns(CLOCK_MONOTONIC) - g_start_mono_ns) / 1e9;
+	return json_pack("{s:f,s:f,s:f,s:f}", "wall_s", wall,
+	                 "user_s", (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+	                 "sys_s", (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
+	                 "start_unix", g_start_unix);
+}
+
+static json_t *options_json(void)
+{
+	static const char *const modes[] = { "track", "count" };
+	static const char *const unwinds[] = { "libunwind", "fp" };
+	static const char *const checks[] = { "summary", "full", "no" };
+	return json_pack("{s:s,s:i,s:s,s:s,s:s}", "mode", modes[asp__opt.mode],
+	                 "backtrace", asp__opt.backtrace, "unwind", unwinds[asp__opt.unwind],
+	                 "leak_check", checks[asp__opt.leak_check], "output", asp__opt.output);
+}
+
+static json_t *heap_json(const struct figures *f)
+{
+	uint64_t failed = 0;
+	for (int i = 0; i < ASP_FN_ALLOC_END; i++)
+		failed += f->c.fn[i].failed;
+	json_t *h = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "allocs", jint(f->c.allocs),
+	                      "frees", jint(f->c.frees), "bytes_allocated", jint(f->c.bytes_allocated),
+	                      "in_use_blocks", jint(f->in_use_blocks), "failed", jint(failed),
+	                      "untracked_frees", jint(f->c.untracked_frees));
+	json_object_set_new(h, "in_use_bytes", f->tracked ? jint(f->in_use_bytes) : json_null());
+	int64_t peak = asp_atomic_load_relaxed(&asp__peak);
+	json_object_set_new(h, "peak_bytes", f->tracked ? jint((uint64_t)peak) : json_null());
+	return h;
+}
+
+static json_t *functions_json(const struct figures *f)
+{
+	json_t *o = json_object();
+	for (int i = 0; i < ASP_FN_COUNT; i++) {
+		const struct asp_fn_stat *s = &f->c.fn[i];
+		if (s->calls == 0 && s->null == 0 && s->failed == 0 && i != ASP_FN_FREE)
+			continue;
+		json_t *e;
+		if (i < ASP_FN_ALLOC_END)
+			e = json_pack("{s:o,s:o,s:o}", "calls", jint(s->calls), "bytes", jint(s->bytes),
+			              "failed", jint(s->failed));
+		else if (i == ASP_FN_USABLE_SIZE)
+			e = json_pack("{s:o}", "calls", jint(s->calls));
+		else
+			e = json_pack("{s:o,s:o}", "calls", jint(s->calls), "null", jint(s->null));
+		json_object_set_new(o, asp__fn_names[i], e);
+	}
+	return o;
+}
+
+static json_t *histogram_json(const struct figures *f)
+{
+	json_t *a = json_array();
+	for (int b = 0; b < ASP_HIST_BUCKETS; b++) {
+		if (f->c.hist[b] == 0)
+			continue;
+		uint64_t le = b == 0 ? 0 : b == 65 ? UINT64_MAX : (uint64_t)1 << (b - 1);
+		json_t *jle = b == 65 ? json_real(18446744073709551615.0) : jint(le);
+		json_array_append_new(a, json_pack("{s:o,s:o}", "le", jle, "count", jint(f->c.hist[b])));
+	}
+	return a;
+}
+
+static void threads_json(json_t *root)
+{
+	size_t max = ASP_MAX_THREAD_SUMMARIES;
+	struct asp_thread_summary *s = asp__pages_alloc(max * sizeof *s);
+	json_t *a = json_array();
+	size_t all = 0, n = 0;
+	if (s != NULL) {
+		all = asp__threads_summaries(s, max);
+		n = all < max ? all : max;
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_array_append_new(a, json_pack("{s:i,s:s,s:o,s:o,s:o,s:o,s:o,s:b}",
+		        "tid", (int)s[i].tid, "name", s[i].name, "allocs", jint(s[i].allocs),
+		        "frees", jint(s[i].frees), "bytes_allocated", jint(s[i].bytes_allocated),
+		        "ref_acquires", jint(s[i].ref_acquires), "ref_releases", jint(s[i].ref_releases),
+		        "exited", s[i].exited));
+	}
+	json_object_set_new(root, "threads", a);
+	if (all > n)
+		json_object_set_new(root, "threads_omitted", jint(all - n));
+	if (s != NULL)
+		asp__pages_free(s, max * sizeof *s);
+}
+
+static json_t *refs_json(const struct figures *f)
+{
+	return json_pack("{s:o,s:o,s:o,s:o,s:o}", "acquires", jint(f->c.ref_acquires),
+	                 "releases", jint(f->c.ref_releases), "objects_created", jint(f->c.ref_created),
+	                 "objects_destroyed", jint(f->c.ref_destroyed), "cross_thread", jint(f->c.ref_cross));
+}
+
+/* The frames of a loss record's site as a JSON array. */
+static json_t *site_frames(uintptr_t site)
+{
+	json_t *a = json_array();
+	if (asp__opt.backtrace > 1) {
+		const uintptr_t *frames;
+		size_t n = asp__stack_frames(site, &frames);
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(a, jint(frames[i]));
+	} else if (site != 0) {
+		json_array_append_new(a, jint(site));
+	}
+	return a;
+}
+
+static void leaks_json(json_t *root, const struct figures *f)
+{
+	const struct asp_leak_result *l = &f->leaks;
+	json_t *leaks = json_object();
+	for (int k = 0; k < ASP_LEAK_KINDS; k++)
+		json_object_set_new(leaks, kind_keys[k], bytes_blocks(l->bytes[k], l->blocks[k]));
+	json_object_set_new(leaks, "suppressed", bytes_blocks(l->suppressed_bytes, l->suppressed_blocks));
+	json_object_set_new(root, "leaks", leaks);
+
+	/* Stacks are numbered in the order the records first use them. */
+	json_t *records = json_array(), *stacks = json_array();
+	uintptr_t *seen = asp__pages_alloc((l->nrecords + 1) * sizeof *seen);
+	size_t nseen = 0;
+	for (size_t i = 0; i < l->nrecords; i++) {
+		const struct asp_loss_record *r = &l->records[i];
+		size_t id = 0;
+		if (seen != NULL) {
+			while (id < nseen && seen[id] != r->site)
+				id++;
+			if (id == nseen) {
+				seen[nseen++] = r->site;
+				json_array_append_new(stacks, site_frames(r->site));
+			}
+		}
+		json_t *rec = json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:b}", "kind", kind_names[r->kind],
+		                        "bytes", jint(r->bytes), "blocks", jint(r->blocks),
+		                        "indirect_bytes", jint(r->indirect_bytes),
+		                        "indirect_blocks", jint(r->indirect_blocks), "stack", jint(id),
+		                        "suppressed", r->suppressed);
+		if (r->suppression)
+			json_object_set_new(rec, "suppression", json_string(r->suppression));
+		json_array_append_new(records, rec);
+	}
+	if (seen != NULL)
+		asp__pages_free(seen, (l->nrecords + 1) * sizeof *seen);
+	json_object_set_new(root, "loss_records", records);
+	json_object_set_new(root, "stacks", stacks);
+}
+
+/* The GNU build-id of a loaded object, as hex, from its PT_NOTE segments. */
+static void build_id(const struct dl_phdr_info *info, char *out, size_t size)
+{
+	out[0] = '\0';
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		const char *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			const char *name = p + sizeof *nh;
+			const unsigned char *desc = (const unsigned char *)name + ((nh->n_namesz + 3) & ~3u);
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+				static const char hex[] = "0123456789abcdef";
+				size_t n = 0;
+				for (unsigned j = 0; j < nh->n_descsz && n + 2 < size; j++) {
+					out[n++] = hex[desc[j] >> 4];
+					out[n++] = hex[desc[j] & 15];
+				}
+				out[n] = '\0';
+				return;
+			}
+			p = (const char *)desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+}
+
+static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	json_t *a = arg;
+	(void)size;
+	const char *path = info->dlpi_name;
+	if (path == NULL || path[0] == '\0')
+		path = a && json_array_size(a) == 0 ? asp__opt.exe : NULL;
+	if (path == NULL || path[0] != '/')
+		return 0;	/* the vDSO and unnamed objects */
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+		lo = s < lo ? s : lo;
+		hi = e > hi ? e : hi;
+	}
+	char id[128];
+	build_id(info, id, sizeof id);
+	json_array_append_new(a, json_pack("{s:s,s:o,s:o,s:o,s:s}", "path", path,
+	                      "base", jint(info->dlpi_addr), "start", jint(lo), "end", jint(hi),
+	                      "build_id", id));
+	return 0;
+}
+
+static json_t *dump_json(const struct figures *f)
+{
+	json_t *root = json_pack("{s:s,s:i}", "format", "allocspy-dump", "version", 1);
+	json_object_set_new(root, "program", program_json());
+	json_object_set_new(root, "time", time_json());
+	json_object_set_new(root, "options", options_json());
+	json_object_set_new(root, "heap", heap_json(f));
+	json_object_set_new(root, "functions", functions_json(f));
+	json_object_set_new(root, "histogram", histogram_json(f));
+	threads_json(root);
+	json_object_set_new(root, "refs", refs_json(f));
+	if (f->leaks_ran)
+		leaks_json(root, f);
+	json_t *modules = json_array();
+	dl_iterate_phdr(module_cb, modules);
+	json_object_set_new(root, "modules", modules);
+	return root;
+}
+
+static int write_cb(const char *buf, size_t size, void *data)
+{
+	return asp__write_all(*(int *)data, buf, size) == 0 ? 0 : -1;
+}
+
+/* path with "-N" before its ".json" (or at its end). */
+static void variant(const char *path, unsigned n, char *out, size_t size)
+{
+	size_t len = strlen(path);
+	size_t stem = len >= 5 && strcmp(path + len - 5, ".json") == 0 ? len - 5 : len;
+	struct asp_text t = { out, 0, size - 1 };
+	memcpy(out, path, stem < size - 1 ? stem : size - 1);
+	t.len = stem < size - 1 ? stem : size - 1;
+	asp__text_str(&t, "-");
+	asp__text_u64(&t, n);
+	asp__text_str(&t, path + stem);
+	out[t.len] = '\0';
+}
+
+/* Writes the dump to a temporary file, then links it to its name: a reader
+ * never sees half a dump, and an existing file is never replaced. */
+static void write_dump(const struct figures *f)
+{
+	if (asp__opt.output[0] == '\0')
+		return;
+	char path[ASP_PATH_MAX], tmp[ASP_PATH_MAX + 32], name[ASP_PATH_MAX + 16];
+	asp__expand_pid(asp__opt.output, path, sizeof path);
+	variant(path, (unsigned)getpid(), tmp, sizeof tmp);
+	size_t tl = strlen(tmp);
+	memcpy(tmp + tl, ".tmp", 5);
+
+	json_t *root = dump_json(f);
+	int fd = open_report(tmp, O_EXCL);
+	int err = fd < 0 ? errno : 0;
+	if (fd >= 0) {
+		if (json_dump_callback(root, write_cb, &fd, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0 ||
+		    asp__write_all(fd, "\n", 1) != 0)
+			err = errno ? errno : EIO;
+		if (close(fd) != 0 && err == 0)
+			err = errno;
+	}
+	json_decref(root);
+	if (err == 0) {
+		memcpy(name, path, strlen(path) + 1);
+		for (unsigned n = 1; link(tmp, name) != 0; n++) {
+			if (errno != EEXIST || n > 1000) {
+				err = errno;
+				break;
+			}
+			variant(path, n, name, sizeof name);
+		}
+	}
+	if (fd >= 0)
+		unlink(tmp);
+	if (err != 0)
+		asp__warn("cannot write the dump ", path, err == EEXIST ? ": file exists" : ": write failed");
+}
+
+/* The exit report ------------------------------------------------------------ */
+
+void asp__finish(void)
+{
+	static int done;
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (asp_atomic_load_acquire(&asp__state) == 0)
+		asp__init();
+	int saved = errno;
+	asp_atomic_store_release(&asp__state, 2);
+
+	struct figures *f = asp__pages_alloc(sizeof *f);
+	if (f == NULL)
+		return;
+	gather(f);
+	write_text(f);
+	write_dump(f);
+
+	if (f->leaks_ran && asp__opt.error_exitcode >= 0) {
+		int kinds = 0;
+		for (int k = 0; k < ASP_LEAK_KINDS; k++)
+			if (f->leaks.blocks[k] > 0)
+				kinds |= 1 << k;
+		if (kinds & asp__opt.error_kinds)
+			g_exit_status = asp__opt.error_exitcode;
+	}
+	errno = saved;
+}

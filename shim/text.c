@@ -1,0 +1,43 @@
+/* text.c - number and string formatting into fixed buffers. */
+#include <string.h>
+
+#include "text.h"
+
+void asp__text_str(struct asp_text *t, const char *s)
+{
+	size_t n = strlen(s);
+	if (n > t->cap - t->len)
+		n = t->cap - t->len;
+	memcpy(t->buf + t->len, s, n);
+	t->len += n;
+}
+
+void asp__text_u64(struct asp_text *t, uint64_t v)
+{
+	char d[24];
+	int n = 0;
+	do d[n++] = (char)('0' + v % 10); while ((v /= 10) > 0);
+	while (n > 0 && t->len < t->cap)
+		t->buf[t->len++] = d[--n];
+}
+
+void asp__text_commas(struct asp_text *t, uint64_t v)
+{
+	char d[32];
+	int n = 0, digits = 0;
+	do {
+		if (digits > 0 && digits % 3 == 0)
+			d[n++] = ',';
+		d[n++] = (char)('0' + v % 10);
+		digits++;
+	} while ((v /= 10) > 0);
+	while (n > 0 && t->len < t->cap)
+		t->buf[t->len++] = d[--n];
+}
+
+void asp__text_prefix(struct asp_text *t, long pid)
+{
+	asp__text_str(t, "==");
+	asp__text_u64(t, (uint64_t)pid);
+	asp__text_str(t, "== ");
+}

@@ -1,0 +1,304 @@
+/* thread.c - the registry of per-thread records.
+ *
+ * A thread's record is found through a pthread key below 32, whose slot
+ * lives inside the thread descriptor: reading it allocates nothing and
+ * needs no TLS module. When the thread exits, the key's destructor folds
+ * the record into the dead total and marks it dying. Calls the thread makes
+ * after that (later TLS destructors, libc's own clean-up) find the dying
+ * record by tid and keep counting there, so no count is lost. A dying record
+ * is reused once its thread is certainly gone: a new thread has the same
+ * descriptor address, or the tid no longer exists. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "arena.h"
+#include "lock.h"
+#include "thread.h"
+
+const char *const asp__fn_names[ASP_FN_COUNT] = {
+	[ASP_FN_MALLOC] = "malloc",
+	[ASP_FN_CALLOC] = "calloc",
+	[ASP_FN_REALLOC] = "realloc",
+	[ASP_FN_REALLOCARRAY] = "reallocarray",
+	[ASP_FN_POSIX_MEMALIGN] = "posix_memalign",
+	[ASP_FN_ALIGNED_ALLOC] = "aligned_alloc",
+	[ASP_FN_MEMALIGN] = "memalign",
+	[ASP_FN_VALLOC] = "valloc",
+	[ASP_FN_PVALLOC] = "pvalloc",
+	[ASP_FN_STRDUP] = "strdup",
+	[ASP_FN_STRNDUP] = "strndup",
+	[ASP_FN_WCSDUP] = "wcsdup",
+	[ASP_FN_NEW] = "new",
+	[ASP_FN_NEW_ARR] = "new[]",
+	[ASP_FN_NEW_NOTHROW] = "new_nothrow",
+	[ASP_FN_NEW_ARR_NOTHROW] = "new[]_nothrow",
+	[ASP_FN_NEW_ALIGNED] = "new_aligned",
+	[ASP_FN_NEW_ARR_ALIGNED] = "new[]_aligned",
+	[ASP_FN_G_STRDUP] = "g_strdup",
+	[ASP_FN_G_STRNDUP] = "g_strndup",
+	[ASP_FN_G_MEMDUP2] = "g_memdup2",
+	[ASP_FN_FREE] = "free",
+	[ASP_FN_DELETE] = "delete",
+	[ASP_FN_DELETE_ARR] = "delete[]",
+	[ASP_FN_DELETE_SIZED] = "delete_sized",
+	[ASP_FN_DELETE_ARR_SIZED] = "delete[]_sized",
+	[ASP_FN_DELETE_ALIGNED] = "delete_aligned",
+	[ASP_FN_DELETE_ARR_ALIGNED] = "delete[]_aligned",
+	[ASP_FN_USABLE_SIZE] = "malloc_usable_size",
+};
+
+/* Dying records past this many are checked for a gone tid on reuse. */
+#define ASP_DYING_RECHECK 64
+
+pthread_key_t asp__thread_key;
+int asp__thread_key_ok;
+int asp__threads_active;
+
+static asp_lock_t g_lock = ASP_LOCK_INIT;
+static struct asp_thread *g_records;	/* every record, live or dying */
+static size_t g_dying;
+static struct asp_counts g_dead;	/* records folded at thread exit */
+static uint32_t g_serial;
+static struct asp_thread_summary *g_summaries;
+static size_t g_nsummaries;		/* threads seen, even past the cap */
+
+static void counts_add(struct asp_counts *dst, const struct asp_counts *src)
+{
+	uint64_t *d = (uint64_t *)dst;
+	const uint64_t *s = (const uint64_t *)src;
+	for (size_t i = 0; i < ASP_COUNTS_WORDS; i++)
+		d[i] += asp_atomic_load_relaxed(&s[i]);
+}
+
+static void summary_add(struct asp_thread_summary *s, const struct asp_counts *c)
+{
+	s->allocs += c->allocs;
+	s->frees += c->frees;
+	s->bytes_allocated += c->bytes_allocated;
+	s->ref_acquires += c->ref_acquires;
+	s->ref_releases += c->ref_releases;
+}
+
+static struct asp_thread_summary *summary_of(const struct asp_thread *t)
+{
+	return t->summary < ASP_MAX_THREAD_SUMMARIES && g_summaries ? &g_summaries[t->summary] : NULL;
+}
+
+/* Moves what t counted into the dead total and its thread line. Lock held. */
+static void fold(struct asp_thread *t)
+{
+	struct asp_thread_summary *s = summary_of(t);
+	counts_add(&g_dead, &t->c);
+	if (s != NULL)
+		summary_add(s, &t->c);
+	memset(&t->c, 0, sizeof t->c);
+}
+
+/* The key destructor: the thread is exiting. */
+static void thread_exit(void *arg)
+{
+	struct asp_thread *t = arg;
+	char name[16] = "";
+	int saved = errno;
+	prctl(PR_GET_NAME, name, 0, 0, 0);
+	asp_lock(&g_lock);
+	fold(t);
+	struct asp_thread_summary *s = summary_of(t);
+	if (s != NULL) {
+		memcpy(s->name, name, sizeof s->name);
+		s->name[15] = '\0';
+		s->exited = 1;
+	}
+	if (t->state == ASP_THREAD_ACTIVE) {
+		t->state = ASP_THREAD_DYING;
+		g_dying++;
+		asp_atomic_add_relaxed(&asp__threads_active, -1);
+	}
+	asp_unlock(&g_lock);
+	errno = saved;
+}
+
+int asp__thread_init(void)
+{
+	if (pthread_key_create(&asp__thread_key, thread_exit) != 0)
+		return -1;
+	/* Keys from 32 up live in a second-level block that setspecific
+	 * callocs: that would recurse into the shim. Use the slow path then. */
+	asp__thread_key_ok = asp__thread_key < 32;
+	g_summaries = asp__pages_alloc(ASP_MAX_THREAD_SUMMARIES * sizeof *g_summaries);
+	return 0;
+}
+
+/* A dying record whose thread is certainly gone. Lock held. */
+static struct asp_thread *reusable(uintptr_t self)
+{
+	for (struct asp_thread *t = g_records; t; t = t->next)
+		if (t->state == ASP_THREAD_DYING && t->self == self)
+			return t;
+	if (g_dying < ASP_DYING_RECHECK)
+		return NULL;
+	pid_t pid = getpid();
+	for (struct asp_thread *t = g_records; t; t = t->next)
+		if (t->state == ASP_THREAD_DYING &&
+		    syscall(SYS_tgkill, pid, t->tid, 0) != 0 && errno == ESRCH)
+			return t;
+	return NULL;
+}
+
+struct asp_thread *asp__thread_self_slow(void)
+{
+	int saved = errno;
+	pid_t tid = asp_gettid();
+	uintptr_t self = (uintptr_t)pthread_self();
+	struct asp_thread *t;
+
+	asp_lock(&g_lock);
+	for (t = g_records; t; t = t->next) {
+		if (t->tid != tid)
+			continue;
+		if (!asp__thread_key_ok && t->state == ASP_THREAD_ACTIVE)
+			goto out;
+		if (t->state == ASP_THREAD_DYING) {
+			/* Called again after its destructor ran (a later key's
+			 * destructor, libc's clean-up): count there again. */
+			t->state = ASP_THREAD_ACTIVE;
+			g_dying--;
+			asp_atomic_add_relaxed(&asp__threads_active, 1);
+			goto set;
+		}
+	}
+	t = reusable(self);
+	if (t != NULL) {
+		fold(t);
+		g_dying--;
+		struct asp_thread *next = t->next;
+		memset(t, 0, sizeof *t);
+		t->next = next;
+	} else {
+		t = asp__arena_alloc(sizeof *t);
+		if (t == NULL) {
+			/* Out of memory for records: share the first one. The
+			 * counts stay right up to lost updates; nothing crashes. */
+			t = g_records;
+			goto out;
+		}
+		t->next = g_records;
+		g_records = t;
+	}
+	t->state = ASP_THREAD_ACTIVE;
+	t->tid = tid;
+	t->self = self;
+	t->serial = ++g_serial;
+	t->summary = (uint32_t)g_nsummaries++;
+	struct asp_thread_summary *s = summary_of(t);
+	if (s != NULL) {
+		memset(s, 0, sizeof *s);
+		s->tid = tid;
+	}
+	asp_atomic_add_relaxed(&asp__threads_active, 1);
+set:
+	if (asp__thread_key_ok)
+		pthread_setspecific(asp__thread_key, t);
+out:
+	asp_unlock(&g_lock);
+	errno = saved;
+	return t;
+}
+
+void asp__threads_sum(struct asp_counts *out)
+{
+	asp_lock(&g_lock);
+	*out = g_dead;
+	for (struct asp_thread *t = g_records; t; t = t->next)
+		counts_add(out, &t->c);
+	asp_unlock(&g_lock);
+}
+
+/* The name of a live thread of this process, from /proc. */
+static void live_name(pid_t tid, char name[16])
+{
+	char path[64] = "/proc/self/task/";
+	char *p = path + strlen(path);
+	char digits[16];
+	int n = 0;
+	do digits[n++] = (char)('0' + tid % 10); while ((tid /= 10) > 0);
+	while (n > 0)
+		*p++ = digits[--n];
+	memcpy(p, "/comm", 6);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t got = read(fd, name, 15);
+	close(fd);
+	if (got <= 0)
+		return;
+	name[got] = '\0';
+	char *nl = strchr(name, '\n');
+	if (nl)
+		*nl = '\0';
+}
+
+size_t asp__threads_summaries(struct asp_thread_summary *out, size_t max)
+{
+	asp_lock(&g_lock);
+	size_t n = g_nsummaries < ASP_MAX_THREAD_SUMMARIES ? g_nsummaries : ASP_MAX_THREAD_SUMMARIES;
+	if (n > max)
+		n = max;
+	if (g_summaries != NULL)
+		memcpy(out, g_summaries, n * sizeof *out);
+	else
+		n = 0;
+	for (struct asp_thread *t = g_records; t; t = t->next) {
+		if (t->summary < n) {
+			summary_add(&out[t->summary], &t->c);
+			if (t->state == ASP_THREAD_ACTIVE)
+				out[t->summary].exited = 0;
+		}
+	}
+	size_t all = g_nsummaries;
+	asp_unlock(&g_lock);
+	for (size_t i = 0; i < n; i++)
+		if (!out[i].exited && out[i].name[0] == '\0')
+			live_name(out[i].tid, out[i].name);
+	return all;
+}
+
+void asp__threads_atfork_prepare(void)
+{
+	asp_lock(&g_lock);
+}
+
+void asp__threads_atfork_parent(void)
+{
+	asp_unlock(&g_lock);
+}
+
+void asp__threads_atfork_child(void)
+{
+	/* The child has one thread: the others' records keep what they
+	 * counted before the fork, as valgrind's child inherits its parent's
+	 * heap figures. The surviving thread's tid has changed. */
+	pid_t tid = asp_gettid();
+	uintptr_t self = (uintptr_t)pthread_self();
+	int active = 0;
+	for (struct asp_thread *t = g_records; t; t = t->next) {
+		if (t->self == self && t->state == ASP_THREAD_ACTIVE) {
+			t->tid = tid;
+			struct asp_thread_summary *s = summary_of(t);
+			if (s)
+				s->tid = tid;
+			active = 1;
+		} else if (t->state == ASP_THREAD_ACTIVE) {
+			t->state = ASP_THREAD_DYING;
+			g_dying++;
+			struct asp_thread_summary *s = summary_of(t);
+			if (s)
+				s->exited = 1;
+		}
+	}
+	asp__threads_active = active;
+	asp_lock_reset(&g_lock);
+}

@@ -1,0 +1,133 @@
+/* thread.h - per-thread records: every counter the shim keeps, owned by
+ * one thread and summed on read. A thread finds its record through a
+ * pthread key in the descriptor's first block (no allocation, no TLS
+ * module of the shim's own). */
+#ifndef ASP_THREAD_H
+#define ASP_THREAD_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "glue.h"
+
+/* The interposed functions, in the order the dump lists them. */
+enum asp_fn {
+	ASP_FN_MALLOC,
+	ASP_FN_CALLOC,
+	ASP_FN_REALLOC,
+	ASP_FN_REALLOCARRAY,
+	ASP_FN_POSIX_MEMALIGN,
+	ASP_FN_ALIGNED_ALLOC,
+	ASP_FN_MEMALIGN,
+	ASP_FN_VALLOC,
+	ASP_FN_PVALLOC,
+	ASP_FN_STRDUP,
+	ASP_FN_STRNDUP,
+	ASP_FN_WCSDUP,
+	ASP_FN_NEW,
+	ASP_FN_NEW_ARR,
+	ASP_FN_NEW_NOTHROW,
+	ASP_FN_NEW_ARR_NOTHROW,
+	ASP_FN_NEW_ALIGNED,
+	ASP_FN_NEW_ARR_ALIGNED,
+	ASP_FN_G_STRDUP,
+	ASP_FN_G_STRNDUP,
+	ASP_FN_G_MEMDUP2,
+	ASP_FN_ALLOC_END,		/* the functions above hand out blocks */
+	ASP_FN_FREE = ASP_FN_ALLOC_END,
+	ASP_FN_DELETE,
+	ASP_FN_DELETE_ARR,
+	ASP_FN_DELETE_SIZED,
+	ASP_FN_DELETE_ARR_SIZED,
+	ASP_FN_DELETE_ALIGNED,
+	ASP_FN_DELETE_ARR_ALIGNED,
+	ASP_FN_USABLE_SIZE,
+	ASP_FN_COUNT
+};
+
+extern const char *const asp__fn_names[ASP_FN_COUNT];
+
+/* Bucket b >= 1 holds sizes in (2^(b-2), 2^(b-1)]; bucket 0 holds size 0. */
+#define ASP_HIST_BUCKETS 66
+
+static inline unsigned asp_hist_bucket(uint64_t size)
+{
+	return size <= 1 ? (unsigned)size : 65u - (unsigned)__builtin_clzll(size - 1);
+}
+
+struct asp_fn_stat {
+	uint64_t calls;		/* every call, NULL frees excepted */
+	uint64_t bytes;		/* requested (or, for frees, released) bytes */
+	uint64_t failed;	/* allocations that returned NULL */
+	uint64_t null;		/* free(NULL) and its kin */
+};
+
+/* Only uint64_t fields: records are summed as arrays of counters. */
+struct asp_counts {
+	struct asp_fn_stat fn[ASP_FN_COUNT];
+	uint64_t hist[ASP_HIST_BUCKETS];
+	uint64_t allocs, frees, bytes_allocated, bytes_freed;
+	uint64_t untracked_frees;
+	uint64_t ref_acquires, ref_releases, ref_created, ref_destroyed, ref_cross;
+};
+
+#define ASP_COUNTS_WORDS (sizeof(struct asp_counts) / sizeof(uint64_t))
+
+enum { ASP_THREAD_ACTIVE, ASP_THREAD_DYING };
+
+struct asp_thread {
+	struct asp_counts c;
+	int64_t net;		/* in-use bytes not yet published (track mode) */
+	int depth;		/* > 0: inside the shim's own calls, forward only */
+	int state;
+	pid_t tid;
+	uint32_t serial;	/* 1, 2, ...: a small id for cross-thread checks */
+	uint32_t summary;	/* index of the thread's line in the dump */
+	uintptr_t self;		/* pthread_self() */
+	struct asp_thread *next;
+} __attribute__((aligned(ASP_CACHE_LINE)));
+
+/* A thread's line in the dump. */
+struct asp_thread_summary {
+	pid_t tid;
+	int exited;
+	char name[16];
+	uint64_t allocs, frees, bytes_allocated, ref_acquires, ref_releases;
+};
+
+#define ASP_MAX_THREAD_SUMMARIES 4096
+
+extern pthread_key_t asp__thread_key;
+extern int asp__thread_key_ok;
+
+int asp__thread_init(void);
+struct asp_thread *asp__thread_self_slow(void);
+
+/* The calling thread's record. Never NULL. */
+static inline struct asp_thread *asp__thread_self(void)
+{
+	if (ASP_LIKELY(asp__thread_key_ok)) {
+		struct asp_thread *t = pthread_getspecific(asp__thread_key);
+		if (ASP_LIKELY(t != NULL))
+			return t;
+	}
+	return asp__thread_self_slow();
+}
+
+/* How many threads have a live record now. */
+extern int asp__threads_active;
+
+/* Sums every record, folded or live, into out. */
+void asp__threads_sum(struct asp_counts *out);
+
+/* Copies the thread lines (live threads with their current counts) into
+ * out, at most max; returns how many threads there were in all. */
+size_t asp__threads_summaries(struct asp_thread_summary *out, size_t max);
+
+/* fork: hold the registry across it; the child starts with it free. */
+void asp__threads_atfork_prepare(void);
+void asp__threads_atfork_parent(void);
+void asp__threads_atfork_child(void);
+
+#endif
