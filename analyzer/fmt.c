@@ -1,0 +1,165 @@
+/* fmt - numbers with thousands separators, seconds, ratios and printable
+ * text for the reports of allocspy-report. */
+#include "fmt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *asp_fmt_count(char buf[ASP_NUM_MAX], uint64_t v)
+{
+	char digits[24];
+	int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
+	char *p = buf;
+
+	for (int i = 0; i < n; i++) {
+		if (i > 0 && (n - i) % 3 == 0)
+			*p++ = ',';
+		*p++ = digits[i];
+	}
+	*p = '\0';
+	return buf;
+}
+
+const char *asp_fmt_seconds(char buf[ASP_NUM_MAX], double s)
+{
+	snprintf(buf, ASP_NUM_MAX, "%.3f", s);
+	return buf;
+}
+
+const char *asp_fmt_ratio(char buf[ASP_NUM_MAX], double a, double b)
+{
+	if (a == 0)
+		snprintf(buf, ASP_NUM_MAX, "-");
+	else
+		snprintf(buf, ASP_NUM_MAX, "x%.2f", b / a);
+	return buf;
+}
+
+size_t asp_text_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			w++;
+	return w;
+}
+
+static int printable(unsigned char c)
+{
+	return c >= 0x20 && c != 0x7f;
+}
+
+void asp_put_text(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		putc(printable((unsigned char)*s) ? *s : '?', f);
+}
+
+static void put_spaces(FILE *f, size_t n)
+{
+	while (n--)
+		putc(' ', f);
+}
+
+void asp_put_left(FILE *f, const char *s, size_t width)
+{
+	size_t w = asp_text_width(s);
+
+	asp_put_text(f, s);
+	if (w < width)
+		put_spaces(f, width - w);
+}
+
+void asp_put_right(FILE *f, const char *s, size_t width)
+{
+	size_t w = asp_text_width(s);
+
+	if (w < width)
+		put_spaces(f, width - w);
+	asp_put_text(f, s);
+}
+
+char *asp_fmt_label(char *buf, size_t n, const char *s, size_t max)
+{
+	size_t len = 0, cols = 0, i;
+
+	for (; s[len] && len + 4 < n; len++)
+		buf[len] = printable((unsigned char)s[len]) ? s[len] : '?';
+	buf[len] = '\0';
+	if (!s[len] && asp_text_width(buf) <= max)
+		return buf;
+	/* Keep max - 3 columns, cut at the start of a character, then "...". */
+	for (i = 0; buf[i]; i++) {
+		if (((unsigned char)buf[i] & 0xc0) != 0x80) {
+			if (cols + 3 >= max)
+				break;
+			cols++;
+		}
+	}
+	memcpy(buf + i, "...", 4);
+	return buf;
+}
+
+/* The length of the valid UTF-8 sequence at s, or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+	unsigned min;
+	unsigned c = s[0];
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2; min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3; min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4; min = 0x10000;
+	} else {
+		return 0;
+	}
+	unsigned cp = c & (0xff >> (n + 1));
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+json_t *asp_json_text(const char *s)
+{
+	size_t len, i = 0;
+	char *copy;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	len = strlen(s);
+	copy = malloc(len + 1);
+	if (!copy)
+		return json_null();
+	while (i < len) {
+		size_t n = utf8_len((const unsigned char *)s + i);
+
+		if (n == 0) {
+			copy[i++] = '?';
+		} else {
+			memcpy(copy + i, s + i, n);
+			i += n;
+		}
+	}
+	copy[len] = '\0';
+	j = json_string(copy);
+	free(copy);
+	return j ? j : json_null();
+}
+
+void asp_json_print(FILE *f, json_t *v)
+{
+	json_dumpf(v, f, JSON_INDENT(2) | JSON_REAL_PRECISION(9));
+	putc('\n', f);
+}

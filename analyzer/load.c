@@ -1,0 +1,849 @@
+/* load - reads an allocspy dump (format "allocspy-dump", version 1),
+ * validates every key the reports use, and holds it as a C model. */
+#include "load.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char *const asp_leak_kind_name[ASP_LEAK_NKINDS] = {
+	"definite", "indirect", "possible", "reachable", "suppressed"
+};
+
+const char *const asp_leak_key[ASP_LEAK_NKINDS] = {
+	"definitely_lost", "indirectly_lost", "possibly_lost",
+	"still_reachable", "suppressed"
+};
+
+/* Every function the shim interposes, in the order the reports list them. */
+static const struct fn_info {
+	const char *name;
+	enum asp_fn_class cls;
+	bool strdup_family;
+} fn_table[] = {
+	{"malloc", ASP_FN_ALLOC, false},
+	{"calloc", ASP_FN_ALLOC, false},
+	{"realloc", ASP_FN_ALLOC, false},
+	{"reallocarray", ASP_FN_ALLOC, false},
+	{"posix_memalign", ASP_FN_ALLOC, false},
+	{"aligned_alloc", ASP_FN_ALLOC, false},
+	{"memalign", ASP_FN_ALLOC, false},
+	{"valloc", ASP_FN_ALLOC, false},
+	{"pvalloc", ASP_FN_ALLOC, false},
+	{"strdup", ASP_FN_ALLOC, true},
+	{"strndup", ASP_FN_ALLOC, true},
+	{"wcsdup", ASP_FN_ALLOC, true},
+	{"g_strdup", ASP_FN_ALLOC, true},
+	{"g_strndup", ASP_FN_ALLOC, true},
+	{"g_memdup2", ASP_FN_ALLOC, true},
+	{"new", ASP_FN_ALLOC, false},
+	{"new[]", ASP_FN_ALLOC, false},
+	{"new_nothrow", ASP_FN_ALLOC, false},
+	{"new[]_nothrow", ASP_FN_ALLOC, false},
+	{"new_aligned", ASP_FN_ALLOC, false},
+	{"new[]_aligned", ASP_FN_ALLOC, false},
+	{"free", ASP_FN_FREE, false},
+	{"delete", ASP_FN_FREE, false},
+	{"delete[]", ASP_FN_FREE, false},
+	{"delete_sized", ASP_FN_FREE, false},
+	{"delete[]_sized", ASP_FN_FREE, false},
+	{"delete_aligned", ASP_FN_FREE, false},
+	{"delete[]_aligned", ASP_FN_FREE, false},
+	{"malloc_usable_size", ASP_FN_QUERY, false},
+};
+#define FN_TABLE_N (sizeof fn_table / sizeof fn_table[0])
+
+/* Limits on array lengths, far above anything the shim writes. */
+#define MAX_FRAMES 4096		/* frames in one stack */
+#define MAX_ARGS 1000000	/* argv entries */
+#define MAX_SECONDS 1e9		/* about 31 years */
+
+/* The reader: every getter records the first problem and from then on
+ * returns empty values, so the loader checks once at the end. */
+struct rd {
+	char *err;
+	bool failed;
+};
+
+static void fail(struct rd *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void fail(struct rd *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->failed)
+		return;
+	r->failed = true;
+	va_start(ap, fmt);
+	vsnprintf(r->err, ASP_ERR_MAX, fmt, ap);
+	va_end(ap);
+}
+
+static const char *type_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "an object";
+	case JSON_ARRAY: return "an array";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER: return "an integer";
+	case JSON_REAL: return "a real number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "a boolean";
+	case JSON_NULL: return "null";
+	}
+	return "something else";
+}
+
+/* Paths for messages ("threads[3].tid") fit in 128 bytes: the keys are
+ * ours, and the one from the dump (a function name) is at most 64. */
+static const char *fit(char buf[128], int len)
+{
+	if (len >= 128)
+		strcpy(buf + 124, "...");
+	return buf;
+}
+
+/* where + "." + key, or where + "[i]". */
+static const char *at(char buf[128], const char *where, const char *key)
+{
+	return fit(buf, snprintf(buf, 128, "%s%s%s", where, *where ? "." : "",
+				 key));
+}
+
+static const char *at_index(char buf[128], const char *where, size_t i)
+{
+	return fit(buf, snprintf(buf, 128, "%s[%zu]", where, i));
+}
+
+/* The member key of obj, which must have type want unless it is absent
+ * (NULL; a failure when required) or null and nullable. */
+static json_t *member(struct rd *r, json_t *obj, const char *where,
+		      const char *key, json_type want, const char *want_name,
+		      bool required)
+{
+	char buf[128];
+	json_t *v;
+
+	if (r->failed || !obj)
+		return NULL;
+	v = json_object_get(obj, key);
+	if (!v) {
+		if (required)
+			fail(r, "%s: missing", at(buf, where, key));
+		return NULL;
+	}
+	if (json_typeof(v) != want) {
+		fail(r, "%s: expected %s, found %s", at(buf, where, key),
+		     want_name, type_name(v));
+		return NULL;
+	}
+	return v;
+}
+
+static json_t *get_object(struct rd *r, json_t *obj, const char *where,
+			  const char *key, bool required)
+{
+	return member(r, obj, where, key, JSON_OBJECT, "an object", required);
+}
+
+static json_t *get_array(struct rd *r, json_t *obj, const char *where,
+			 const char *key, bool required)
+{
+	return member(r, obj, where, key, JSON_ARRAY, "an array", required);
+}
+
+/* An integer in [min, max] at what (a path for messages). */
+static int64_t check_int(struct rd *r, json_t *v, const char *what,
+			 int64_t min, uint64_t max)
+{
+	json_int_t x;
+
+	if (r->failed)
+		return min;
+	if (!json_is_integer(v)) {
+		fail(r, "%s: expected an integer, found %s", what, type_name(v));
+		return min;
+	}
+	x = json_integer_value(v);
+	if (x < min) {
+		if (x < 0)
+			fail(r, "%s: %" JSON_INTEGER_FORMAT " is negative", what, x);
+		else
+			fail(r, "%s: %" JSON_INTEGER_FORMAT " is out of range "
+			     "(at least %lld)", what, x, (long long)min);
+		return min;
+	}
+	if ((uint64_t)x > max) {
+		fail(r, "%s: %" JSON_INTEGER_FORMAT " is out of range (at most %llu)",
+		     what, x, (unsigned long long)max);
+		return min;
+	}
+	return x;
+}
+
+/* A count or size: a non-negative integer, at most ASP_DUMP_MAX. */
+static uint64_t get_count(struct rd *r, json_t *obj, const char *where,
+			  const char *key, bool required)
+{
+	char buf[128];
+	json_t *v = member(r, obj, where, key, JSON_INTEGER, "an integer",
+			   required);
+
+	return v ? (uint64_t)check_int(r, v, at(buf, where, key), 0,
+				       ASP_DUMP_MAX) : 0;
+}
+
+/* A count that may be null (unknown in count mode). Returns whether known. */
+static bool get_count_or_null(struct rd *r, json_t *obj, const char *where,
+			      const char *key, uint64_t *out)
+{
+	char buf[128];
+	json_t *v;
+
+	*out = 0;
+	if (r->failed)
+		return false;
+	v = json_object_get(obj, key);
+	if (!v) {
+		fail(r, "%s: missing", at(buf, where, key));
+		return false;
+	}
+	if (json_is_null(v))
+		return false;
+	*out = (uint64_t)check_int(r, v, at(buf, where, key), 0, ASP_DUMP_MAX);
+	return true;
+}
+
+/* A string of at most max bytes, or NULL when absent and not required. */
+static const char *get_string(struct rd *r, json_t *obj, const char *where,
+			      const char *key, size_t max, bool required)
+{
+	char buf[128];
+	json_t *v = member(r, obj, where, key, JSON_STRING, "a string",
+			   required);
+
+	if (!v)
+		return NULL;
+	if (json_string_length(v) > max) {
+		fail(r, "%s: string of %zu bytes is too long (at most %zu)",
+		     at(buf, where, key), json_string_length(v), max);
+		return NULL;
+	}
+	return json_string_value(v);
+}
+
+static bool get_bool(struct rd *r, json_t *obj, const char *where,
+		     const char *key)
+{
+	char buf[128];
+	json_t *v;
+
+	if (r->failed)
+		return false;
+	v = json_object_get(obj, key);
+	if (!v)
+		return false;
+	if (!json_is_boolean(v)) {
+		fail(r, "%s: expected a boolean, found %s", at(buf, where, key),
+		     type_name(v));
+		return false;
+	}
+	return json_is_true(v);
+}
+
+/* A time in seconds: a number in [0, MAX_SECONDS]. */
+static double get_seconds(struct rd *r, json_t *obj, const char *where,
+			  const char *key)
+{
+	char buf[128];
+	json_t *v;
+	double s;
+
+	if (r->failed)
+		return 0;
+	v = json_object_get(obj, key);
+	if (!v) {
+		fail(r, "%s: missing", at(buf, where, key));
+		return 0;
+	}
+	if (!json_is_number(v)) {
+		fail(r, "%s: expected a number, found %s", at(buf, where, key),
+		     type_name(v));
+		return 0;
+	}
+	s = json_number_value(v);
+	if (!(s >= 0 && s <= MAX_SECONDS)) {
+		fail(r, "%s: %g seconds is out of range", at(buf, where, key), s);
+		return 0;
+	}
+	return s;
+}
+
+/* calloc for n elements of an array in the dump; n is bounded by the
+ * number of JSON values already in memory. */
+static void *alloc_array(struct rd *r, size_t n, size_t size)
+{
+	void *p;
+
+	if (r->failed)
+		return NULL;
+	p = calloc(n ? n : 1, size);
+	if (!p)
+		fail(r, "out of memory");
+	return p;
+}
+
+static void load_program(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *prog = get_object(r, root, "", "program", true);
+	json_t *argv = get_array(r, prog, "program", "argv", true);
+	json_t *v;
+	size_t i;
+
+	v = member(r, prog, "program", "pid", JSON_INTEGER, "an integer", true);
+	if (v)
+		d->pid = check_int(r, v, "program.pid", 1, INT32_MAX);
+	d->exe = get_string(r, prog, "program", "exe", ASP_PATH_MAX, true);
+	if (!argv)
+		return;
+	d->argc = json_array_size(argv);
+	if (d->argc > MAX_ARGS) {
+		fail(r, "program.argv: %zu arguments is too many", d->argc);
+		return;
+	}
+	d->argv = alloc_array(r, d->argc, sizeof *d->argv);
+	json_array_foreach(argv, i, v) {
+		char buf[128];
+
+		at_index(buf, "program.argv", i);
+		if (!json_is_string(v))
+			fail(r, "%s: expected a string, found %s", buf,
+			     type_name(v));
+		else if (json_string_length(v) > ASP_ARG_MAX)
+			fail(r, "%s: string of %zu bytes is too long (at most %d)",
+			     buf, json_string_length(v), ASP_ARG_MAX);
+		if (r->failed)
+			return;
+		d->argv[i] = json_string_value(v);
+	}
+}
+
+static void load_options(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *opt = get_object(r, root, "", "options", true);
+	const char *mode = get_string(r, opt, "options", "mode", 16, true);
+
+	if (mode && strcmp(mode, "track") != 0 && strcmp(mode, "count") != 0)
+		fail(r, "options.mode: \"%s\" is neither \"track\" nor \"count\"",
+		     mode);
+	d->count_mode = mode && strcmp(mode, "count") == 0;
+	d->leak_check = get_string(r, opt, "options", "leak_check", 16, false);
+}
+
+static void load_time(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *t = get_object(r, root, "", "time", true);
+
+	d->wall_s = get_seconds(r, t, "time", "wall_s");
+	d->user_s = get_seconds(r, t, "time", "user_s");
+	d->sys_s = get_seconds(r, t, "time", "sys_s");
+}
+
+static void load_heap(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *h = get_object(r, root, "", "heap", true);
+
+	d->allocs = get_count(r, h, "heap", "allocs", true);
+	d->frees = get_count(r, h, "heap", "frees", true);
+	d->bytes_allocated = get_count(r, h, "heap", "bytes_allocated", true);
+	d->in_use_blocks = get_count(r, h, "heap", "in_use_blocks", true);
+	d->has_in_use_bytes = get_count_or_null(r, h, "heap", "in_use_bytes",
+						&d->in_use_bytes);
+	d->has_peak = get_count_or_null(r, h, "heap", "peak_bytes",
+					&d->peak_bytes);
+	if (!r->failed && !d->count_mode && !d->has_in_use_bytes)
+		fail(r, "heap.in_use_bytes: null in a track-mode dump");
+}
+
+int asp_fn_cmp(const asp_fn_t *a, const asp_fn_t *b)
+{
+	if (a->order != b->order)
+		return a->order < b->order ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static int fn_qsort_cmp(const void *a, const void *b)
+{
+	return asp_fn_cmp(a, b);
+}
+
+/* One entry of "functions": known names must have their class's keys; an
+ * unknown name is classed by the keys it has. */
+static void load_fn(struct rd *r, asp_fn_t *f, const char *name, json_t *v)
+{
+	char where[128];
+	size_t k;
+
+	at(where, "functions", name);
+	if (!json_is_object(v)) {
+		fail(r, "%s: expected an object, found %s", where, type_name(v));
+		return;
+	}
+	f->name = name;
+	f->order = (int)FN_TABLE_N;
+	for (k = 0; k < FN_TABLE_N; k++)
+		if (strcmp(fn_table[k].name, name) == 0)
+			break;
+	if (k < FN_TABLE_N) {
+		f->order = (int)k;
+		f->cls = fn_table[k].cls;
+		f->strdup_family = fn_table[k].strdup_family;
+	} else if (json_object_get(v, "bytes")) {
+		f->cls = ASP_FN_ALLOC;
+	} else if (json_object_get(v, "null")) {
+		f->cls = ASP_FN_FREE;
+	} else {
+		f->cls = ASP_FN_QUERY;
+	}
+	f->calls = get_count(r, v, where, "calls", true);
+	if (f->cls == ASP_FN_ALLOC) {
+		f->bytes = get_count(r, v, where, "bytes", true);
+		f->failed = get_count(r, v, where, "failed", true);
+		if (!r->failed && f->failed > f->calls)
+			fail(r, "%s: %llu failed calls out of %llu", where,
+			     (unsigned long long)f->failed,
+			     (unsigned long long)f->calls);
+	} else if (f->cls == ASP_FN_FREE) {
+		f->null = get_count(r, v, where, "null", true);
+	}
+}
+
+static void load_functions(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *fns = get_object(r, root, "", "functions", true);
+	const char *name;
+	json_t *v;
+
+	if (!fns)
+		return;
+	d->fns = alloc_array(r, json_object_size(fns), sizeof *d->fns);
+	json_object_foreach(fns, name, v) {
+		if (r->failed)
+			return;
+		if (strlen(name) > 64) {
+			fail(r, "functions: a name of %zu bytes is too long",
+			     strlen(name));
+			return;
+		}
+		load_fn(r, &d->fns[d->nfns++], name, v);
+	}
+	if (!r->failed && !asp_dump_fn(d, "free"))
+		fail(r, "functions.free: missing");
+	if (!r->failed)
+		qsort(d->fns, d->nfns, sizeof *d->fns, fn_qsort_cmp);
+}
+
+static void load_histogram(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *hist = get_array(r, root, "", "histogram", true);
+	json_t *v;
+	size_t i;
+
+	if (!hist)
+		return;
+	d->hist = alloc_array(r, json_array_size(hist), sizeof *d->hist);
+	json_array_foreach(hist, i, v) {
+		char where[128];
+		asp_bucket_t *b;
+
+		if (r->failed)
+			return;
+		at_index(where, "histogram", i);
+		if (!json_is_object(v)) {
+			fail(r, "%s: expected an object, found %s", where,
+			     type_name(v));
+			return;
+		}
+		b = &d->hist[d->nhist++];
+		b->le = get_count(r, v, where, "le", true);
+		b->count = get_count(r, v, where, "count", true);
+		if (r->failed)
+			return;
+		if (b->le & (b->le - 1))
+			fail(r, "%s.le: %llu is not 0 or a power of two", where,
+			     (unsigned long long)b->le);
+		else if (i > 0 && b->le <= d->hist[i - 1].le)
+			fail(r, "%s.le: %llu is not above the previous bucket's",
+			     where, (unsigned long long)b->le);
+	}
+}
+
+static void load_threads(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *th = get_array(r, root, "", "threads", true);
+	json_t *v;
+	size_t i;
+
+	d->threads_omitted = get_count(r, root, "", "threads_omitted", false);
+	if (!th)
+		return;
+	d->threads = alloc_array(r, json_array_size(th), sizeof *d->threads);
+	json_array_foreach(th, i, v) {
+		char where[128], buf[128];
+		asp_thread_t *t;
+		json_t *tid;
+
+		if (r->failed)
+			return;
+		at_index(where, "threads", i);
+		if (!json_is_object(v)) {
+			fail(r, "%s: expected an object, found %s", where,
+			     type_name(v));
+			return;
+		}
+		t = &d->threads[d->nthreads++];
+		tid = member(r, v, where, "tid", JSON_INTEGER, "an integer", true);
+		if (tid)
+			t->tid = check_int(r, tid, at(buf, where, "tid"), 0,
+					   INT32_MAX);
+		t->name = get_string(r, v, where, "name", ASP_PATH_MAX, true);
+		t->allocs = get_count(r, v, where, "allocs", true);
+		t->frees = get_count(r, v, where, "frees", true);
+		t->bytes_allocated = get_count(r, v, where, "bytes_allocated", true);
+		t->ref_acquires = get_count(r, v, where, "ref_acquires", true);
+		t->ref_releases = get_count(r, v, where, "ref_releases", true);
+	}
+}
+
+static void load_refs(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *refs = get_object(r, root, "", "refs", true);
+
+	d->refs.acquires = get_count(r, refs, "refs", "acquires", true);
+	d->refs.releases = get_count(r, refs, "refs", "releases", true);
+	d->refs.created = get_count(r, refs, "refs", "objects_created", true);
+	d->refs.destroyed = get_count(r, refs, "refs", "objects_destroyed", true);
+	d->refs.cross_thread = get_count(r, refs, "refs", "cross_thread", true);
+}
+
+static void load_leaks(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *leaks = get_object(r, root, "", "leaks", false);
+
+	if (!leaks)
+		return;
+	d->has_leaks = true;
+	for (int k = 0; k < ASP_LEAK_NKINDS; k++) {
+		char where[128];
+		json_t *a = get_object(r, leaks, "leaks", asp_leak_key[k], true);
+
+		at(where, "leaks", asp_leak_key[k]);
+		d->leaks[k].bytes = get_count(r, a, where, "bytes", true);
+		d->leaks[k].blocks = get_count(r, a, where, "blocks", true);
+	}
+}
+
+static void load_stacks(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *stacks = get_array(r, root, "", "stacks", false);
+	size_t total = 0, used = 0, i, j;
+	json_t *s, *f;
+
+	if (!stacks)
+		return;
+	/* First the sizes, then one block for every frame. */
+	json_array_foreach(stacks, i, s) {
+		char where[128];
+
+		at_index(where, "stacks", i);
+		if (!json_is_array(s)) {
+			fail(r, "%s: expected an array, found %s", where,
+			     type_name(s));
+			return;
+		}
+		if (json_array_size(s) > MAX_FRAMES) {
+			fail(r, "%s: %zu frames is too many (at most %d)", where,
+			     json_array_size(s), MAX_FRAMES);
+			return;
+		}
+		total += json_array_size(s);
+	}
+	d->stacks = alloc_array(r, json_array_size(stacks), sizeof *d->stacks);
+	d->frames = alloc_array(r, total, sizeof *d->frames);
+	if (r->failed)
+		return;
+	d->nstacks = json_array_size(stacks);
+	json_array_foreach(stacks, i, s) {
+		d->stacks[i].frames = d->frames + used;
+		d->stacks[i].n = json_array_size(s);
+		json_array_foreach(s, j, f) {
+			char where[128];
+
+			fit(where, snprintf(where, sizeof where, "stacks[%zu][%zu]",
+					    i, j));
+			d->frames[used++] = (uint64_t)check_int(r, f, where, 0,
+								INT64_MAX);
+			if (r->failed)
+				return;
+		}
+	}
+}
+
+static bool is_hex(const char *s)
+{
+	for (; *s; s++)
+		if (!strchr("0123456789abcdefABCDEF", *s))
+			return false;
+	return true;
+}
+
+static void load_modules(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *mods = get_array(r, root, "", "modules", false);
+	json_t *v;
+	size_t i;
+
+	if (!mods)
+		return;
+	d->modules = alloc_array(r, json_array_size(mods), sizeof *d->modules);
+	json_array_foreach(mods, i, v) {
+		char where[128], buf[128];
+		asp_module_t *m;
+		json_t *x;
+
+		if (r->failed)
+			return;
+		at_index(where, "modules", i);
+		if (!json_is_object(v)) {
+			fail(r, "%s: expected an object, found %s", where,
+			     type_name(v));
+			return;
+		}
+		m = &d->modules[d->nmodules++];
+		m->path = get_string(r, v, where, "path", ASP_PATH_MAX, true);
+		x = member(r, v, where, "base", JSON_INTEGER, "an integer", true);
+		if (x)
+			m->base = (uint64_t)check_int(r, x, at(buf, where, "base"),
+						      0, INT64_MAX);
+		x = member(r, v, where, "end", JSON_INTEGER, "an integer", false);
+		if (x)
+			m->end = (uint64_t)check_int(r, x, at(buf, where, "end"),
+						     0, INT64_MAX);
+		if (!r->failed && x && m->end <= m->base)
+			fail(r, "%s.end: not above base", where);
+		m->build_id = get_string(r, v, where, "build_id", 128, false);
+		if (m->build_id && (!is_hex(m->build_id) ||
+				    strlen(m->build_id) % 2 != 0))
+			fail(r, "%s.build_id: not a hex string", where);
+		if (m->build_id && !*m->build_id)
+			m->build_id = NULL;
+	}
+}
+
+static void load_records(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *recs = get_array(r, root, "", "loss_records", false);
+	json_t *v;
+	size_t i;
+
+	if (!recs)
+		return;
+	d->has_records = true;
+	d->records = alloc_array(r, json_array_size(recs), sizeof *d->records);
+	json_array_foreach(recs, i, v) {
+		char where[128], buf[128];
+		asp_record_t *rec;
+		const char *kind;
+		json_t *x;
+		int k;
+
+		if (r->failed)
+			return;
+		at_index(where, "loss_records", i);
+		if (!json_is_object(v)) {
+			fail(r, "%s: expected an object, found %s", where,
+			     type_name(v));
+			return;
+		}
+		rec = &d->records[d->nrecords++];
+		kind = get_string(r, v, where, "kind", 16, true);
+		for (k = 0; kind && k < ASP_LEAK_SUPPRESSED; k++)
+			if (strcmp(kind, asp_leak_kind_name[k]) == 0)
+				break;
+		if (kind && k == ASP_LEAK_SUPPRESSED)
+			fail(r, "%s.kind: \"%s\" is not a leak kind", where, kind);
+		rec->kind = (enum asp_leak_kind)k;
+		rec->bytes = get_count(r, v, where, "bytes", true);
+		rec->blocks = get_count(r, v, where, "blocks", true);
+		rec->indirect_bytes = get_count(r, v, where, "indirect_bytes", false);
+		rec->indirect_blocks = get_count(r, v, where, "indirect_blocks",
+						 false);
+		rec->suppressed = get_bool(r, v, where, "suppressed");
+		rec->alloc_fn = get_string(r, v, where, "alloc_fn", 64, false);
+		x = member(r, v, where, "stack", JSON_INTEGER, "an integer", true);
+		if (x)
+			rec->stack = (size_t)check_int(r, x, at(buf, where, "stack"),
+						       0, INT64_MAX);
+		if (!r->failed && rec->stack >= d->nstacks)
+			fail(r, "%s.stack: %zu is not an index into stacks (%zu stacks)",
+			     where, rec->stack, d->nstacks);
+	}
+}
+
+/* The checks that come first, so that a file that is not a dump at all
+ * says so rather than naming a missing key. */
+static void check_header(struct rd *r, json_t *root)
+{
+	json_t *v;
+
+	if (!json_is_object(root)) {
+		fail(r, "not an allocspy dump (the top level is %s, not an object)",
+		     type_name(root));
+		return;
+	}
+	v = json_object_get(root, "format");
+	if (!v) {
+		fail(r, "not an allocspy dump (no \"format\" key)");
+		return;
+	}
+	if (!json_is_string(v) || strcmp(json_string_value(v), "allocspy-dump")) {
+		fail(r, "not an allocspy dump (format is %s%.40s%s, not \"allocspy-dump\")",
+		     json_is_string(v) ? "\"" : "",
+		     json_is_string(v) ? json_string_value(v) : type_name(v),
+		     json_is_string(v) ? "\"" : "");
+		return;
+	}
+	v = json_object_get(root, "version");
+	if (!v) {
+		fail(r, "version: missing");
+	} else if (!json_is_integer(v)) {
+		fail(r, "version: expected an integer, found %s", type_name(v));
+	} else if (json_integer_value(v) != ASP_DUMP_VERSION) {
+		fail(r, "version %" JSON_INTEGER_FORMAT " is not supported "
+		     "(this allocspy-report reads version %d)",
+		     json_integer_value(v), ASP_DUMP_VERSION);
+	}
+}
+
+static int build(asp_dump_t *d, const char *file, json_t *root, char *err)
+{
+	struct rd r = { .err = err, .failed = false };
+
+	memset(d, 0, sizeof *d);
+	d->file = file;
+	d->root = root;
+	check_header(&r, root);
+	load_options(&r, d, root);	/* first: the mode shapes heap */
+	load_program(&r, d, root);
+	load_time(&r, d, root);
+	load_heap(&r, d, root);
+	load_functions(&r, d, root);
+	load_histogram(&r, d, root);
+	load_threads(&r, d, root);
+	load_refs(&r, d, root);
+	load_leaks(&r, d, root);
+	load_stacks(&r, d, root);
+	load_modules(&r, d, root);
+	load_records(&r, d, root);
+	if (r.failed) {
+		asp_dump_free(d);
+		return -1;
+	}
+	return 0;
+}
+
+/* jansson's message for a parse error, as ours. */
+static void parse_error(const json_error_t *e, char *err)
+{
+	if (json_error_code(e) == json_error_premature_end_of_input &&
+	    e->position == 0)
+		snprintf(err, ASP_ERR_MAX, "empty file");
+	else
+		snprintf(err, ASP_ERR_MAX, "not valid JSON: %s (line %d, column %d)",
+			 e->text, e->line, e->column);
+}
+
+#define LOAD_FLAGS JSON_REJECT_DUPLICATES
+
+int asp_dump_parse(asp_dump_t *d, const char *file, const char *buf, size_t len,
+		   char err[ASP_ERR_MAX])
+{
+	json_error_t e;
+	json_t *root = json_loadb(buf, len, LOAD_FLAGS, &e);
+
+	if (!root) {
+		memset(d, 0, sizeof *d);
+		parse_error(&e, err);
+		return -1;
+	}
+	return build(d, file, root, err);
+}
+
+int asp_dump_load(asp_dump_t *d, const char *file, char err[ASP_ERR_MAX])
+{
+	json_error_t e;
+	struct stat st;
+	json_t *root;
+	FILE *f;
+
+	memset(d, 0, sizeof *d);
+	f = fopen(file, "rb");
+	if (!f) {
+		snprintf(err, ASP_ERR_MAX, "%s", strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		snprintf(err, ASP_ERR_MAX, "%s", strerror(EISDIR));
+		return -1;
+	}
+	errno = 0;
+	root = json_loadf(f, LOAD_FLAGS, &e);
+	if (ferror(f)) {	/* jansson takes a read error for the end */
+		snprintf(err, ASP_ERR_MAX, "read error: %s",
+			 strerror(errno ? errno : EIO));
+		json_decref(root);
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	if (!root) {
+		parse_error(&e, err);
+		return -1;
+	}
+	return build(d, file, root, err);
+}
+
+void asp_dump_free(asp_dump_t *d)
+{
+	free(d->argv);
+	free(d->fns);
+	free(d->hist);
+	free(d->threads);
+	free(d->records);
+	free(d->stacks);
+	free(d->frames);
+	free(d->modules);
+	json_decref(d->root);
+	memset(d, 0, sizeof *d);
+}
+
+const asp_fn_t *asp_dump_fn(const asp_dump_t *d, const char *name)
+{
+	for (size_t i = 0; i < d->nfns; i++)
+		if (strcmp(d->fns[i].name, name) == 0)
+			return &d->fns[i];
+	return NULL;
+}
+
+const char *asp_dump_exe_name(const asp_dump_t *d)
+{
+	const char *slash = strrchr(d->exe, '/');
+
+	return slash && slash[1] ? slash + 1 : d->exe;
+}

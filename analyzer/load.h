@@ -1,0 +1,153 @@
+/* load - reads an allocspy dump (format "allocspy-dump", version 1),
+ * validates every key the reports use, and holds it as a C model. */
+#ifndef ASP_LOAD_H
+#define ASP_LOAD_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The dump version this reader understands. */
+#define ASP_DUMP_VERSION 1
+
+/* The largest count or size accepted (2^60): anything above is absurd, and
+ * sums of a few such values cannot overflow. */
+#define ASP_DUMP_MAX ((uint64_t)1 << 60)
+
+/* Longest strings accepted, in bytes. */
+#define ASP_PATH_MAX 4096	/* paths, names */
+#define ASP_ARG_MAX 131072	/* one argument (Linux MAX_ARG_STRLEN) */
+
+/* Room for a load error message. */
+#define ASP_ERR_MAX 512
+
+/* The leak kinds, in valgrind's order. */
+enum asp_leak_kind {
+	ASP_LEAK_DEFINITE,
+	ASP_LEAK_INDIRECT,
+	ASP_LEAK_POSSIBLE,
+	ASP_LEAK_REACHABLE,
+	ASP_LEAK_SUPPRESSED,	/* only in the LEAK SUMMARY, never a record */
+	ASP_LEAK_NKINDS
+};
+
+/* "definite", "indirect", "possible", "reachable", "suppressed". */
+extern const char *const asp_leak_kind_name[ASP_LEAK_NKINDS];
+
+/* The keys of "leaks": "definitely_lost", ..., "suppressed". */
+extern const char *const asp_leak_key[ASP_LEAK_NKINDS];
+
+/* What a function in "functions" does: hands out blocks, takes them back,
+ * or only answers a question. */
+enum asp_fn_class { ASP_FN_ALLOC, ASP_FN_FREE, ASP_FN_QUERY };
+
+typedef struct asp_fn {
+	const char *name;
+	enum asp_fn_class cls;
+	bool strdup_family;	/* counted in compare's strdup rows */
+	int order;		/* position in the canonical list; unknown last */
+	uint64_t calls;
+	uint64_t bytes;		/* ASP_FN_ALLOC */
+	uint64_t failed;	/* ASP_FN_ALLOC */
+	uint64_t null;		/* ASP_FN_FREE: calls with NULL */
+} asp_fn_t;
+
+typedef struct asp_thread {
+	int64_t tid;
+	const char *name;
+	uint64_t allocs, frees, bytes_allocated;
+	uint64_t ref_acquires, ref_releases;
+} asp_thread_t;
+
+typedef struct asp_bucket {
+	uint64_t le;		/* 0 or a power of two */
+	uint64_t count;
+} asp_bucket_t;
+
+typedef struct asp_amount {
+	uint64_t bytes, blocks;
+} asp_amount_t;
+
+typedef struct asp_record {
+	enum asp_leak_kind kind;
+	uint64_t bytes, blocks;
+	uint64_t indirect_bytes, indirect_blocks;
+	size_t stack;		/* index into asp_dump_t.stacks */
+	bool suppressed;
+	const char *alloc_fn;	/* NULL when the dump does not say */
+} asp_record_t;
+
+typedef struct asp_stack {
+	size_t n;
+	const uint64_t *frames;	/* return addresses, innermost first */
+} asp_stack_t;
+
+typedef struct asp_module {
+	const char *path;
+	uint64_t base;		/* load bias (dlpi_addr) */
+	uint64_t end;		/* 0 when the dump does not say */
+	const char *build_id;	/* lower-case hex, NULL when absent */
+} asp_module_t;
+
+typedef struct asp_refs {
+	uint64_t acquires, releases, created, destroyed, cross_thread;
+} asp_refs_t;
+
+typedef struct asp_dump {
+	const char *file;	/* the name it was loaded from */
+	json_t *root;		/* owns every string below */
+
+	int64_t pid;
+	const char *exe;
+	const char **argv;
+	size_t argc;
+	bool count_mode;	/* options.mode is "count" */
+	const char *leak_check;	/* options.leak_check, or NULL */
+	double wall_s, user_s, sys_s;
+
+	uint64_t allocs, frees, bytes_allocated, in_use_blocks;
+	bool has_in_use_bytes, has_peak;	/* false: null (count mode) */
+	uint64_t in_use_bytes, peak_bytes;
+
+	asp_fn_t *fns;		/* canonical order */
+	size_t nfns;
+	asp_bucket_t *hist;	/* le ascending */
+	size_t nhist;
+	asp_thread_t *threads;	/* order of first activity */
+	size_t nthreads;
+	uint64_t threads_omitted;
+	asp_refs_t refs;
+
+	bool has_leaks;
+	asp_amount_t leaks[ASP_LEAK_NKINDS];
+	bool has_records;
+	asp_record_t *records;
+	size_t nrecords;
+	asp_stack_t *stacks;
+	size_t nstacks;
+	uint64_t *frames;	/* storage for every stack's frames */
+	asp_module_t *modules;
+	size_t nmodules;
+} asp_dump_t;
+
+/* Loads FILE into d. Returns 0, or -1 with a one-line reason in err (without
+ * the file name); d then holds nothing to free. */
+int asp_dump_load(asp_dump_t *d, const char *file, char err[ASP_ERR_MAX]);
+
+/* The same from a buffer in memory (file only names it). */
+int asp_dump_parse(asp_dump_t *d, const char *file, const char *buf, size_t len,
+		   char err[ASP_ERR_MAX]);
+
+void asp_dump_free(asp_dump_t *d);
+
+/* The entry of "functions" called name, or NULL. */
+const asp_fn_t *asp_dump_fn(const asp_dump_t *d, const char *name);
+
+/* Orders functions as the reports list them: canonical order, then by name. */
+int asp_fn_cmp(const asp_fn_t *a, const asp_fn_t *b);
+
+/* The base name of the dump's executable. */
+const char *asp_dump_exe_name(const asp_dump_t *d);
+
+#endif
