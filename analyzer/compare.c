@@ -1,0 +1,411 @@
+/* compare - the compare command: the figures of several dumps side by
+ * side, with each later dump's ratio against the first. */
+#include "compare.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+
+enum unit { COUNT, SECONDS };
+
+/* Room for a column label: asp_fmt_label needs 4 bytes a column. */
+#define LABEL_SIZE (4 * ASP_COMPARE_LABEL_W + 4)
+
+struct cell {
+	bool known;		/* false: "?" (count mode has no sizes) */
+	uint64_t n;		/* COUNT */
+	double s;		/* SECONDS */
+};
+
+struct row {
+	char name[96];
+	enum unit unit;
+	struct cell *cells;	/* one per dump */
+};
+
+struct table {
+	size_t ndumps, nrows;
+	struct row *rows;
+};
+
+/* The rows every comparison has, in order. */
+enum {
+	R_ALLOCS, R_FREES, R_BYTES, R_IN_USE, R_PEAK, R_STRDUP_CALLS,
+	R_STRDUP_BYTES, R_REF_ACQ, R_REF_REL, R_CROSS, R_WALL, R_USER, R_SYS,
+	R_FIXED
+};
+
+static const struct {
+	const char *name;
+	enum unit unit;
+} fixed_rows[R_FIXED] = {
+	[R_ALLOCS] = {"allocs", COUNT},
+	[R_FREES] = {"frees", COUNT},
+	[R_BYTES] = {"bytes allocated", COUNT},
+	[R_IN_USE] = {"in use at exit (bytes)", COUNT},
+	[R_PEAK] = {"peak (bytes)", COUNT},
+	[R_STRDUP_CALLS] = {"strdup calls", COUNT},
+	[R_STRDUP_BYTES] = {"strdup bytes", COUNT},
+	[R_REF_ACQ] = {"ref acquires", COUNT},
+	[R_REF_REL] = {"ref releases", COUNT},
+	[R_CROSS] = {"cross-thread ref ops", COUNT},
+	[R_WALL] = {"wall time (s)", SECONDS},
+	[R_USER] = {"user time (s)", SECONDS},
+	[R_SYS] = {"sys time (s)", SECONDS},
+};
+
+static struct cell count(uint64_t n)
+{
+	return (struct cell){ .known = true, .n = n };
+}
+
+static struct cell seconds(double s)
+{
+	return (struct cell){ .known = true, .s = s };
+}
+
+/* The fixed rows' cells of one dump. */
+static void fixed_cells(const asp_dump_t *d, struct cell c[R_FIXED])
+{
+	uint64_t calls = 0, bytes = 0;
+
+	for (size_t i = 0; i < d->nfns; i++) {
+		if (d->fns[i].strdup_family) {
+			calls += d->fns[i].calls;
+			bytes += d->fns[i].bytes;
+		}
+	}
+	c[R_ALLOCS] = count(d->allocs);
+	c[R_FREES] = count(d->frees);
+	c[R_BYTES] = count(d->bytes_allocated);
+	c[R_IN_USE] = d->has_in_use_bytes ? count(d->in_use_bytes) :
+		      (struct cell){ .known = false };
+	c[R_PEAK] = d->has_peak ? count(d->peak_bytes) :
+		    (struct cell){ .known = false };
+	c[R_STRDUP_CALLS] = count(calls);
+	c[R_STRDUP_BYTES] = count(bytes);
+	c[R_REF_ACQ] = count(d->refs.acquires);
+	c[R_REF_REL] = count(d->refs.releases);
+	c[R_CROSS] = count(d->refs.cross_thread);
+	c[R_WALL] = seconds(d->wall_s);
+	c[R_USER] = seconds(d->user_s);
+	c[R_SYS] = seconds(d->sys_s);
+}
+
+static int fn_ptr_cmp(const void *a, const void *b)
+{
+	return asp_fn_cmp(*(const asp_fn_t *const *)a, *(const asp_fn_t *const *)b);
+}
+
+/* Every function called in any dump, once each, in report order; *n gets
+ * how many. NULL when out of memory. */
+static const asp_fn_t **function_union(const asp_dump_t *d, size_t nd, size_t *n)
+{
+	size_t total = 0, k = 0, u = 0;
+	const asp_fn_t **all;
+
+	for (size_t i = 0; i < nd; i++)
+		total += d[i].nfns;
+	all = malloc((total ? total : 1) * sizeof *all);
+	if (!all)
+		return NULL;
+	for (size_t i = 0; i < nd; i++)
+		for (size_t j = 0; j < d[i].nfns; j++)
+			all[k++] = &d[i].fns[j];
+	qsort(all, total, sizeof *all, fn_ptr_cmp);
+	for (k = 0; k < total; k++)
+		if (u == 0 || strcmp(all[u - 1]->name, all[k]->name) != 0)
+			all[u++] = all[k];
+	*n = u;
+	return all;
+}
+
+static void table_free(struct table *t)
+{
+	for (size_t i = 0; i < t->nrows; i++)
+		free(t->rows[i].cells);
+	free(t->rows);
+}
+
+static int table_build(struct table *t, const asp_dump_t *d, size_t nd)
+{
+	size_t nfn = 0;
+	const asp_fn_t **fns = function_union(d, nd, &nfn);
+
+	memset(t, 0, sizeof *t);
+	t->ndumps = nd;
+	if (!fns)
+		return -ENOMEM;
+	t->rows = calloc(R_FIXED + nfn, sizeof *t->rows);
+	if (!t->rows) {
+		free(fns);
+		return -ENOMEM;
+	}
+	t->nrows = R_FIXED + nfn;
+	for (size_t r = 0; r < t->nrows; r++) {
+		t->rows[r].cells = calloc(nd, sizeof *t->rows[r].cells);
+		if (!t->rows[r].cells) {
+			free(fns);
+			table_free(t);
+			return -ENOMEM;
+		}
+	}
+	for (size_t r = 0; r < R_FIXED; r++) {
+		snprintf(t->rows[r].name, sizeof t->rows[r].name, "%s",
+			 fixed_rows[r].name);
+		t->rows[r].unit = fixed_rows[r].unit;
+	}
+	for (size_t i = 0; i < nd; i++) {
+		struct cell c[R_FIXED];
+
+		fixed_cells(&d[i], c);
+		for (size_t r = 0; r < R_FIXED; r++)
+			t->rows[r].cells[i] = c[r];
+	}
+	for (size_t f = 0; f < nfn; f++) {
+		struct row *row = &t->rows[R_FIXED + f];
+
+		snprintf(row->name, sizeof row->name, "%s calls", fns[f]->name);
+		row->unit = COUNT;
+		for (size_t i = 0; i < nd; i++) {
+			const asp_fn_t *fn = asp_dump_fn(&d[i], fns[f]->name);
+
+			row->cells[i] = count(fn ? fn->calls : 0);
+		}
+	}
+	free(fns);
+	return 0;
+}
+
+static const char *cell_text(char buf[ASP_NUM_MAX], const struct row *r,
+			     size_t i)
+{
+	const struct cell *c = &r->cells[i];
+
+	if (!c->known)
+		return "?";
+	if (r->unit == SECONDS)
+		return asp_fmt_seconds(buf, c->s);
+	return asp_fmt_count(buf, c->n);
+}
+
+static double cell_value(const struct row *r, size_t i)
+{
+	return r->unit == SECONDS ? r->cells[i].s : (double)r->cells[i].n;
+}
+
+static const char *ratio_text(char buf[ASP_NUM_MAX], const struct row *r,
+			      size_t i)
+{
+	if (!r->cells[0].known || !r->cells[i].known)
+		return "-";
+	return asp_fmt_ratio(buf, cell_value(r, 0), cell_value(r, i));
+}
+
+/* "prog arg1 arg2", cut to ASP_COMPARE_LABEL_W columns. */
+static const char *dump_label(char buf[LABEL_SIZE], const asp_dump_t *d)
+{
+	char full[256];
+	size_t len;
+
+	snprintf(full, sizeof full, "%s", asp_dump_exe_name(d));
+	for (size_t i = 1; i < d->argc; i++) {
+		len = strlen(full);
+		if (len + 1 >= sizeof full)
+			break;
+		snprintf(full + len, sizeof full - len, " %s", d->argv[i]);
+	}
+	return asp_fmt_label(buf, LABEL_SIZE, full, ASP_COMPARE_LABEL_W);
+}
+
+/* Whether the dumps' programs differ; their base names into names. */
+static bool different_programs(const asp_dump_t *d, size_t nd, char *names,
+			       size_t size)
+{
+	bool differ = false;
+	size_t len = 0;
+
+	names[0] = '\0';
+	for (size_t i = 0; i < nd; i++) {
+		const char *name = asp_dump_exe_name(&d[i]);
+		bool seen = false;
+
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(asp_dump_exe_name(&d[j]), name) == 0)
+				seen = true;
+		if (seen)
+			continue;
+		if (i > 0)
+			differ = true;
+		if (len < size)
+			len += (size_t)snprintf(names + len, size - len, "%s%s",
+						i ? ", " : "", name);
+	}
+	return differ;
+}
+
+/* The text table's column widths and labels. */
+struct layout {
+	size_t namew;
+	size_t *width;		/* per dump: its values' column */
+	size_t *rwidth;		/* per dump: its ratio column */
+	char (*labels)[LABEL_SIZE];
+};
+
+static int layout(struct layout *l, const struct table *t, const asp_dump_t *d)
+{
+	char buf[ASP_NUM_MAX];
+	size_t nd = t->ndumps;
+
+	l->namew = 0;
+	l->width = calloc(nd, sizeof *l->width);
+	l->rwidth = calloc(nd, sizeof *l->rwidth);
+	l->labels = calloc(nd, sizeof *l->labels);
+	if (!l->width || !l->rwidth || !l->labels)
+		return -ENOMEM;
+	for (size_t i = 0; i < nd; i++) {
+		dump_label(l->labels[i], &d[i]);
+		l->width[i] = asp_text_width(l->labels[i]);
+		l->rwidth[i] = strlen("ratio");
+	}
+	for (size_t r = 0; r < t->nrows; r++) {
+		size_t w = asp_text_width(t->rows[r].name);
+
+		l->namew = w > l->namew ? w : l->namew;
+		for (size_t i = 0; i < nd; i++) {
+			w = strlen(cell_text(buf, &t->rows[r], i));
+			l->width[i] = w > l->width[i] ? w : l->width[i];
+			w = strlen(ratio_text(buf, &t->rows[r], i));
+			l->rwidth[i] = w > l->rwidth[i] ? w : l->rwidth[i];
+		}
+	}
+	return 0;
+}
+
+static void layout_free(struct layout *l)
+{
+	free(l->width);
+	free(l->rwidth);
+	free(l->labels);
+}
+
+static void put_table(FILE *out, const struct table *t, const struct layout *l)
+{
+	char buf[ASP_NUM_MAX];
+
+	asp_put_left(out, "", l->namew);
+	for (size_t i = 0; i < t->ndumps; i++) {
+		fputs("  ", out);
+		asp_put_right(out, l->labels[i], l->width[i]);
+		if (i > 0) {
+			fputs("  ", out);
+			asp_put_right(out, "ratio", l->rwidth[i]);
+		}
+	}
+	putc('\n', out);
+	for (size_t r = 0; r < t->nrows; r++) {
+		asp_put_left(out, t->rows[r].name, l->namew);
+		for (size_t i = 0; i < t->ndumps; i++) {
+			fputs("  ", out);
+			asp_put_right(out, cell_text(buf, &t->rows[r], i),
+				      l->width[i]);
+			if (i > 0) {
+				fputs("  ", out);
+				asp_put_right(out, ratio_text(buf, &t->rows[r], i),
+					      l->rwidth[i]);
+			}
+		}
+		putc('\n', out);
+	}
+}
+
+int asp_compare_text(FILE *out, const asp_dump_t *d, size_t nd)
+{
+	struct layout l = {0};
+	char names[512];
+	struct table t;
+	int rc;
+
+	if (table_build(&t, d, nd) < 0)
+		return -ENOMEM;
+	rc = layout(&l, &t, d);
+	if (rc == 0) {
+		if (different_programs(d, nd, names, sizeof names)) {
+			fputs("note: the dumps come from different programs (", out);
+			asp_put_text(out, names);
+			fputs(")\n\n", out);
+		}
+		put_table(out, &t, &l);
+	}
+	layout_free(&l);
+	table_free(&t);
+	return rc;
+}
+
+static json_t *cell_json(const struct row *r, size_t i)
+{
+	if (!r->cells[i].known)
+		return json_null();
+	if (r->unit == SECONDS)
+		return json_real(r->cells[i].s);
+	return json_integer((json_int_t)r->cells[i].n);
+}
+
+static json_t *dumps_json(const asp_dump_t *d, size_t nd)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < nd; i++) {
+		char label[LABEL_SIZE];
+		json_t *argv = json_array();
+
+		for (size_t j = 0; j < d[i].argc; j++)
+			json_array_append_new(argv, asp_json_text(d[i].argv[j]));
+		json_array_append_new(a, json_pack("{s:o,s:o,s:I,s:o,s:o,s:s}",
+			"file", asp_json_text(d[i].file),
+			"label", asp_json_text(dump_label(label, &d[i])),
+			"pid", (json_int_t)d[i].pid,
+			"exe", asp_json_text(d[i].exe),
+			"argv", argv,
+			"mode", d[i].count_mode ? "count" : "track"));
+	}
+	return a;
+}
+
+json_t *asp_compare_json(const asp_dump_t *d, size_t nd)
+{
+	char names[512];
+	json_t *rows;
+	struct table t;
+	bool differ = different_programs(d, nd, names, sizeof names);
+
+	if (table_build(&t, d, nd) < 0)
+		return NULL;
+	rows = json_array();
+	for (size_t r = 0; r < t.nrows; r++) {
+		const struct row *row = &t.rows[r];
+		json_t *values = json_array(), *ratios = json_array();
+
+		for (size_t i = 0; i < nd; i++) {
+			json_array_append_new(values, cell_json(row, i));
+			if (i == 0)
+				continue;
+			if (row->cells[0].known && row->cells[i].known &&
+			    cell_value(row, 0) != 0)
+				json_array_append_new(ratios, json_real(
+					cell_value(row, i) / cell_value(row, 0)));
+			else
+				json_array_append_new(ratios, json_null());
+		}
+		json_array_append_new(rows, json_pack("{s:s,s:s,s:o,s:o}",
+			"name", row->name,
+			"unit", row->unit == SECONDS ? "seconds" : "count",
+			"values", values, "ratios", ratios));
+	}
+	table_free(&t);
+	return json_pack("{s:o,s:b,s:o}", "dumps", dumps_json(d, nd),
+			 "different_programs", differ, "rows", rows);
+}

@@ -1,0 +1,18 @@
+/* compare - the compare command: the figures of several dumps side by
+ * side, with each later dump's ratio against the first. */
+#ifndef ASP_COMPARE_H
+#define ASP_COMPARE_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "load.h"
+
+/* Columns are labelled by program and arguments, cut to this many columns. */
+#define ASP_COMPARE_LABEL_W 24
+
+/* d[0..n), n >= 1. Return 0, or -ENOMEM. */
+int asp_compare_text(FILE *out, const asp_dump_t *d, size_t n);
+json_t *asp_compare_json(const asp_dump_t *d, size_t n);
+
+#endif

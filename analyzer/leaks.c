@@ -1,0 +1,233 @@
+/* leaks - the leaks command: valgrind-style loss records with symbolized
+ * stacks and, on request, suppressions; then the LEAK SUMMARY. */
+#include "leaks.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "summary.h"
+#include "suppress.h"
+#include "symbolize.h"
+
+/* Most lines one address can give (inlined calls nested this deep). */
+#define MAX_INLINE 64
+
+int asp_leaks_parse_kinds(const char *spec, unsigned *kinds)
+{
+	const char *p = spec;
+
+	if (strcmp(spec, "all") == 0) {
+		*kinds = ASP_KIND_BIT(ASP_LEAK_DEFINITE) |
+			 ASP_KIND_BIT(ASP_LEAK_INDIRECT) |
+			 ASP_KIND_BIT(ASP_LEAK_POSSIBLE) |
+			 ASP_KIND_BIT(ASP_LEAK_REACHABLE);
+		return 0;
+	}
+	*kinds = 0;
+	if (strcmp(spec, "none") == 0)
+		return 0;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		int k;
+
+		for (k = 0; k < ASP_LEAK_SUPPRESSED; k++)
+			if (strlen(asp_leak_kind_name[k]) == len &&
+			    strncmp(p, asp_leak_kind_name[k], len) == 0)
+				break;
+		if (k == ASP_LEAK_SUPPRESSED)
+			return -1;
+		*kinds |= ASP_KIND_BIT(k);
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+/* The printed lines of one stack, grown as needed. */
+struct lines {
+	asp_line_t *v;
+	size_t n, cap;
+};
+
+/* Symbolizes st into ls. As valgrind does by default, the stack ends at
+ * main: what lies below it is libc's start-up. Returns 0 or -ENOMEM. */
+static int stack_lines(asp_symbolizer_t *s, const asp_stack_t *st,
+		       struct lines *ls)
+{
+	ls->n = 0;
+	for (size_t j = 0; j < st->n; j++) {
+		const char *fn;
+
+		if (ls->cap - ls->n < MAX_INLINE) {
+			size_t cap = ls->cap * 2 + MAX_INLINE;
+			asp_line_t *v = realloc(ls->v, cap * sizeof *v);
+
+			if (!v)
+				return -ENOMEM;
+			ls->v = v;
+			ls->cap = cap;
+		}
+		ls->n += asp_symbolize(s, st->frames[j], ls->v + ls->n, MAX_INLINE);
+		fn = ls->v[ls->n - 1].fn;
+		if (fn && strcmp(fn, "main") == 0)
+			break;
+	}
+	return 0;
+}
+
+static bool shown(const asp_record_t *rec, unsigned kinds)
+{
+	return !rec->suppressed && (kinds & ASP_KIND_BIT(rec->kind));
+}
+
+static void prefix(FILE *out, const asp_dump_t *d)
+{
+	fprintf(out, "==%lld== ", (long long)d->pid);
+}
+
+static void record_head(FILE *out, const asp_dump_t *d, size_t i)
+{
+	const asp_record_t *rec = &d->records[i];
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX];
+
+	prefix(out, d);
+	if (rec->indirect_bytes)
+		fprintf(out, "%s (%s direct, %s indirect) bytes",
+			asp_fmt_count(a, rec->bytes + rec->indirect_bytes),
+			asp_fmt_count(b, rec->bytes),
+			asp_fmt_count(c, rec->indirect_bytes));
+	else
+		fprintf(out, "%s bytes", asp_fmt_count(a, rec->bytes));
+	fprintf(out, " in %s blocks are %s in loss record %s",
+		asp_fmt_count(b, rec->blocks), asp_leak_phrase[rec->kind],
+		asp_fmt_count(c, i + 1));
+	fprintf(out, " of %s\n", asp_fmt_count(a, d->nrecords));
+}
+
+/* "   at 0x10914A: main (prog.c:12)", as valgrind writes a frame. */
+static void put_line(FILE *out, const asp_line_t *l, bool first)
+{
+	fprintf(out, "   %s 0x%" PRIX64 ": ", first ? "at" : "by", l->addr);
+	asp_put_text(out, l->fn ? l->fn : "???");
+	if (l->file) {
+		fputs(" (", out);
+		asp_put_text(out, l->file);
+		fprintf(out, ":%u)", l->line);
+	} else if (l->module) {
+		fputs(" (in ", out);
+		asp_put_text(out, l->module);
+		putc(')', out);
+	}
+	putc('\n', out);
+}
+
+void asp_leaks_text(FILE *out, const asp_dump_t *d, unsigned kinds,
+		    bool gen_suppressions)
+{
+	asp_symbolizer_t *s = asp_symbolizer_new(d);
+	struct lines ls = {0};
+
+	for (size_t i = 0; s && i < d->nrecords; i++) {
+		const asp_record_t *rec = &d->records[i];
+
+		if (!shown(rec, kinds))
+			continue;
+		if (stack_lines(s, &d->stacks[rec->stack], &ls) < 0)
+			break;
+		record_head(out, d, i);
+		for (size_t j = 0; j < ls.n; j++) {
+			prefix(out, d);
+			put_line(out, &ls.v[j], j == 0);
+		}
+		prefix(out, d);
+		putc('\n', out);
+		if (gen_suppressions) {
+			char *text = asp_suppression(rec, ls.v, ls.n);
+
+			if (text)
+				fputs(text, out);
+			free(text);
+		}
+	}
+	if (!d->has_records && d->in_use_blocks) {
+		prefix(out, d);
+		fputs("no loss records: the dump was written without "
+		      "ALLOCSPY_LEAK_CHECK=full\n", out);
+		prefix(out, d);
+		putc('\n', out);
+	}
+	asp_summary_leak_text(out, d);
+	free(ls.v);
+	asp_symbolizer_free(s);
+}
+
+static json_t *line_json(const asp_line_t *l)
+{
+	char addr[ASP_NUM_MAX];
+
+	snprintf(addr, sizeof addr, "0x%" PRIx64, l->addr);
+	return json_pack("{s:s,s:o,s:o,s:o,s:o,s:b}",
+			 "address", addr,
+			 "function", asp_json_text(l->fn),
+			 "file", asp_json_text(l->file),
+			 "line", l->file ? json_integer(l->line) : json_null(),
+			 "module", asp_json_text(l->module),
+			 "inlined", l->inlined);
+}
+
+static json_t *record_json(const asp_dump_t *d, size_t i, const struct lines *ls,
+			   bool gen_suppressions)
+{
+	const asp_record_t *rec = &d->records[i];
+	json_t *frames = json_array();
+	json_t *o;
+
+	for (size_t j = 0; j < ls->n; j++)
+		json_array_append_new(frames, line_json(&ls->v[j]));
+	o = json_pack("{s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:o,s:o}",
+		      "record", (json_int_t)i + 1,
+		      "of", (json_int_t)d->nrecords,
+		      "kind", asp_leak_kind_name[rec->kind],
+		      "bytes", (json_int_t)rec->bytes,
+		      "blocks", (json_int_t)rec->blocks,
+		      "indirect_bytes", (json_int_t)rec->indirect_bytes,
+		      "indirect_blocks", (json_int_t)rec->indirect_blocks,
+		      "total_bytes", (json_int_t)(rec->bytes + rec->indirect_bytes),
+		      "alloc_fn", asp_json_text(rec->alloc_fn ? rec->alloc_fn : "malloc"),
+		      "frames", frames);
+	if (gen_suppressions) {
+		char *text = asp_suppression(rec, ls->v, ls->n);
+
+		json_object_set_new(o, "suppression", asp_json_text(text));
+		free(text);
+	}
+	return o;
+}
+
+json_t *asp_leaks_json(const asp_dump_t *d, unsigned kinds,
+		       bool gen_suppressions)
+{
+	asp_symbolizer_t *s = asp_symbolizer_new(d);
+	json_t *recs = json_array();
+	struct lines ls = {0};
+
+	for (size_t i = 0; s && i < d->nrecords; i++) {
+		const asp_record_t *rec = &d->records[i];
+
+		if (!shown(rec, kinds))
+			continue;
+		if (stack_lines(s, &d->stacks[rec->stack], &ls) < 0)
+			break;
+		json_array_append_new(recs, record_json(d, i, &ls, gen_suppressions));
+	}
+	free(ls.v);
+	asp_symbolizer_free(s);
+	return json_pack("{s:o,s:I,s:o,s:o}",
+			 "file", asp_json_text(d->file),
+			 "pid", (json_int_t)d->pid,
+			 "loss_records", recs,
+			 "leak_summary", asp_summary_leak_json(d));
+}

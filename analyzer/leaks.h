@@ -1,0 +1,28 @@
+/* leaks - the leaks command: valgrind-style loss records with symbolized
+ * stacks and, on request, suppressions; then the LEAK SUMMARY. */
+#ifndef ASP_LEAKS_H
+#define ASP_LEAKS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "load.h"
+
+/* A set of leak kinds: one bit per enum asp_leak_kind. */
+#define ASP_KIND_BIT(k) (1u << (k))
+#define ASP_KINDS_DEFAULT (ASP_KIND_BIT(ASP_LEAK_DEFINITE) | \
+			   ASP_KIND_BIT(ASP_LEAK_POSSIBLE))
+
+/* Reads a --show-leak-kinds value: "all", "none", or a comma-separated list
+ * of definite, indirect, possible, reachable. Returns 0, or -1 when it is
+ * not one. */
+int asp_leaks_parse_kinds(const char *spec, unsigned *kinds);
+
+/* The records of the kinds in kinds, not suppressed, in the dump's order. */
+void asp_leaks_text(FILE *out, const asp_dump_t *d, unsigned kinds,
+		    bool gen_suppressions);
+json_t *asp_leaks_json(const asp_dump_t *d, unsigned kinds,
+		       bool gen_suppressions);
+
+#endif

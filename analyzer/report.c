@@ -1,0 +1,203 @@
+/* report - the command line of allocspy-report: it reads the options,
+ * loads the dumps, runs one command and checks that stdout was written. */
+#include "report.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "fmt.h"
+#include "leaks.h"
+#include "load.h"
+#include "msg.h"
+#include "summary.h"
+
+static const char usage_text[] =
+"usage: allocspy-report [--json] DUMP\n"
+"       allocspy-report leaks [--show-leak-kinds=KINDS] [--gen-suppressions]\n"
+"                             [--json] DUMP\n"
+"       allocspy-report compare [--json] DUMP1 DUMP2 [DUMP...]\n"
+"       allocspy-report --help | --version\n"
+"\n"
+"Reads the JSON dumps that liballocspy.so writes at exit.\n"
+"  DUMP               the exit text (HEAP, LEAK and REF SUMMARY), then tables\n"
+"                     of functions, threads, block sizes, peak and time\n"
+"  leaks DUMP         the loss records with symbolized stacks, as valgrind\n"
+"                     prints them, then the LEAK SUMMARY\n"
+"  compare DUMP1 DUMP2 ...\n"
+"                     the figures side by side, with ratios against DUMP1\n"
+"\n"
+"Options:\n"
+"  --json             write JSON instead of text\n"
+"  --show-leak-kinds=KINDS\n"
+"                     the loss records to show: a list of definite, indirect,\n"
+"                     possible, reachable, or all, or none\n"
+"                     (default: definite,possible)\n"
+"  --gen-suppressions write a valgrind suppression under each loss record\n"
+"  --help             write this text\n"
+"  --version          write the version\n"
+"\n"
+"Exit status: 0 done, 1 the report could not be written, 2 a usage error\n"
+"or a bad dump.\n";
+
+enum command { CMD_SUMMARY, CMD_LEAKS, CMD_COMPARE };
+
+struct opts {
+	enum command cmd;
+	bool json;
+	bool gen_suppressions;
+	bool kinds_given;
+	unsigned kinds;
+	char **files;
+	size_t nfiles;
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	asp_error(NULL, fmt, arg);
+	fputs(usage_text, stderr);
+	return ASP_EXIT_USAGE;
+}
+
+/* Fills o from argv. Returns -1 to go on, or the exit status (--help,
+ * --version, a usage error). */
+static int parse(struct opts *o, int argc, char **argv)
+{
+	bool options = true;
+	int i = 1;
+
+	if (argc > 1 && strcmp(argv[1], "leaks") == 0) {
+		o->cmd = CMD_LEAKS;
+		i = 2;
+	} else if (argc > 1 && strcmp(argv[1], "compare") == 0) {
+		o->cmd = CMD_COMPARE;
+		i = 2;
+	}
+	o->kinds = ASP_KINDS_DEFAULT;
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!options || a[0] != '-' || a[1] == '\0') {
+			o->files[o->nfiles++] = argv[i];
+		} else if (strcmp(a, "--") == 0) {
+			options = false;
+		} else if (strcmp(a, "--help") == 0) {
+			fputs(usage_text, stdout);
+			return ASP_EXIT_OK;
+		} else if (strcmp(a, "--version") == 0) {
+			puts("allocspy-report " ASP_VERSION);
+			return ASP_EXIT_OK;
+		} else if (strcmp(a, "--json") == 0) {
+			o->json = true;
+		} else if (o->cmd == CMD_LEAKS &&
+			   strcmp(a, "--gen-suppressions") == 0) {
+			o->gen_suppressions = true;
+		} else if (o->cmd == CMD_LEAKS &&
+			   strncmp(a, "--show-leak-kinds=", 18) == 0) {
+			if (asp_leaks_parse_kinds(a + 18, &o->kinds) < 0)
+				return usage_error("bad --show-leak-kinds value '%s'",
+						   a + 18);
+		} else {
+			return usage_error("unknown option '%s'", a);
+		}
+	}
+	if (o->cmd == CMD_COMPARE && o->nfiles < 2)
+		return usage_error("%s", "compare needs two dumps or more");
+	if (o->cmd != CMD_COMPARE && o->nfiles != 1)
+		return usage_error("%s", o->nfiles ? "one dump only" :
+				   "no dump given");
+	return -1;
+}
+
+/* Writes j and frees it; NULL means memory ran out. */
+static int put_json(json_t *j)
+{
+	if (!j) {
+		asp_error(NULL, "out of memory");
+		return ASP_EXIT_OUTPUT;
+	}
+	asp_json_print(stdout, j);
+	json_decref(j);
+	return ASP_EXIT_OK;
+}
+
+static int run(const struct opts *o, asp_dump_t *d)
+{
+	char err[ASP_ERR_MAX];
+
+	for (size_t i = 0; i < o->nfiles; i++) {
+		if (asp_dump_load(&d[i], o->files[i], err) < 0) {
+			asp_error(o->files[i], "%s", err);
+			return ASP_EXIT_USAGE;
+		}
+	}
+	switch (o->cmd) {
+	case CMD_SUMMARY:
+		if (o->json)
+			return put_json(asp_summary_json(d));
+		asp_summary_text(stdout, d);
+		return ASP_EXIT_OK;
+	case CMD_LEAKS:
+		if (!d->has_leaks) {
+			asp_error(d->file, "no leak check in this dump (it was "
+				  "written with ALLOCSPY_LEAK_CHECK=no or "
+				  "ALLOCSPY_MODE=count)");
+			return ASP_EXIT_USAGE;
+		}
+		if (o->json)
+			return put_json(asp_leaks_json(d, o->kinds,
+						       o->gen_suppressions));
+		asp_leaks_text(stdout, d, o->kinds, o->gen_suppressions);
+		return ASP_EXIT_OK;
+	case CMD_COMPARE:
+		if (o->json)
+			return put_json(asp_compare_json(d, o->nfiles));
+		if (asp_compare_text(stdout, d, o->nfiles) < 0)
+			return put_json(NULL);
+		return ASP_EXIT_OK;
+	}
+	return ASP_EXIT_USAGE;
+}
+
+/* The one way out: a report that did not reach stdout is a failure. */
+static int finish(int rc)
+{
+	int err = 0;
+
+	if (fflush(stdout) != 0 || ferror(stdout))
+		err = errno ? errno : EIO;
+	if (fclose(stdout) != 0 && !err)
+		err = errno ? errno : EIO;
+	if (err) {
+		asp_error(NULL, "cannot write the report: %s", strerror(err));
+		if (rc == ASP_EXIT_OK)
+			rc = ASP_EXIT_OUTPUT;
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {0};
+	asp_dump_t *d = NULL;
+	int rc;
+
+	o.files = calloc((size_t)argc, sizeof *o.files);
+	if (!o.files) {
+		asp_error(NULL, "out of memory");
+		return ASP_EXIT_OUTPUT;
+	}
+	rc = parse(&o, argc, argv);
+	if (rc < 0) {
+		d = calloc(o.nfiles, sizeof *d);
+		rc = d ? run(&o, d) : put_json(NULL);
+	}
+	for (size_t i = 0; d && i < o.nfiles; i++)
+		asp_dump_free(&d[i]);
+	free(d);
+	free(o.files);
+	return finish(rc);
+}

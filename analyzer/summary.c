@@ -1,0 +1,347 @@
+/* summary - the default report: the exit text the shim prints (HEAP, LEAK
+ * and REF SUMMARY), then the function, thread, size, peak and time tables. */
+#include "summary.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+
+const char *const asp_leak_phrase[ASP_LEAK_NKINDS] = {
+	"definitely lost", "indirectly lost", "possibly lost",
+	"still reachable", "suppressed"
+};
+
+/* Width of the label column in the exit text ("  total heap usage"). */
+#define LABEL_W 18
+
+/* Columns of the size histogram's bar. */
+#define BAR_W 20
+
+/* Widest thread name shown in the table. */
+#define NAME_W 16
+
+/* "==PID== " */
+static void prefix(FILE *out, const asp_dump_t *d)
+{
+	fprintf(out, "==%lld== ", (long long)d->pid);
+}
+
+/* "==PID==          label: " */
+static void label(FILE *out, const asp_dump_t *d, const char *l)
+{
+	prefix(out, d);
+	fprintf(out, "%*s: ", LABEL_W, l);
+}
+
+void asp_summary_leak_text(FILE *out, const asp_dump_t *d)
+{
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
+
+	prefix(out, d);
+	if (d->in_use_blocks == 0) {
+		fputs("All heap blocks were freed -- no leaks are possible\n", out);
+		return;
+	}
+	fputs("LEAK SUMMARY:\n", out);
+	for (int k = 0; k < ASP_LEAK_NKINDS; k++) {
+		label(out, d, asp_leak_phrase[k]);
+		fprintf(out, "%s bytes in %s blocks\n",
+			asp_fmt_count(a, d->leaks[k].bytes),
+			asp_fmt_count(b, d->leaks[k].blocks));
+	}
+}
+
+static bool any_refs(const asp_dump_t *d)
+{
+	const asp_refs_t *r = &d->refs;
+
+	return r->acquires || r->releases || r->created || r->destroyed ||
+	       r->cross_thread;
+}
+
+void asp_summary_exit_text(FILE *out, const asp_dump_t *d)
+{
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX];
+
+	prefix(out, d);
+	fputs("HEAP SUMMARY:\n", out);
+	label(out, d, "in use at exit");
+	fprintf(out, "%s bytes in %s blocks\n",
+		d->has_in_use_bytes ? asp_fmt_count(a, d->in_use_bytes) : "?",
+		asp_fmt_count(b, d->in_use_blocks));
+	label(out, d, "total heap usage");
+	fprintf(out, "%s allocs, %s frees, %s bytes allocated\n",
+		asp_fmt_count(a, d->allocs), asp_fmt_count(b, d->frees),
+		asp_fmt_count(c, d->bytes_allocated));
+	prefix(out, d);
+	putc('\n', out);
+	if (d->has_leaks)
+		asp_summary_leak_text(out, d);
+	if (any_refs(d)) {
+		prefix(out, d);
+		putc('\n', out);
+		prefix(out, d);
+		fputs("REF SUMMARY:\n", out);
+		label(out, d, "ref operations");
+		fprintf(out, "%s acquires, %s releases\n",
+			asp_fmt_count(a, d->refs.acquires),
+			asp_fmt_count(b, d->refs.releases));
+		label(out, d, "objects");
+		fprintf(out, "%s created, %s destroyed\n",
+			asp_fmt_count(a, d->refs.created),
+			asp_fmt_count(b, d->refs.destroyed));
+		label(out, d, "cross-thread");
+		fprintf(out, "%s operations\n",
+			asp_fmt_count(a, d->refs.cross_thread));
+	}
+}
+
+/* One right-aligned number column, or "-" when the value does not apply. */
+static void num_col(FILE *out, bool applies, uint64_t v, int width)
+{
+	char buf[ASP_NUM_MAX];
+
+	fprintf(out, " %*s", width, applies ? asp_fmt_count(buf, v) : "-");
+}
+
+static void functions_text(FILE *out, const asp_dump_t *d)
+{
+	fputs("\nFunctions\n", out);
+	fprintf(out, "  %-20s %14s %16s %10s %10s\n", "function", "calls",
+		"bytes", "failed", "null");
+	for (size_t i = 0; i < d->nfns; i++) {
+		const asp_fn_t *f = &d->fns[i];
+		bool alloc = f->cls == ASP_FN_ALLOC;
+
+		fputs("  ", out);
+		asp_put_left(out, f->name, 20);
+		num_col(out, true, f->calls, 14);
+		num_col(out, alloc, f->bytes, 16);
+		num_col(out, alloc, f->failed, 10);
+		num_col(out, f->cls == ASP_FN_FREE, f->null, 10);
+		putc('\n', out);
+	}
+}
+
+static int by_allocs(const void *pa, const void *pb, void *arg)
+{
+	const asp_thread_t *t = arg;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+
+	if (t[a].allocs != t[b].allocs)
+		return t[a].allocs > t[b].allocs ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Thread indexes by allocs, most first; ties keep the dump's order. */
+static size_t *threads_by_allocs(const asp_dump_t *d)
+{
+	size_t *ix = malloc((d->nthreads ? d->nthreads : 1) * sizeof *ix);
+
+	if (!ix)
+		return NULL;
+	for (size_t i = 0; i < d->nthreads; i++)
+		ix[i] = i;
+	qsort_r(ix, d->nthreads, sizeof *ix, by_allocs, d->threads);
+	return ix;
+}
+
+static void threads_text(FILE *out, const asp_dump_t *d)
+{
+	size_t shown = d->nthreads < ASP_SUMMARY_TOP_THREADS ?
+		       d->nthreads : ASP_SUMMARY_TOP_THREADS;
+	uint64_t more = (d->nthreads - shown) + d->threads_omitted;
+	size_t *ix = threads_by_allocs(d);
+	char buf[4 * NAME_W + 4];
+
+	if (!ix)
+		return;
+	fprintf(out, "\nThreads%s\n", more ? " (the top 20 by allocs)" : "");
+	fprintf(out, "  %-8s %-*s %14s %14s %16s %14s\n", "tid", NAME_W, "name",
+		"allocs", "frees", "bytes allocated", "ref ops");
+	for (size_t i = 0; i < shown; i++) {
+		const asp_thread_t *t = &d->threads[ix[i]];
+
+		fprintf(out, "  %-8lld ", (long long)t->tid);
+		asp_put_left(out, asp_fmt_label(buf, sizeof buf, t->name, NAME_W),
+			     NAME_W);
+		num_col(out, true, t->allocs, 14);
+		num_col(out, true, t->frees, 14);
+		num_col(out, true, t->bytes_allocated, 16);
+		num_col(out, true, t->ref_acquires + t->ref_releases, 14);
+		putc('\n', out);
+	}
+	if (more) {
+		char n[ASP_NUM_MAX];
+
+		fprintf(out, "  (%s more thread%s)\n", asp_fmt_count(n, more),
+			more == 1 ? "" : "s");
+	}
+	free(ix);
+}
+
+/* The smallest size in bucket le: le/2 + 1 (le itself for 0, 1 and 2). */
+static uint64_t bucket_min(uint64_t le)
+{
+	return le <= 2 ? le : le / 2 + 1;
+}
+
+static void histogram_text(FILE *out, const asp_dump_t *d)
+{
+	uint64_t max = 0;
+
+	fputs("\nSizes (blocks by requested size in bytes)\n", out);
+	for (size_t i = 0; i < d->nhist; i++)
+		if (d->hist[i].count > max)
+			max = d->hist[i].count;
+	for (size_t i = 0; i < d->nhist; i++) {
+		const asp_bucket_t *b = &d->hist[i];
+		char lo[ASP_NUM_MAX], hi[ASP_NUM_MAX], n[ASP_NUM_MAX];
+		int bar = (int)((double)b->count / (double)max * BAR_W + 0.5);
+
+		asp_fmt_count(lo, bucket_min(b->le));
+		asp_fmt_count(hi, b->le);
+		if (bucket_min(b->le) == b->le)
+			fprintf(out, "  %25s", hi);
+		else
+			fprintf(out, "  %11s - %11s", lo, hi);
+		fprintf(out, " %14s  ", asp_fmt_count(n, b->count));
+		for (int j = 0; j < (bar ? bar : 1); j++)
+			putc('#', out);
+		putc('\n', out);
+	}
+	if (d->nhist == 0)
+		fputs("  (no blocks)\n", out);
+}
+
+void asp_summary_text(FILE *out, const asp_dump_t *d)
+{
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX];
+
+	asp_summary_exit_text(out, d);
+	functions_text(out, d);
+	threads_text(out, d);
+	histogram_text(out, d);
+	if (d->has_peak)
+		fprintf(out, "\nPeak: %s bytes in use\n",
+			asp_fmt_count(a, d->peak_bytes));
+	else
+		fputs("\nPeak: ? bytes in use (count mode tracks no sizes)\n", out);
+	fprintf(out, "Time: %s s wall, %s s user, %s s sys\n",
+		asp_fmt_seconds(a, d->wall_s), asp_fmt_seconds(b, d->user_s),
+		asp_fmt_seconds(c, d->sys_s));
+}
+
+static json_t *count_or_null(bool known, uint64_t v)
+{
+	return known ? json_integer((json_int_t)v) : json_null();
+}
+
+json_t *asp_summary_leak_json(const asp_dump_t *d)
+{
+	json_t *o;
+
+	if (!d->has_leaks)
+		return json_null();
+	o = json_object();
+	for (int k = 0; k < ASP_LEAK_NKINDS; k++)
+		json_object_set_new(o, asp_leak_key[k],
+				    json_pack("{s:I,s:I}",
+					      "bytes", (json_int_t)d->leaks[k].bytes,
+					      "blocks", (json_int_t)d->leaks[k].blocks));
+	return o;
+}
+
+static json_t *functions_json(const asp_dump_t *d)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < d->nfns; i++) {
+		const asp_fn_t *f = &d->fns[i];
+		json_t *o = json_pack("{s:s,s:I}", "name", f->name,
+				      "calls", (json_int_t)f->calls);
+
+		if (f->cls == ASP_FN_ALLOC) {
+			json_object_set_new(o, "bytes", json_integer((json_int_t)f->bytes));
+			json_object_set_new(o, "failed", json_integer((json_int_t)f->failed));
+		} else if (f->cls == ASP_FN_FREE) {
+			json_object_set_new(o, "null", json_integer((json_int_t)f->null));
+		}
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *threads_json(const asp_dump_t *d)
+{
+	json_t *a = json_array();
+	size_t *ix = threads_by_allocs(d);
+
+	for (size_t i = 0; ix && i < d->nthreads; i++) {
+		const asp_thread_t *t = &d->threads[ix[i]];
+
+		json_array_append_new(a, json_pack("{s:I,s:o,s:I,s:I,s:I,s:I,s:I}",
+			"tid", (json_int_t)t->tid, "name", asp_json_text(t->name),
+			"allocs", (json_int_t)t->allocs,
+			"frees", (json_int_t)t->frees,
+			"bytes_allocated", (json_int_t)t->bytes_allocated,
+			"ref_acquires", (json_int_t)t->ref_acquires,
+			"ref_releases", (json_int_t)t->ref_releases));
+	}
+	free(ix);
+	return a;
+}
+
+static json_t *histogram_json(const asp_dump_t *d)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < d->nhist; i++)
+		json_array_append_new(a, json_pack("{s:I,s:I,s:I}",
+			"min", (json_int_t)bucket_min(d->hist[i].le),
+			"max", (json_int_t)d->hist[i].le,
+			"count", (json_int_t)d->hist[i].count));
+	return a;
+}
+
+static json_t *argv_json(const asp_dump_t *d)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < d->argc; i++)
+		json_array_append_new(a, asp_json_text(d->argv[i]));
+	return a;
+}
+
+json_t *asp_summary_json(const asp_dump_t *d)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "file", asp_json_text(d->file));
+	json_object_set_new(o, "pid", json_integer(d->pid));
+	json_object_set_new(o, "exe", asp_json_text(d->exe));
+	json_object_set_new(o, "argv", argv_json(d));
+	json_object_set_new(o, "mode", json_string(d->count_mode ? "count" : "track"));
+	json_object_set_new(o, "heap", json_pack("{s:I,s:I,s:I,s:o,s:I,s:o}",
+		"allocs", (json_int_t)d->allocs,
+		"frees", (json_int_t)d->frees,
+		"bytes_allocated", (json_int_t)d->bytes_allocated,
+		"in_use_bytes", count_or_null(d->has_in_use_bytes, d->in_use_bytes),
+		"in_use_blocks", (json_int_t)d->in_use_blocks,
+		"peak_bytes", count_or_null(d->has_peak, d->peak_bytes)));
+	json_object_set_new(o, "leaks", asp_summary_leak_json(d));
+	json_object_set_new(o, "refs", json_pack("{s:I,s:I,s:I,s:I,s:I}",
+		"acquires", (json_int_t)d->refs.acquires,
+		"releases", (json_int_t)d->refs.releases,
+		"objects_created", (json_int_t)d->refs.created,
+		"objects_destroyed", (json_int_t)d->refs.destroyed,
+		"cross_thread", (json_int_t)d->refs.cross_thread));
+	json_object_set_new(o, "functions", functions_json(d));
+	json_object_set_new(o, "threads", threads_json(d));
+	json_object_set_new(o, "threads_omitted", json_integer((json_int_t)d->threads_omitted));
+	json_object_set_new(o, "histogram", histogram_json(d));
+	json_object_set_new(o, "time", json_pack("{s:f,s:f,s:f}",
+		"wall_s", d->wall_s, "user_s", d->user_s, "sys_s", d->sys_s));
+	return o;
+}

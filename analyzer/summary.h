@@ -1,0 +1,33 @@
+/* summary - the default report: the exit text the shim prints (HEAP, LEAK
+ * and REF SUMMARY), then the function, thread, size, peak and time tables. */
+#ifndef ASP_SUMMARY_H
+#define ASP_SUMMARY_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "load.h"
+
+/* How many threads the text table lists. */
+#define ASP_SUMMARY_TOP_THREADS 20
+
+/* "definitely lost", "indirectly lost", "possibly lost", "still reachable",
+ * "suppressed". */
+extern const char *const asp_leak_phrase[ASP_LEAK_NKINDS];
+
+/* The exit text, byte for byte as the shim writes it. */
+void asp_summary_exit_text(FILE *out, const asp_dump_t *d);
+
+/* The leak part of the exit text: "All heap blocks were freed -- no leaks
+ * are possible" when no block is in use, else the LEAK SUMMARY (the leaks
+ * command ends with it). */
+void asp_summary_leak_text(FILE *out, const asp_dump_t *d);
+
+/* {"definitely_lost": {"bytes", "blocks"}, ...}, or JSON null. */
+json_t *asp_summary_leak_json(const asp_dump_t *d);
+
+/* The whole report, as text or as JSON. */
+void asp_summary_text(FILE *out, const asp_dump_t *d);
+json_t *asp_summary_json(const asp_dump_t *d);
+
+#endif
