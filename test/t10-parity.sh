@@ -9,20 +9,21 @@
 # prog_parity NAME ARGS...: parity for $PROGS/NAME, or "not ok" when the
 # program was not built (make test-progs builds it).
 prog_parity() {
-	n=$1; shift
-	if [ ! -x "$PROGS/$n" ]; then
-		not_ok "$n: built" "missing $PROGS/$n: run make test-progs"
+	pn=$1; shift
+	if [ ! -x "$PROGS/$pn" ]; then
+		not_ok "$pn: built" "missing $PROGS/$pn: run make test-progs"
 		return 0
 	fi
-	parity "$n${1:+ $*}" "$PROGS/$n" "$@"
+	parity "$pn${1:+ $*}" "$PROGS/$pn" "$@"
 }
 
 # dump_run NAME PROG ARGS...: PROG under the shim with a dump, in $D.
+# (Names here avoid "n", "name", "d" and "log", which lib.sh sets.)
 dump_run() {
-	n=$1; shift
-	D=$TMP/$n.json
+	pn=$1; shift
+	D=$TMP/$pn.json
 	rm -f "$D"
-	SHIM_ENV="ALLOCSPY_OUTPUT=$D" run_shim "$TMP/$n.dump" "$@"
+	SHIM_ENV="ALLOCSPY_OUTPUT=$D" run_shim "$TMP/$pn.dump" "$@"
 }
 
 # dump_check NAME EXPR EXPECTED: EXPR (python, over the dump "d") of $D.
