@@ -168,7 +168,7 @@ static int table_build(struct table *t, const asp_dump_t *d, size_t nd)
 	for (size_t f = 0; f < nfn; f++) {
 		struct row *row = &t->rows[R_FIXED + f];
 
-		snprintf(row->name, sizeof row->name, "%s calls", fns[f]->name);
+		snprintf(row->name, sizeof row->name, "calls: %s", fns[f]->name);
 		row->unit = COUNT;
 		for (size_t i = 0; i < nd; i++) {
 			const asp_fn_t *fn = asp_dump_fn(&d[i], fns[f]->name);

@@ -28,10 +28,22 @@ const char *asp_fmt_seconds(char buf[ASP_NUM_MAX], double s)
 
 const char *asp_fmt_ratio(char buf[ASP_NUM_MAX], double a, double b)
 {
-	if (a == 0)
+	double r = a ? b / a : 0;
+
+	if (a == 0) {
 		snprintf(buf, ASP_NUM_MAX, "-");
-	else
-		snprintf(buf, ASP_NUM_MAX, "x%.2f", b / a);
+	} else if (r >= 1e15) {	/* beyond what a count column can hold */
+		snprintf(buf, ASP_NUM_MAX, "x%.3g", r);
+	} else if (r >= 100) {
+		char n[ASP_NUM_MAX];
+
+		snprintf(buf, ASP_NUM_MAX, "x%s",
+			 asp_fmt_count(n, (uint64_t)(r + 0.5)));
+	} else if (r >= 0.005 || r == 0) {
+		snprintf(buf, ASP_NUM_MAX, "x%.2f", r);
+	} else {
+		snprintf(buf, ASP_NUM_MAX, "x<0.01");
+	}
 	return buf;
 }
 

@@ -16,7 +16,8 @@ const char *asp_fmt_count(char buf[ASP_NUM_MAX], uint64_t v);
 /* "0.123": seconds with three decimals. */
 const char *asp_fmt_seconds(char buf[ASP_NUM_MAX], double s);
 
-/* "x0.25": b against a, or "-" when a is 0. */
+/* "x0.25": b against a with two decimals ("x<0.01" below that, none from
+ * x100 up), or "-" when a is 0. */
 const char *asp_fmt_ratio(char buf[ASP_NUM_MAX], double a, double b);
 
 /* The number of terminal columns s takes (UTF-8 continuation bytes take none). */

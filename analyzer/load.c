@@ -343,6 +343,10 @@ static void load_options(struct rd *r, asp_dump_t *d, json_t *root)
 		     mode);
 	d->count_mode = mode && strcmp(mode, "count") == 0;
 	d->leak_check = get_string(r, opt, "options", "leak_check", 16, false);
+	if (d->leak_check && strcmp(d->leak_check, "summary") != 0 &&
+	    strcmp(d->leak_check, "full") != 0 && strcmp(d->leak_check, "no") != 0)
+		fail(r, "options.leak_check: \"%s\" is not summary, full or no",
+		     d->leak_check);
 }
 
 static void load_time(struct rd *r, asp_dump_t *d, json_t *root)
@@ -448,6 +452,21 @@ static void load_functions(struct rd *r, asp_dump_t *d, json_t *root)
 		qsort(d->fns, d->nfns, sizeof *d->fns, fn_qsort_cmp);
 }
 
+/* A bucket's bound: an integer, or for sizes above 2^63 the real
+ * 18446744073709551615.0 (UINT64_MAX, which JSON integers cannot hold). */
+static uint64_t get_le(struct rd *r, json_t *bucket, const char *where)
+{
+	char buf[128];
+	json_t *v = json_object_get(bucket, "le");
+
+	if (r->failed)
+		return 0;
+	if (v && json_is_real(v) && json_real_value(v) == 18446744073709551615.0)
+		return UINT64_MAX;
+	v = member(r, bucket, where, "le", JSON_INTEGER, "an integer", true);
+	return v ? (uint64_t)check_int(r, v, at(buf, where, "le"), 0, INT64_MAX) : 0;
+}
+
 static void load_histogram(struct rd *r, asp_dump_t *d, json_t *root)
 {
 	json_t *hist = get_array(r, root, "", "histogram", true);
@@ -470,11 +489,11 @@ static void load_histogram(struct rd *r, asp_dump_t *d, json_t *root)
 			return;
 		}
 		b = &d->hist[d->nhist++];
-		b->le = get_count(r, v, where, "le", true);
+		b->le = get_le(r, v, where);
 		b->count = get_count(r, v, where, "count", true);
 		if (r->failed)
 			return;
-		if (b->le & (b->le - 1))
+		if (b->le != UINT64_MAX && (b->le & (b->le - 1)))
 			fail(r, "%s.le: %llu is not 0 or a power of two", where,
 			     (unsigned long long)b->le);
 		else if (i > 0 && b->le <= d->hist[i - 1].le)

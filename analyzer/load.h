@@ -61,7 +61,7 @@ typedef struct asp_thread {
 } asp_thread_t;
 
 typedef struct asp_bucket {
-	uint64_t le;		/* 0 or a power of two */
+	uint64_t le;		/* 0, a power of two, or UINT64_MAX */
 	uint64_t count;
 } asp_bucket_t;
 

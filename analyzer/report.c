@@ -141,10 +141,11 @@ static int run(const struct opts *o, asp_dump_t *d)
 		asp_summary_text(stdout, d);
 		return ASP_EXIT_OK;
 	case CMD_LEAKS:
-		if (!d->has_leaks) {
-			asp_error(d->file, "no leak check in this dump (it was "
-				  "written with ALLOCSPY_LEAK_CHECK=no or "
-				  "ALLOCSPY_MODE=count)");
+		if (!asp_summary_has_leak_part(d)) {
+			asp_error(d->file, "no leak check in this dump (%s)",
+				  d->count_mode ? "ALLOCSPY_MODE=count runs none" :
+				  d->leak_check && !strcmp(d->leak_check, "no") ?
+				  "ALLOCSPY_LEAK_CHECK=no" : "it did not run");
 			return ASP_EXIT_USAGE;
 		}
 		if (o->json)

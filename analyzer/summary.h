@@ -4,6 +4,7 @@
 #define ASP_SUMMARY_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "load.h"
@@ -17,6 +18,10 @@ extern const char *const asp_leak_phrase[ASP_LEAK_NKINDS];
 
 /* The exit text, byte for byte as the shim writes it. */
 void asp_summary_exit_text(FILE *out, const asp_dump_t *d);
+
+/* Whether the exit text has a leak part: a leak check ran, or would have
+ * run had any block been left. */
+bool asp_summary_has_leak_part(const asp_dump_t *d);
 
 /* The leak part of the exit text: "All heap blocks were freed -- no leaks
  * are possible" when no block is in use, else the LEAK SUMMARY (the leaks
