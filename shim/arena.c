@@ -90,8 +90,12 @@ int asp__arena_contains(const void *p)
 
 void asp__arena_ranges(void (*fn)(void *arg, const void *start, size_t len), void *arg)
 {
+	/* fn may map memory itself: call it on a copy, without the lock. */
+	static struct asp_map copy[ASP_MAX_MAPS];
 	asp_lock(&g_lock);
-	for (size_t i = 0; i < g_nmaps; i++)
-		fn(arg, (const void *)g_maps[i].start, g_maps[i].end - g_maps[i].start);
+	size_t n = g_nmaps;
+	memcpy(copy, g_maps, n * sizeof *copy);
 	asp_unlock(&g_lock);
+	for (size_t i = 0; i < n; i++)
+		fn(arg, (const void *)copy[i].start, copy[i].end - copy[i].start);
 }

@@ -1,15 +1,826 @@
-/* leak.c - the reachability scan at exit (see leak.h). */
+/* leak.c - the reachability scan at exit, as valgrind memcheck does it.
+ *
+ * Blocks come from the live table, sorted by address. Roots are every
+ * readable and writable mapping of the process, less what is not the
+ * program's: the shim's own memory, the allocator's heap regions (a heap
+ * block is scanned only once something reaches it; free chunks never),
+ * and dead stack: below the stack pointer of every live thread, below the
+ * first frame of every thread that has exited, and below the frame main
+ * was called from once main has returned. Other threads' registers are
+ * roots too: each live thread is asked, by a signal, for its registers.
+ *
+ * Marking follows memcheck: a pointer to a block's start makes it
+ * reachable, a pointer only into its interior possibly lost (unless one of
+ * memcheck's heuristics, all on by default, explains the interior pointer),
+ * and a block reached only from possibly lost blocks is at most possibly
+ * lost. Blocks still unreached are definitely lost; each one leads a
+ * clique and collects, as indirectly lost, the unreached blocks it reaches.
+ *
+ * One allocator detail is cured here: glibc keeps a pointer to its top
+ * chunk, whose header lies inside the last block's usable range; a pointer
+ * at or past usable_size - 8 into a block is taken for allocator metadata. */
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <ucontext.h>
+#include <unistd.h>
 
+#include "account.h"
+#include "arena.h"
 #include "leak.h"
+#include "live.h"
+#include "next.h"
+#include "options.h"
+#include "suppress.h"
+#include "thread.h"
 
-int asp__leak_check(struct asp_leak_result *out)
-{
-	(void)out;
-	return -ENOSYS;
-}
+/* memcheck's states, in its order (loss records sort by it). */
+enum { REACHABLE, POSSIBLE, INDIRECT, UNREACHED };
+
+enum {
+	HEUR_NONE,
+	HEUR_STDSTRING,
+	HEUR_LENGTH64,
+	HEUR_NEWARRAY,
+	HEUR_MULTIPLE_INHERITANCE,
+	HEUR_COUNT
+};
+
+struct block {
+	uintptr_t start;
+	uint64_t size;
+	uintptr_t site;
+	uint64_t indirect;	/* unreached: bytes its clique collected */
+	uint32_t clique;	/* indirect: the leader's index */
+	uint8_t state, pending, heuristic;
+};
+
+struct range {
+	uintptr_t start, end;
+};
+
+struct mapping {
+	uintptr_t start, end;
+	char r, w, x, file;	/* file: backed by a file (not a device) */
+	char stack;		/* the main thread's [stack] */
+};
+
+struct scan {
+	struct block *b;
+	size_t n;
+	uint32_t *stack;	/* mark stack */
+	size_t top;
+	struct mapping *maps;
+	size_t nmaps;
+	struct range *skip;	/* not roots; sorted, disjoint after tidy */
+	size_t nskip, capskip;
+	int glibc;		/* the allocator underneath is glibc's */
+	uint64_t heur_bytes[HEUR_COUNT], heur_blocks[HEUR_COUNT];
+};
+
+/* Where main's frame ended, and where exit() was called from. */
+static uintptr_t g_main_frame;
+static int g_main_returned;
+static uintptr_t g_exit_sp;
 
 void asp__leak_note_main_frame(uintptr_t sp)
 {
-	(void)sp;
+	g_main_frame = sp;
+}
+
+void asp__leak_note_main_returned(void)
+{
+	g_main_returned = 1;
+}
+
+void asp__leak_note_exit(uintptr_t sp)
+{
+	if (g_exit_sp == 0)
+		g_exit_sp = sp;
+}
+
+/* Memory ------------------------------------------------------------------- */
+
+static void *grow_array(void *old, size_t *cap, size_t elem, size_t need)
+{
+	if (need <= *cap)
+		return old;
+	size_t n = *cap ? *cap : 256;
+	while (n < need)
+		n *= 2;
+	void *p = asp__pages_alloc(n * elem);
+	if (p == NULL)
+		return NULL;
+	if (old != NULL) {
+		memcpy(p, old, *cap * elem);
+		asp__pages_free(old, *cap * elem);
+	}
+	*cap = n;
+	return p;
+}
+
+static void skip_range(struct scan *s, uintptr_t start, uintptr_t end)
+{
+	if (end <= start)
+		return;
+	struct range *r = grow_array(s->skip, &s->capskip, sizeof *r, s->nskip + 1);
+	if (r == NULL)
+		return;
+	s->skip = r;
+	s->skip[s->nskip++] = (struct range){ start, end };
+}
+
+/* /proc/self/maps ------------------------------------------------------------ */
+
+static uintptr_t hex(const char **p)
+{
+	uintptr_t v = 0;
+	for (;; (*p)++) {
+		char c = **p;
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (d < 0)
+			return v;
+		v = v * 16 + (uintptr_t)d;
+	}
+}
+
+/* Reads the mappings; 0 or -errno. */
+static int read_maps(struct scan *s)
+{
+	size_t cap = 1 << 20, len = 0;
+	char *buf = asp__pages_alloc(cap);
+	if (buf == NULL)
+		return -ENOMEM;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		asp__pages_free(buf, cap);
+		return -errno;
+	}
+	for (;;) {
+		if (len + 4096 > cap) {
+			size_t ncap = cap * 2;
+			char *n = asp__pages_alloc(ncap);
+			if (n == NULL)
+				break;
+			memcpy(n, buf, len);
+			asp__pages_free(buf, cap);
+			buf = n;
+			cap = ncap;
+		}
+		ssize_t got = read(fd, buf + len, cap - len - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		len += (size_t)got;
+	}
+	close(fd);
+	buf[len] = '\0';
+
+	size_t capmaps = 0;
+	for (const char *p = buf; *p;) {
+		const char *eol = strchr(p, '\n');
+		if (eol == NULL)
+			eol = p + strlen(p);
+		struct mapping m = { 0 };
+		m.start = hex(&p);
+		if (*p == '-')
+			p++;
+		m.end = hex(&p);
+		if (*p == ' ')
+			p++;
+		if (eol - p >= 4) {
+			m.r = p[0] == 'r';
+			m.w = p[1] == 'w';
+			m.x = p[2] == 'x';
+		}
+		/* offset, dev, inode, then the path. */
+		const char *q = p;
+		int field = 0;
+		while (q < eol && field < 4) {
+			while (q < eol && *q != ' ')
+				q++;
+			while (q < eol && *q == ' ')
+				q++;
+			field++;
+		}
+		const char *path = q;
+		size_t plen = (size_t)(eol - q);
+		if (plen > 0 && path[0] == '/') {
+			int dev = plen >= 5 && strncmp(path, "/dev/", 5) == 0 &&
+			          !(plen == 9 && strncmp(path, "/dev/zero", 9) == 0);
+			if (dev)
+				m.r = 0;	/* never poke device mappings */
+			m.file = !dev;
+		}
+		m.stack = plen == 7 && strncmp(path, "[stack]", 7) == 0;
+		struct mapping *maps = grow_array(s->maps, &capmaps, sizeof *maps, s->nmaps + 1);
+		if (maps != NULL) {
+			s->maps = maps;
+			s->maps[s->nmaps++] = m;
+		}
+		p = *eol ? eol + 1 : eol;
+	}
+	asp__pages_free(buf, cap);
+	return 0;
+}
+
+static const struct mapping *mapping_of(const struct scan *s, uintptr_t a)
+{
+	size_t lo = 0, hi = s->nmaps;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->maps[mid].end <= a)
+			lo = mid + 1;
+		else if (s->maps[mid].start > a)
+			hi = mid;
+		else
+			return &s->maps[mid];
+	}
+	return NULL;
+}
+
+/* Reading memory that may vanish (another thread's munmap) ------------------ */
+
+/* Copies len bytes at addr into out through the kernel, so an unmapped page
+ * is an error instead of a crash. Returns the bytes copied. */
+static size_t safe_read(void *out, uintptr_t addr, size_t len)
+{
+	struct iovec local = { out, len }, remote = { (void *)addr, len };
+	ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	return n < 0 ? 0 : (size_t)n;
+}
+
+/* Blocks ------------------------------------------------------------------- */
+
+static int by_start(const void *a, const void *b)
+{
+	uintptr_t x = ((const struct block *)a)->start, y = ((const struct block *)b)->start;
+	return x < y ? -1 : x > y;
+}
+
+/* The block addr points into, or -1. */
+static ptrdiff_t find_block(const struct scan *s, uintptr_t addr)
+{
+	if (s->n == 0 || addr < s->b[0].start)
+		return -1;
+	size_t lo = 0, hi = s->n;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (s->b[mid].start <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	const struct block *b = &s->b[lo];
+	if (addr == b->start || addr - b->start < b->size)
+		return (ptrdiff_t)lo;
+	return -1;
+}
+
+static int readable_word(const struct scan *s, uintptr_t a)
+{
+	const struct mapping *m = mapping_of(s, a);
+	return m != NULL && m->r && a + sizeof(uintptr_t) <= m->end;
+}
+
+/* A vtable: in a file mapping, with two function pointers into executable
+ * file mappings among its first words (memcheck's test). */
+static int is_vtable(const struct scan *s, uintptr_t p)
+{
+	const struct mapping *m = mapping_of(s, p);
+	if (m == NULL || !m->file || !m->r)
+		return 0;
+	int fns = 0;
+	for (uintptr_t a = p; a + sizeof(uintptr_t) <= m->end && a < p + 20 * sizeof(uintptr_t);
+	     a += sizeof(uintptr_t)) {
+		uintptr_t fn = *(const uintptr_t *)a;
+		if (fn == 0)
+			continue;
+		const struct mapping *f = mapping_of(s, fn);
+		if (f == NULL || !f->file || !f->x)
+			return 0;
+		if (++fns == 2)
+			return 1;
+	}
+	return 0;
+}
+
+/* Which of memcheck's heuristics explains an interior pointer, if any. */
+static int heuristic(const struct scan *s, uintptr_t ptr, const struct block *b)
+{
+	const uintptr_t w = sizeof(uintptr_t);
+	const uint64_t *data = (const uint64_t *)b->start;
+	if (ptr == b->start + 3 * w && b->size >= 3 * w) {
+		uint64_t capacity = data[1];
+		if (3 * w + capacity + 1 == b->size && data[0] <= capacity)
+			return HEUR_STDSTRING;
+	}
+	if (ptr == b->start + w && b->size >= w) {
+		if (data[0] > 0 && b->size - w == data[0])
+			return HEUR_LENGTH64;
+		if (data[0] > 0 && (b->size - w) % data[0] == 0)
+			return HEUR_NEWARRAY;
+	}
+	if ((ptr & (w - 1)) == 0 && b->size >= w && readable_word(s, ptr)) {
+		uintptr_t inner = *(const uintptr_t *)ptr, first = (uintptr_t)data[0];
+		if ((inner & (w - 1)) == 0 && inner >= 4096 && (first & (w - 1)) == 0 &&
+		    first >= 4096 && is_vtable(s, inner) && is_vtable(s, first))
+			return HEUR_MULTIPLE_INHERITANCE;
+	}
+	return HEUR_NONE;
+}
+
+static void push(struct scan *s, size_t i)
+{
+	if (!s->b[i].pending) {
+		s->b[i].pending = 1;
+		s->stack[s->top++] = (uint32_t)i;
+	}
+}
+
+/* A pointer glibc keeps into the last word of a block's usable range. */
+static int allocator_metadata(const struct scan *s, uintptr_t ptr, const struct block *b)
+{
+	if (!s->glibc || ptr == b->start)
+		return 0;
+	size_t usable = asp__next.malloc_usable_size((void *)b->start);
+	return usable >= 8 && ptr - b->start >= usable - 8;
+}
+
+/* One word seen while marking from the roots (clique < 0) or while
+ * collecting the clique of leader `clique`. */
+static void visit(struct scan *s, uintptr_t ptr, int prior_definite, ptrdiff_t clique, size_t from)
+{
+	ptrdiff_t at = find_block(s, ptr);
+	if (at < 0)
+		return;
+	struct block *b = &s->b[at];
+	if (allocator_metadata(s, ptr, b))
+		return;
+
+	if (clique >= 0) {
+		if (b->state == UNREACHED && at != clique) {
+			push(s, (size_t)at);
+			s->b[clique].indirect += b->size + b->indirect;
+			b->state = INDIRECT;
+			b->clique = (uint32_t)from;
+		}
+		return;
+	}
+
+	if (b->state == REACHABLE) {
+		if (b->heuristic && ptr == b->start)
+			b->heuristic = HEUR_NONE;
+		return;
+	}
+	int reach = ptr == b->start;
+	if (!reach) {
+		b->heuristic = (uint8_t)heuristic(s, ptr, b);
+		reach = b->heuristic != HEUR_NONE;
+	}
+	if (reach && prior_definite) {
+		b->state = REACHABLE;
+		push(s, (size_t)at);
+	} else if (b->state == UNREACHED) {
+		b->state = POSSIBLE;
+		push(s, (size_t)at);
+	}
+}
+
+/* Words of a range the program owns. */
+static void scan_words(struct scan *s, const uintptr_t *w, size_t n, int prior_definite,
+                       ptrdiff_t clique, size_t from)
+{
+	uintptr_t lo = s->b[0].start, hi = s->b[s->n - 1].start + s->b[s->n - 1].size + 1;
+	for (size_t i = 0; i < n; i++)
+		if (w[i] >= lo && w[i] < hi)
+			visit(s, w[i], prior_definite, clique, from);
+}
+
+static void process(struct scan *s, ptrdiff_t clique)
+{
+	while (s->top > 0) {
+		size_t i = s->stack[--s->top];
+		struct block *b = &s->b[i];
+		b->pending = 0;
+		uintptr_t start = (b->start + 7) & ~(uintptr_t)7;
+		uintptr_t end = (b->start + b->size) & ~(uintptr_t)7;
+		if (end > start)
+			scan_words(s, (const uintptr_t *)start, (end - start) / 8,
+			           b->state != POSSIBLE, clique, clique >= 0 ? i : 0);
+	}
+}
+
+/* Scans [start, end) of a root mapping through a bounce buffer. */
+static void scan_root(struct scan *s, uintptr_t start, uintptr_t end)
+{
+	static uintptr_t buf[8192];
+	start = (start + 7) & ~(uintptr_t)7;
+	end &= ~(uintptr_t)7;
+	while (start < end) {
+		size_t len = end - start < sizeof buf ? end - start : sizeof buf;
+		size_t got = safe_read(buf, start, len);
+		if (got == 0) {
+			start = (start + 4096) & ~(uintptr_t)4095;	/* skip the page */
+			continue;
+		}
+		scan_words(s, buf, got / 8, 1, -1, 0);
+		start += got;
+	}
+}
+
+/* What is not a root ----------------------------------------------------------- */
+
+static void skip_arena(void *arg, const void *start, size_t len)
+{
+	skip_range(arg, (uintptr_t)start, (uintptr_t)start + len);
+}
+
+/* The shim's own writable segments. */
+static int skip_self_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	Dl_info me;
+	if (!dladdr((void *)skip_self_cb, &me) || (uintptr_t)me.dli_fbase != info->dlpi_addr)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
+			uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+			skip_range(arg, a & ~(uintptr_t)4095, (a + ph->p_memsz + 4095) & ~(uintptr_t)4095);
+		}
+	}
+	return 1;
+}
+
+/* glibc's heap regions: the brk heap, the heaps of the other arenas (64 MiB
+ * aligned, a heap_info header first) and the mapping of each large block. */
+#define ASP_HEAP_MAX (64ul << 20)
+
+struct glibc_heap_info {
+	void *ar_ptr;
+	struct glibc_heap_info *prev;
+	size_t size, mprotect_size, pagesize;
+};
+
+static void skip_glibc_heaps(struct scan *s)
+{
+	for (size_t i = 0; i < s->nmaps; i++) {
+		const struct mapping *m = &s->maps[i];
+		if (!m->r || !m->w || m->file)
+			continue;
+		/* The brk heap is the mapping that follows the program's bss
+		 * and holds blocks; [heap] is not always labelled after exec. */
+		for (uintptr_t h = (m->start + ASP_HEAP_MAX - 1) & ~(ASP_HEAP_MAX - 1);
+		     h + sizeof(struct glibc_heap_info) <= m->end; h += ASP_HEAP_MAX) {
+			struct glibc_heap_info hi;
+			if (safe_read(&hi, h, sizeof hi) != sizeof hi)
+				continue;
+			uintptr_t ar = (uintptr_t)hi.ar_ptr;
+			int first = hi.prev == NULL && ar > h && ar < h + 256;
+			int later = hi.prev != NULL && ((uintptr_t)hi.prev & (ASP_HEAP_MAX - 1)) == 0;
+			if ((first || later) && hi.size > 0 && hi.size <= ASP_HEAP_MAX &&
+			    hi.mprotect_size >= hi.size && hi.mprotect_size <= ASP_HEAP_MAX)
+				skip_range(s, h, h + hi.mprotect_size);
+		}
+	}
+	/* The brk heap: sbrk(0) ends it; it begins at the mapping holding the
+	 * lowest block below the break. */
+	uintptr_t brk_end = (uintptr_t)sbrk(0);
+	for (size_t i = 0; i < s->nmaps; i++) {
+		const struct mapping *m = &s->maps[i];
+		if (m->end == ((brk_end + 4095) & ~(uintptr_t)4095) && !m->file && m->w)
+			skip_range(s, m->start, m->end);
+	}
+	/* Large blocks live in their own mappings (chunk flag IS_MMAPPED). */
+	for (size_t i = 0; i < s->n; i++) {
+		const struct block *b = &s->b[i];
+		uint64_t hdr[2];
+		if (safe_read(hdr, b->start - 16, sizeof hdr) != sizeof hdr || !(hdr[1] & 2))
+			continue;
+		uintptr_t chunk = b->start - 16;
+		skip_range(s, chunk - hdr[0], chunk + (hdr[1] & ~(uint64_t)7));
+	}
+}
+
+/* Another allocator: leave out every mapping that holds a block. */
+static void skip_block_mappings(struct scan *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct mapping *m = mapping_of(s, s->b[i].start);
+		if (m != NULL)
+			skip_range(s, m->start, m->end);
+	}
+}
+
+/* Threads ---------------------------------------------------------------------- */
+
+#define ASP_MAX_SIGNALLED 1024
+
+struct regs {
+	pid_t tid;
+	int done;
+	uintptr_t sp;
+	uintptr_t gregs[NGREG];
+};
+
+static struct regs *g_regs;
+static size_t g_nregs;
+
+static void on_regs_signal(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)si;
+	pid_t tid = asp_gettid();
+	const ucontext_t *uc = ctx;
+	for (size_t i = 0; i < g_nregs; i++) {
+		if (g_regs[i].tid != tid)
+			continue;
+		for (int r = 0; r < NGREG; r++)
+			g_regs[i].gregs[r] = (uintptr_t)uc->uc_mcontext.gregs[r];
+		g_regs[i].sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+		asp_atomic_store_release(&g_regs[i].done, 1);
+	}
+}
+
+/* Asks every other live thread for its registers; waits at most 200 ms. */
+static void collect_registers(const struct asp_thread_stack *threads, size_t n)
+{
+	g_regs = asp__pages_alloc(ASP_MAX_SIGNALLED * sizeof *g_regs);
+	if (g_regs == NULL)
+		return;
+	pid_t me = asp_gettid();
+	for (size_t i = 0; i < n && g_nregs < ASP_MAX_SIGNALLED; i++)
+		if (threads[i].live && threads[i].tid != me)
+			g_regs[g_nregs++].tid = threads[i].tid;
+	if (g_nregs == 0)
+		return;
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_regs_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	int sig = SIGRTMAX;
+	if (sigaction(sig, &sa, &old) != 0)
+		return;
+	pid_t pid = getpid();
+	for (size_t i = 0; i < g_nregs; i++)
+		if (syscall(SYS_tgkill, pid, g_regs[i].tid, sig) != 0)
+			g_regs[i].done = -1;
+	for (int waited = 0; waited < 200; waited++) {
+		size_t pending = 0;
+		for (size_t i = 0; i < g_nregs; i++)
+			pending += asp_atomic_load_acquire(&g_regs[i].done) == 0;
+		if (pending == 0)
+			break;
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	sigaction(sig, &old, NULL);
+}
+
+static const struct regs *regs_of(pid_t tid)
+{
+	for (size_t i = 0; i < g_nregs; i++)
+		if (g_regs[i].tid == tid && asp_atomic_load_acquire(&g_regs[i].done) == 1)
+			return &g_regs[i];
+	return NULL;
+}
+
+/* Dead stack: below the first frame of exited threads, below the stack
+ * pointer of live ones, and on the main stack as described above. */
+static void skip_dead_stacks(struct scan *s, uintptr_t my_sp)
+{
+	struct asp_thread_stack *t = asp__pages_alloc(ASP_MAX_THREAD_SUMMARIES * sizeof *t);
+	if (t == NULL)
+		return;
+	size_t n = asp__threads_stacks(t, ASP_MAX_THREAD_SUMMARIES);
+	collect_registers(t, n);
+	pid_t me = asp_gettid();
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t below;
+		if (t[i].live && t[i].tid == me)
+			below = my_sp;
+		else if (t[i].live)
+			below = regs_of(t[i].tid) ? regs_of(t[i].tid)->sp : 0;
+		else
+			below = t[i].start_sp;
+		const struct mapping *m = below ? mapping_of(s, below) : NULL;
+		if (m != NULL && !m->stack)
+			skip_range(s, m->start, below);
+	}
+	/* The main thread's stack. */
+	uintptr_t main_sp = g_main_returned && g_main_frame ? g_main_frame : 0;
+	if (main_sp == 0 && me == getpid())
+		main_sp = g_exit_sp ? g_exit_sp : my_sp;
+	if (main_sp == 0) {
+		const struct regs *r = regs_of(getpid());
+		main_sp = r ? r->sp : 0;
+	}
+	for (size_t i = 0; i < s->nmaps; i++)
+		if (s->maps[i].stack && main_sp > s->maps[i].start && main_sp <= s->maps[i].end)
+			skip_range(s, s->maps[i].start, main_sp);
+	asp__pages_free(t, ASP_MAX_THREAD_SUMMARIES * sizeof *t);
+}
+
+static int by_range(const void *a, const void *b)
+{
+	uintptr_t x = ((const struct range *)a)->start, y = ((const struct range *)b)->start;
+	return x < y ? -1 : x > y;
+}
+
+/* Scans every root: rw mappings less the skipped ranges, then registers. */
+static void scan_roots(struct scan *s)
+{
+	qsort(s->skip, s->nskip, sizeof *s->skip, by_range);
+	for (size_t i = 0; i < s->nmaps; i++) {
+		const struct mapping *m = &s->maps[i];
+		if (!m->r || !m->w)
+			continue;
+		uintptr_t at = m->start;
+		for (size_t k = 0; k < s->nskip && at < m->end; k++) {
+			const struct range *r = &s->skip[k];
+			if (r->end <= at || r->start >= m->end)
+				continue;
+			if (r->start > at)
+				scan_root(s, at, r->start);
+			if (r->end > at)
+				at = r->end;
+		}
+		if (at < m->end)
+			scan_root(s, at, m->end);
+	}
+	for (size_t i = 0; i < g_nregs; i++)
+		if (asp_atomic_load_acquire(&g_regs[i].done) == 1)
+			scan_words(s, g_regs[i].gregs, NGREG, 1, -1, 0);
+}
+
+/* Loss records ---------------------------------------------------------------- */
+
+static const int kind_of_state[4] = {
+	[REACHABLE] = ASP_LEAK_REACHABLE, [POSSIBLE] = ASP_LEAK_POSSIBLE,
+	[INDIRECT] = ASP_LEAK_INDIRECT, [UNREACHED] = ASP_LEAK_DEFINITE,
+};
+
+static const int state_of_kind[ASP_LEAK_KINDS] = {
+	[ASP_LEAK_REACHABLE] = REACHABLE, [ASP_LEAK_POSSIBLE] = POSSIBLE,
+	[ASP_LEAK_INDIRECT] = INDIRECT, [ASP_LEAK_DEFINITE] = UNREACHED,
+};
+
+static int by_loss(const void *va, const void *vb)
+{
+	const struct asp_loss_record *a = va, *b = vb;
+	uint64_t ta = a->bytes + a->indirect_bytes, tb = b->bytes + b->indirect_bytes;
+	if (ta != tb)
+		return ta < tb ? -1 : 1;
+	int sa = state_of_kind[a->kind], sb = state_of_kind[b->kind];
+	if (sa != sb)
+		return sa < sb ? -1 : 1;
+	if (a->blocks != b->blocks)
+		return a->blocks < b->blocks ? -1 : 1;
+	return a->site < b->site ? -1 : a->site > b->site;
+}
+
+/* Groups blocks by (kind, site) with an open-addressing table. */
+static int make_records(struct scan *s, struct asp_leak_result *out)
+{
+	size_t slots = 1024;
+	while (slots < s->n * 2)
+		slots *= 2;
+	uint32_t *table = asp__pages_alloc(slots * sizeof *table);	/* record index + 1 */
+	struct asp_loss_record *rec = asp__pages_alloc(s->n * sizeof *rec);
+	uint32_t *recno = asp__pages_alloc(s->n * sizeof *recno);	/* block -> record */
+	if (table == NULL || rec == NULL || recno == NULL)
+		return -ENOMEM;
+	size_t nrec = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct block *b = &s->b[i];
+		int kind = kind_of_state[b->state];
+		uint64_t h = ((uint64_t)b->site * 0x9E3779B97F4A7C15ull) ^ (uint64_t)kind;
+		size_t j = (size_t)(h >> 20) & (slots - 1);
+		for (; table[j] != 0; j = (j + 1) & (slots - 1)) {
+			struct asp_loss_record *r = &rec[table[j] - 1];
+			if (r->site == b->site && (int)r->kind == kind)
+				break;
+		}
+		if (table[j] == 0) {
+			rec[nrec] = (struct asp_loss_record){ .kind = (enum asp_leak_kind)kind, .site = b->site };
+			table[j] = (uint32_t)++nrec;
+		}
+		recno[i] = table[j] - 1;
+		struct asp_loss_record *r = &rec[table[j] - 1];
+		r->bytes += b->size;
+		r->blocks++;
+		if (b->state == UNREACHED)
+			r->indirect_bytes += b->indirect;
+		if (b->state == REACHABLE && b->heuristic) {
+			s->heur_bytes[b->heuristic] += b->size;
+			s->heur_blocks[b->heuristic]++;
+		}
+	}
+	/* Each indirectly lost block also counts in its leader's record. */
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->b[i].state != INDIRECT)
+			continue;
+		size_t leader = s->b[i].clique;
+		for (size_t hops = 0; s->b[leader].state == INDIRECT && hops < s->n; hops++)
+			leader = s->b[leader].clique;
+		if (s->b[leader].state == UNREACHED)
+			rec[recno[leader]].indirect_blocks++;
+	}
+	asp__pages_free(recno, s->n * sizeof *recno);
+	asp__pages_free(table, slots * sizeof *table);
+	qsort(rec, nrec, sizeof *rec, by_loss);
+	out->records = rec;
+	out->nrecords = nrec;
+	return 0;
+}
+
+/* The scan ----------------------------------------------------------------- */
+
+int asp__leak_check(struct asp_leak_result *out)
+{
+	struct scan s;
+	memset(&s, 0, sizeof s);
+	memset(out, 0, sizeof *out);
+	uintptr_t my_sp = (uintptr_t)__builtin_frame_address(0);
+
+	size_t cap = 0;
+	uint64_t blocks, bytes;
+	asp__live_totals(&blocks, &bytes);
+	struct asp_live_entry *e = NULL;
+	for (;;) {
+		cap = blocks + blocks / 8 + 64;
+		e = asp__pages_alloc(cap * sizeof *e);
+		if (e == NULL)
+			return -ENOMEM;
+		size_t n = asp__live_snapshot(e, cap);
+		if (n <= cap) {
+			s.n = n;
+			break;
+		}
+		asp__pages_free(e, cap * sizeof *e);
+		blocks = n;
+	}
+	s.b = asp__pages_alloc((s.n + 1) * sizeof *s.b);
+	s.stack = asp__pages_alloc((s.n + 1) * sizeof *s.stack);
+	if (s.b == NULL || s.stack == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < s.n; i++)
+		s.b[i] = (struct block){ .start = e[i].ptr, .size = e[i].size, .site = e[i].site,
+		                         .state = UNREACHED };
+	asp__pages_free(e, cap * sizeof *e);
+	qsort(s.b, s.n, sizeof *s.b, by_start);
+	if (s.n == 0)
+		return 0;
+
+	int err = read_maps(&s);
+	if (err != 0)
+		return err;
+	Dl_info info;
+	s.glibc = dladdr((void *)asp__next.malloc, &info) && info.dli_fname &&
+	          strstr(info.dli_fname, "/libc.so") != NULL;
+	asp__arena_ranges(skip_arena, &s);
+	dl_iterate_phdr(skip_self_cb, &s);
+	if (s.glibc)
+		skip_glibc_heaps(&s);
+	else
+		skip_block_mappings(&s);
+	skip_dead_stacks(&s, my_sp);
+
+	scan_roots(&s);
+	process(&s, -1);
+	for (size_t i = 0; i < s.n; i++) {
+		if (s.b[i].state != UNREACHED)
+			continue;
+		push(&s, i);
+		process(&s, (ptrdiff_t)i);
+	}
+
+	err = make_records(&s, out);
+	if (err != 0)
+		return err;
+	asp__suppress_apply(out);
+	for (size_t i = 0; i < out->nrecords; i++) {
+		struct asp_loss_record *r = &out->records[i];
+		if (r->suppressed) {
+			out->suppressed_bytes += r->bytes;
+			out->suppressed_blocks += r->blocks;
+		} else {
+			out->bytes[r->kind] += r->bytes;
+			out->blocks[r->kind] += r->blocks;
+		}
+	}
+	for (int h = 1; h < HEUR_COUNT; h++) {
+		out->heur_bytes[h - 1] = s.heur_bytes[h];
+		out->heur_blocks[h - 1] = s.heur_blocks[h];
+	}
+	return 0;
 }

@@ -26,6 +26,9 @@ struct asp_loss_record {
 struct asp_leak_result {
 	uint64_t bytes[ASP_LEAK_KINDS], blocks[ASP_LEAK_KINDS];
 	uint64_t suppressed_bytes, suppressed_blocks;
+	/* Reachable only through one of memcheck's heuristics, in its order:
+	 * stdstring, length64, newarray, multipleinheritance. */
+	uint64_t heur_bytes[4], heur_blocks[4];
 	struct asp_loss_record *records;	/* sorted as valgrind sorts them */
 	size_t nrecords;
 };
@@ -33,7 +36,11 @@ struct asp_leak_result {
 /* Runs the scan. 0, or a negative errno when it could not run. */
 int asp__leak_check(struct asp_leak_result *out);
 
-/* Records __libc_start_main's frame: main's stack ends there. */
+/* Where main's frame ended (the frame main was called from), that main
+ * returned, and the stack pointer exit() was called with: they bound the
+ * live part of the main stack. */
 void asp__leak_note_main_frame(uintptr_t sp);
+void asp__leak_note_main_returned(void);
+void asp__leak_note_exit(uintptr_t sp);
 
 #endif

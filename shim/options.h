@@ -4,6 +4,7 @@
 #define ASP_OPTIONS_H
 
 #include <limits.h>
+#include <stddef.h>
 
 enum asp_mode { ASP_MODE_TRACK, ASP_MODE_COUNT };
 enum asp_unwind { ASP_UNWIND_LIBUNWIND, ASP_UNWIND_FP };

@@ -7,6 +7,7 @@
 #include "account.h"
 #include "glue.h"
 #include "report.h"
+#include "start.h"
 
 #define CALLER ((uintptr_t)__builtin_return_address(0))
 
@@ -114,4 +115,22 @@ __attribute__((destructor)) static void asp_destructor(void)
 	int st = asp__report_exit_status();
 	if (st >= 0)
 		asp__exit_now(st);
+}
+
+/* Where the program and its threads start and end (start.c). */
+ASP_EXTERN int __libc_start_main(void *main, int argc, char **argv, void (*init)(void),
+                                 void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+	return asp__libc_start_main(main, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+ASP_EXTERN void exit(int status)
+{
+	asp__exit(status, (uintptr_t)__builtin_frame_address(0));
+}
+
+ASP_EXTERN int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+                              void *(*fn)(void *), void *arg)
+{
+	return asp__pthread_create(thread, attr, fn, arg);
 }

@@ -3,7 +3,6 @@
  *
  * Once the report begins the shim stops counting (asp__state 2): what the
  * report itself allocates, jansson included, is forwarded uncounted. */
-#define _GNU_SOURCE
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -99,6 +98,31 @@ static void bytes_in_blocks(struct asp_text *t, const char *label, uint64_t byte
 	asp__text_str(t, " blocks\n");
 }
 
+/* memcheck's "of which reachable via heuristic" lines. */
+static void heuristic_lines(struct asp_text *t, const struct asp_leak_result *l)
+{
+	static const char *const names[4] = {
+		"stdstring          : ", "length64           : ",
+		"newarray           : ", "multipleinheritance: ",
+	};
+	int any = 0;
+	for (int h = 0; h < 4; h++)
+		any |= l->heur_blocks[h] > 0;
+	if (!any)
+		return;
+	line(t, "                      of which reachable via heuristic:\n");
+	for (int h = 0; h < 4; h++) {
+		if (l->heur_blocks[h] == 0)
+			continue;
+		line(t, "                        ");
+		asp__text_str(t, names[h]);
+		asp__text_commas(t, l->heur_bytes[h]);
+		asp__text_str(t, " bytes in ");
+		asp__text_commas(t, l->heur_blocks[h]);
+		asp__text_str(t, " blocks\n");
+	}
+}
+
 static void summary_text(struct asp_text *t, const struct figures *f)
 {
 	line(t, "HEAP SUMMARY:\n");
@@ -128,6 +152,7 @@ static void summary_text(struct asp_text *t, const struct figures *f)
 			bytes_in_blocks(t, "   indirectly lost: ", l->bytes[ASP_LEAK_INDIRECT], l->blocks[ASP_LEAK_INDIRECT]);
 			bytes_in_blocks(t, "     possibly lost: ", l->bytes[ASP_LEAK_POSSIBLE], l->blocks[ASP_LEAK_POSSIBLE]);
 			bytes_in_blocks(t, "   still reachable: ", l->bytes[ASP_LEAK_REACHABLE], l->blocks[ASP_LEAK_REACHABLE]);
+			heuristic_lines(t, l);
 			bytes_in_blocks(t, "        suppressed: ", l->suppressed_bytes, l->suppressed_blocks);
 		}
 	}

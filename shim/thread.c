@@ -266,6 +266,16 @@ size_t asp__threads_summaries(struct asp_thread_summary *out, size_t max)
 	return all;
 }
 
+size_t asp__threads_stacks(struct asp_thread_stack *out, size_t max)
+{
+	size_t n = 0;
+	asp_lock(&g_lock);
+	for (struct asp_thread *t = g_records; t && n < max; t = t->next)
+		out[n++] = (struct asp_thread_stack){ t->tid, t->state == ASP_THREAD_ACTIVE, t->start_sp };
+	asp_unlock(&g_lock);
+	return n;
+}
+
 void asp__threads_atfork_prepare(void)
 {
 	asp_lock(&g_lock);

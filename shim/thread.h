@@ -85,6 +85,7 @@ struct asp_thread {
 	uint32_t serial;	/* 1, 2, ...: a small id for cross-thread checks */
 	uint32_t summary;	/* index of the thread's line in the dump */
 	uintptr_t self;		/* pthread_self() */
+	uintptr_t start_sp;	/* the stack pointer its start routine began with */
 	struct asp_thread *next;
 } __attribute__((aligned(ASP_CACHE_LINE)));
 
@@ -124,6 +125,16 @@ void asp__threads_sum(struct asp_counts *out);
 /* Copies the thread lines (live threads with their current counts) into
  * out, at most max; returns how many threads there were in all. */
 size_t asp__threads_summaries(struct asp_thread_summary *out, size_t max);
+
+/* A thread's stack, for the leak scan. */
+struct asp_thread_stack {
+	pid_t tid;
+	int live;
+	uintptr_t start_sp;	/* 0: unknown */
+};
+
+/* The stacks of every thread with a record; returns how many. */
+size_t asp__threads_stacks(struct asp_thread_stack *out, size_t max);
 
 /* fork: hold the registry across it; the child starts with it free. */
 void asp__threads_atfork_prepare(void);

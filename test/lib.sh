@@ -82,7 +82,7 @@ heap_lines() {
 # leak_lines LOG: the LEAK SUMMARY figures, or valgrind's "All heap blocks
 # were freed" line, prefix stripped.
 leak_lines() {
-	grep -aE '(definitely|indirectly|possibly) lost:|still reachable:|suppressed: [0-9,]+ bytes|All heap blocks were freed' "$1" |
+	grep -aE '(definitely|indirectly|possibly) lost:|still reachable:|suppressed: [0-9,]+ bytes|reachable via heuristic|(stdstring|length64|newarray|multipleinheritance) *:|All heap blocks were freed' "$1" |
 		sed 's/^==[0-9]*== *//'
 }
 
