@@ -154,8 +154,7 @@ void asp_leaks_text(FILE *out, const asp_dump_t *d, unsigned kinds,
 	}
 	if (!d->has_records && d->in_use_blocks) {
 		prefix(out, d);
-		fputs("no loss records: the dump was written without "
-		      "ALLOCSPY_LEAK_CHECK=full\n", out);
+		fputs("the dump has no loss records\n", out);
 		prefix(out, d);
 		putc('\n', out);
 	}
