@@ -16,9 +16,9 @@
  * lost. Blocks still unreached are definitely lost; each one leads a
  * clique and collects, as indirectly lost, the unreached blocks it reaches.
  *
- * One allocator detail is cured here: glibc keeps a pointer to its top
- * chunk, whose header lies inside the last block's usable range; a pointer
- * at or past usable_size - 8 into a block is taken for allocator metadata. */
+ * One allocator detail is cured here: glibc's arena points at its top
+ * chunk, whose header can lie inside the last block's requested range;
+ * such a word in libc's data is taken for allocator metadata. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -81,6 +81,8 @@ struct scan {
 	struct range *skip;	/* not roots; sorted, disjoint after tidy */
 	size_t nskip, capskip;
 	int glibc;		/* the allocator underneath is glibc's */
+	struct range libc_data;	/* libc's writable segments */
+	int in_libc;		/* scanning a root inside libc_data */
 	uint64_t heur_bytes[HEUR_COUNT], heur_blocks[HEUR_COUNT];
 };
 
@@ -345,13 +347,17 @@ static void push(struct scan *s, size_t i)
 	}
 }
 
-/* A pointer glibc keeps into the last word of a block's usable range. */
+/* glibc's arena (in libc's data) points at chunk headers: the top chunk's
+ * and free chunks'. A chunk header begins at usable_size - 8 into the block
+ * before it, inside that block's requested range when the request filled
+ * its usable size. Such a word, read from libc's data, is not a pointer
+ * the program holds. */
 static int allocator_metadata(const struct scan *s, uintptr_t ptr, const struct block *b)
 {
-	if (!s->glibc || ptr == b->start)
+	if (!s->in_libc || ptr == b->start)
 		return 0;
 	size_t usable = asp__next.malloc_usable_size((void *)b->start);
-	return usable >= 8 && ptr - b->start >= usable - 8;
+	return usable >= 8 && ptr - b->start == usable - 8;
 }
 
 /* One word seen while marking from the roots (clique < 0) or while
@@ -431,7 +437,9 @@ static void scan_root(struct scan *s, uintptr_t start, uintptr_t end)
 			start = (start + 4096) & ~(uintptr_t)4095;	/* skip the page */
 			continue;
 		}
+		s->in_libc = s->glibc && start >= s->libc_data.start && start < s->libc_data.end;
 		scan_words(s, buf, got / 8, 1, -1, 0);
+		s->in_libc = 0;
 		start += got;
 	}
 }
@@ -458,6 +466,30 @@ static int skip_self_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		}
 	}
 	return 1;
+}
+
+/* The writable segments of the object that holds fn. */
+static void writable_of(const void *fn, struct range *out)
+{
+	Dl_info info;
+	const ElfW(Ehdr) *eh;
+	struct link_map *lm = NULL;
+	out->start = out->end = 0;
+	if (!dladdr1(fn, &info, (void **)&lm, RTLD_DL_LINKMAP) || lm == NULL)
+		return;
+	eh = info.dli_fbase;
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_W))
+			continue;
+		uintptr_t a = lm->l_addr + ph[i].p_vaddr;
+		uintptr_t e = (a + ph[i].p_memsz + 4095) & ~(uintptr_t)4095;
+		a &= ~(uintptr_t)4095;
+		if (out->end == 0 || a < out->start)
+			out->start = a;
+		if (e > out->end)
+			out->end = e;
+	}
 }
 
 /* glibc's heap regions: the brk heap, the heaps of the other arenas (64 MiB
@@ -787,6 +819,8 @@ int asp__leak_check(struct asp_leak_result *out)
 	Dl_info info;
 	s.glibc = dladdr((void *)asp__next.malloc, &info) && info.dli_fname &&
 	          strstr(info.dli_fname, "/libc.so") != NULL;
+	if (s.glibc)
+		writable_of((void *)asp__next.malloc, &s.libc_data);
 	asp__arena_ranges(skip_arena, &s);
 	dl_iterate_phdr(skip_self_cb, &s);
 	if (s.glibc)
