@@ -1,7 +1,7 @@
 /* pairtime - paired wall-clock timing of a program bare and under tools.
  *
  * usage: pairtime [-n RUNS] [-m MIN_RUNS] [-b BUDGET_S] [-t TIMEOUT_S]
- *                 [-w WARMUP] [-e PREFIX]
+ *                 [-T FACTOR] [-w WARMUP] [-e PREFIX]
  *                 -V NAME[:RUNS] [VAR=VALUE ...] PROG [ARG ...]
  *                 -V NAME[:RUNS] [VAR=VALUE ...] PROG [ARG ...] ...
  *
@@ -13,10 +13,13 @@
  * speed hits both sides of a pair alike.
  *
  * A variant runs RUNS pairs (-n, 11 by default, or NAME:RUNS), cut to what
- * fits in BUDGET_S seconds of its own time (-b, 0 = no limit) judged from its
- * first run, but never below MIN_RUNS (-m, 3). A run that exits non-zero,
- * dies from a signal or outlives TIMEOUT_S (-t, 300) marks its variant
- * failed; the others go on. WARMUP untimed baseline runs come first (-w, 1).
+ * fits in BUDGET_S seconds (-b, 0 = no limit; a pair's time is the variant's
+ * run plus the baseline's) judged from its first pair, but never below
+ * MIN_RUNS (-m, 3). A run that exits non-zero, dies from a signal or times
+ * out marks its variant failed; the others go on. A run times out after
+ * TIMEOUT_S seconds (-t, 300), or sooner with -T: after FACTOR times the
+ * baseline's warm-up time, but no sooner than 10 s. WARMUP untimed baseline
+ * runs come first (-w, 1; -T needs at least one).
  *
  * The programs' stdout goes to /dev/null, and their stderr too, or with
  * -e PREFIX to the file PREFIX NAME ".err", rewritten by each run of that
@@ -31,7 +34,9 @@
  * "timeout"; a failed variant prints "-" for the numbers.
  * Exit status: 0, or 1 when the baseline failed, 2 on a usage error.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -56,7 +61,7 @@ struct variant {
 	char status[32];	/* "" while it is fine */
 };
 
-static double timeout_s = 300;
+static double timeout_s = 300;	/* the limit of the run at hand */
 static const char *errfile;
 static volatile sig_atomic_t alarmed;
 
@@ -69,7 +74,7 @@ static void on_alarm(int sig)
 static void usage(FILE *f)
 {
 	fputs("usage: pairtime [-n RUNS] [-m MIN_RUNS] [-b BUDGET_S] [-t TIMEOUT_S]\n"
-	      "                [-w WARMUP] [-e PREFIX]\n"
+	      "                [-T FACTOR] [-w WARMUP] [-e PREFIX]\n"
 	      "                -V NAME[:RUNS] [VAR=VALUE ...] PROG [ARG ...] ...\n",
 	      f);
 }
@@ -202,12 +207,12 @@ static void print_line(struct variant *v, int is_base)
 int main(int argc, char **argv)
 {
 	int runs = 11, min_runs = 3, warmup = 1, nv = 0, maxruns = 0, nbase = 0;
-	double budget = 0;
+	double budget = 0, factor = 0, warm = 0;
 	struct variant *vs, *base;
 	struct sigaction sa;
 	int i, opt;
 
-	while ((opt = getopt(argc, argv, "+n:m:b:t:w:e:hV")) != -1) {
+	while ((opt = getopt(argc, argv, "+n:m:b:t:T:w:e:hV")) != -1) {
 		if (opt == 'V') {
 			optind--;	/* the first variant starts here */
 			break;
@@ -227,6 +232,11 @@ int main(int argc, char **argv)
 		case 't':
 			timeout_s = atof(optarg);
 			if (timeout_s <= 0)
+				goto bad;
+			break;
+		case 'T':
+			factor = atof(optarg);
+			if (factor <= 0)
 				goto bad;
 			break;
 		case 'w':
@@ -299,9 +309,15 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_alarm;
 	sigaction(SIGALRM, &sa, NULL);	/* no SA_RESTART: wait4 must return */
 
-	for (i = 0; i < warmup; i++)
-		if (run_once(base) < 0)
+	for (i = 0; i < warmup; i++) {
+		double tw = run_once(base);
+
+		if (tw < 0)
 			break;
+		warm = tw;
+	}
+	if (factor > 0 && warm > 0 && factor * warm < timeout_s)
+		timeout_s = factor * warm < 10 ? 10 : factor * warm;
 	if (base->status[0]) {
 		print_line(base, 1);
 		return 1;
@@ -337,8 +353,8 @@ int main(int argc, char **argv)
 			v->ratio[v->done++] = tv / tb;
 			/* Cut the runs to the budget, judged by the first one,
 			 * but keep at least min_runs (or all asked, if fewer). */
-			if (v->done == 1 && budget > 0 && tv * v->runs > budget) {
-				int fit = (int)(budget / tv);
+			if (v->done == 1 && budget > 0 && (tv + tb) * v->runs > budget) {
+				int fit = (int)(budget / (tv + tb));
 				int least = min_runs < v->runs ? min_runs : v->runs;
 
 				v->runs = fit > least ? fit : least;

@@ -5,9 +5,10 @@
 # Environment (all optional):
 #   BENCH_RUNS=11       pairs per tool and workload
 #   BENCH_SLOW_RUNS=3   pairs for heaptrack
-#   BENCH_BUDGET=4      seconds of a tool's own run time per workload; a slow
-#                       tool gets fewer pairs (at least BENCH_MIN_RUNS=3)
-#   BENCH_TIMEOUT=120   seconds before one run counts as failed
+#   BENCH_BUDGET=3      seconds of pairs per tool and workload; a slow tool
+#                       gets fewer pairs (at least BENCH_MIN_RUNS=3)
+#   BENCH_TIMEOUT=120   seconds before one run counts as failed (a hang is
+#                       caught sooner: after 100x the bare time, at least 10 s)
 #   BENCH_ONLY="a b"    only workloads whose names start with these words
 #   BENCH_TOOLS="..."   the tool columns, default
 #                       "count track bt16 bt16-fp memusage heaptrack"
@@ -18,7 +19,7 @@ B=${B:-build}
 BB=$B/benches
 RUNS=${BENCH_RUNS:-11}
 SLOW=${BENCH_SLOW_RUNS:-3}
-BUDGET=${BENCH_BUDGET:-4}
+BUDGET=${BENCH_BUDGET:-3}
 MIN=${BENCH_MIN_RUNS:-3}
 TIMEOUT=${BENCH_TIMEOUT:-120}
 ONLY=${BENCH_ONLY:-}
@@ -89,7 +90,7 @@ fmt_ratio() {
 
 printf '# allocspy bench: %s, %s CPUs, %s, glibc %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" \
 	"$(nproc)" "$(uname -r)" "$(ldd --version 2>/dev/null | sed -n '1s/.* //p')"
-printf '# %s pairs per tool (heaptrack %s; fewer when a tool exceeds %ss per workload)\n' \
+printf '# %s pairs per tool (heaptrack %s; fewer when its pairs exceed %s s per workload)\n' \
 	"$RUNS" "$SLOW" "$BUDGET"
 printf '# load average before: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
 header=$(printf '%-22s %9s' workload "bare ms")
@@ -114,7 +115,7 @@ wl() {
 		[ -n "$a" ] && vargs="$vargs $a $*"
 	done
 	# shellcheck disable=SC2086 # the words are split on purpose
-	"$PAIRTIME" -n "$RUNS" -m "$MIN" -b "$BUDGET" -t "$TIMEOUT" -e "$tmp/$name." \
+	"$PAIRTIME" -n "$RUNS" -m "$MIN" -b "$BUDGET" -t "$TIMEOUT" -T 100 -e "$tmp/$name." \
 		-V bare "$@" $vargs >"$tmp/out" 2>"$tmp/err"
 	if ! grep -q '^bare	[0-9]*	[0-9]' "$tmp/out"; then
 		printf '%-22s %9s\n' "$name" "failed"
