@@ -1,0 +1,234 @@
+#!/bin/sh
+# t51-report-hostile.sh - allocspy-report refuses bad dumps: every malformed
+# file, given to the summary, to leaks and to compare, gives exit status 2
+# and exactly one line "allocspy-report: error: FILE: ..." on stderr, never
+# a crash or a hang. Then the loader's fuzzer runs for a while, when clang
+# is here.
+. "$(dirname "$0")/lib.sh"
+G=$TOP/test/golden
+H=$TMP/hostile
+mkdir -p "$H"
+
+if [ ! -x "$REPORT" ]; then
+	not_ok "allocspy-report is built" "$REPORT is missing"
+	exit 0
+fi
+
+# The cases: each is a file in $H and a line "NAME<tab>MESSAGE" in
+# $H/index, MESSAGE being what follows "FILE: " in the error, or "*" when
+# it is jansson's parse error (its wording is jansson's).
+python3 - "$G/track.json" "$H" <<'EOF'
+import copy, json, os, sys
+
+base = json.load(open(sys.argv[1]))
+out = sys.argv[2]
+index = open(os.path.join(out, "index"), "w")
+
+def raw(name, data, msg="*"):
+    open(os.path.join(out, name + ".json"), "wb").write(data)
+    index.write("%s\t%s\n" % (name, msg))
+
+def mutate(name, change, msg):
+    d = copy.deepcopy(base)
+    change(d)
+    raw(name, json.dumps(d).encode(), msg)
+
+def text(name, old, new, msg):
+    s = json.dumps(base)
+    assert old in s, old
+    raw(name, s.replace(old, new, 1).encode(), msg)
+
+good = json.dumps(base).encode()
+raw("empty", b"", "empty file")
+raw("truncated", good[:len(good) // 2])
+raw("not-json", b"==4095== HEAP SUMMARY:\n")
+raw("json-array", b"[1, 2, 3]\n", "not an allocspy dump (the top level is an array, not an object)")
+raw("json-string", b"\"allocspy-dump\"\n")
+raw("trailing-garbage", good + b" }")
+raw("nul-byte", good[:100] + b"\0" + good[100:])
+raw("invalid-utf8", good.replace(b"worker-1", b"worker-\xff\xfe"))
+raw("bom", b"\xef\xbb\xbf" + good)
+raw("deep-nesting", good[:-1] + b", \"extra\": " + b"[" * 100000 + b"]" * 100000 + b"}")
+raw("duplicate-key", good.replace(b"\"version\": 1", b"\"version\": 1, \"version\": 1"))
+raw("escaped-nul", good.replace(b"worker-1", b"worker\\u0000"))
+raw("too-big-integer", good.replace(b"\"allocs\": 7", b"\"allocs\": 99999999999999999999999"))
+
+mutate("no-format", lambda d: d.pop("format"), "not an allocspy dump (no \"format\" key)")
+mutate("other-format", lambda d: d.update(format="valgrind-xml"),
+       "not an allocspy dump (format is \"valgrind-xml\", not \"allocspy-dump\")")
+mutate("format-number", lambda d: d.update(format=1),
+       "not an allocspy dump (format is an integer, not \"allocspy-dump\")")
+mutate("version-2", lambda d: d.update(version=2),
+       "version 2 is not supported (this allocspy-report reads version 1)")
+mutate("version-0", lambda d: d.update(version=0),
+       "version 0 is not supported (this allocspy-report reads version 1)")
+mutate("version-string", lambda d: d.update(version="1"), "version: expected an integer, found a string")
+mutate("version-real", lambda d: d.update(version=1.0), "version: expected an integer, found a real number")
+mutate("no-version", lambda d: d.pop("version"), "version: missing")
+mutate("no-heap", lambda d: d.pop("heap"), "heap: missing")
+mutate("heap-array", lambda d: d.update(heap=[]), "heap: expected an object, found an array")
+mutate("allocs-string", lambda d: d["heap"].update(allocs="7"), "heap.allocs: expected an integer, found a string")
+mutate("allocs-negative", lambda d: d["heap"].update(allocs=-7), "heap.allocs: -7 is negative")
+mutate("allocs-1e300", lambda d: d["heap"].update(allocs=1e300), "heap.allocs: expected an integer, found a real number")
+mutate("allocs-absurd", lambda d: d["heap"].update(allocs=2**62),
+       "heap.allocs: 4611686018427387904 is out of range (at most 1152921504606846976)")
+mutate("allocs-null", lambda d: d["heap"].update(allocs=None), "heap.allocs: expected an integer, found null")
+mutate("in-use-null-track", lambda d: d["heap"].update(in_use_bytes=None),
+       "heap.in_use_bytes: null in a track-mode dump")
+mutate("no-in-use-bytes", lambda d: d["heap"].pop("in_use_bytes"), "heap.in_use_bytes: missing")
+mutate("no-program", lambda d: d.pop("program"), "program: missing")
+mutate("pid-zero", lambda d: d["program"].update(pid=0), "program.pid: 0 is out of range (at least 1)")
+mutate("pid-huge", lambda d: d["program"].update(pid=2**40),
+       "program.pid: 1099511627776 is out of range (at most 2147483647)")
+mutate("argv-number", lambda d: d["program"]["argv"].append(3), "program.argv[3]: expected a string, found an integer")
+mutate("huge-string", lambda d: d["program"].update(exe="/" + "x" * 100000),
+       "program.exe: string of 100001 bytes is too long (at most 4096)")
+mutate("mode-fast", lambda d: d["options"].update(mode="fast"),
+       "options.mode: \"fast\" is neither \"track\" nor \"count\"")
+mutate("leak-check-bad", lambda d: d["options"].update(leak_check="all"),
+       "options.leak_check: \"all\" is not summary, full or no")
+mutate("wall-string", lambda d: d["time"].update(wall_s="0.1"), "time.wall_s: expected a number, found a string")
+mutate("wall-negative", lambda d: d["time"].update(wall_s=-1.5), "time.wall_s: -1.5 seconds is out of range")
+mutate("wall-1e300", lambda d: d["time"].update(wall_s=1e300), "time.wall_s: 1e+300 seconds is out of range")
+mutate("no-free", lambda d: d["functions"].pop("free"), "functions.free: missing")
+mutate("fn-not-object", lambda d: d["functions"].update(malloc=5), "functions.malloc: expected an object, found an integer")
+mutate("fn-calls-negative", lambda d: d["functions"]["malloc"].update(calls=-1), "functions.malloc.calls: -1 is negative")
+mutate("fn-failed-above-calls", lambda d: d["functions"]["malloc"].update(failed=6),
+       "functions.malloc: 6 failed calls out of 5")
+mutate("fn-name-long", lambda d: d["functions"].update({"f" * 100: {"calls": 1}}),
+       "functions: a name of 100 bytes is too long")
+mutate("histogram-object", lambda d: d.update(histogram={}), "histogram: expected an array, found an object")
+mutate("le-not-power", lambda d: d["histogram"][1].update(le=33), "histogram[1].le: 33 is not 0 or a power of two")
+mutate("le-descending", lambda d: d["histogram"].reverse(), "histogram[1].le: 64 is not above the previous bucket's")
+mutate("threads-object", lambda d: d.update(threads={}), "threads: expected an array, found an object")
+mutate("thread-name-number", lambda d: d["threads"][1].update(name=5), "threads[1].name: expected a string, found an integer")
+mutate("thread-tid-negative", lambda d: d["threads"][0].update(tid=-1), "threads[0].tid: -1 is negative")
+mutate("threads-omitted-string", lambda d: d.update(threads_omitted="3"),
+       "threads_omitted: expected an integer, found a string")
+mutate("no-refs", lambda d: d.pop("refs"), "refs: missing")
+mutate("refs-bool", lambda d: d["refs"].update(acquires=True), "refs.acquires: expected an integer, found a boolean")
+mutate("leaks-missing-blocks", lambda d: d["leaks"]["definitely_lost"].pop("blocks"),
+       "leaks.definitely_lost.blocks: missing")
+mutate("record-kind", lambda d: d["loss_records"][0].update(kind="lost"), "loss_records[0].kind: \"lost\" is not a leak kind")
+mutate("record-stack-range", lambda d: d["loss_records"][2].update(stack=5),
+       "loss_records[2].stack: 5 is not an index into stacks (5 stacks)")
+mutate("record-no-stacks", lambda d: d.pop("stacks"),
+       "loss_records[0].stack: 0 is not an index into stacks (0 stacks)")
+mutate("record-suppressed-string", lambda d: d["loss_records"][0].update(suppressed="no"),
+       "loss_records[0].suppressed: expected a boolean, found a string")
+mutate("stack-frame-negative", lambda d: d["stacks"][1].append(-4096), "stacks[1][2]: -4096 is negative")
+mutate("stack-frame-real", lambda d: d["stacks"][0].append(1.5), "stacks[0][2]: expected an integer, found a real number")
+mutate("stack-too-deep", lambda d: d["stacks"].append([4096] * 5000), "stacks[5]: 5000 frames is too many (at most 4096)")
+mutate("module-base-string", lambda d: d["modules"][0].update(base="0x5555"),
+       "modules[0].base: expected an integer, found a string")
+mutate("module-end-below", lambda d: d["modules"][0].update(end=1), "modules[0].end: not above base")
+mutate("module-build-id", lambda d: d["modules"][1].update(build_id="xyz"), "modules[1].build_id: not a hex string")
+EOF
+
+# refused NAME FILE MESSAGE ARGS...: allocspy-report ARGS exits 2 within 30
+# seconds and says "allocspy-report: error: FILE: MESSAGE" as its only line
+# ("*": any message), with nothing on stdout.
+refused() {
+	name=$1 f=$2 msg=$3
+	shift 3
+	# shellcheck disable=SC2086 # $AS is a command prefix, or nothing
+	timeout 30 ${AS:-} "$REPORT" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+	rc=$?
+	lines=$(wc -l <"$TMP/err")
+	first=$(head -n 1 "$TMP/err")
+	want="allocspy-report: error: $f: "
+	case $first in
+	"$want"*) prefix=yes ;;
+	*) prefix=no ;;
+	esac
+	if [ "$msg" != "*" ] && [ "$first" != "$want$msg" ]; then
+		prefix="no: expected '$want$msg'"
+	fi
+	crash=no
+	[ "$rc" -ge 128 ] && crash="yes ($rc)"
+	check "$name: status 2, one error line, no crash, no output" \
+		"status 2, 1 line, message yes, crash no, stdout ''" \
+		"status $rc, $lines line, message $prefix, crash $crash, stdout '$(head -c 200 "$TMP/out")'"
+	[ "$lines" -eq 1 ] || printf '#   stderr: %s\n' "$(head -c 300 "$TMP/err")"
+}
+
+# Every case against the three commands: summary, leaks, and compare with
+# the bad dump second (a good one first must not hide it).
+n=0
+while IFS='	' read -r case msg; do
+	f=$H/$case.json
+	refused "$case (summary)" "$f" "$msg" "$f"
+	refused "$case (leaks)" "$f" "$msg" leaks "$f"
+	refused "$case (compare)" "$f" "$msg" compare "$G/track.json" "$f"
+	n=$((n + 1))
+done <"$H/index"
+check "at least 60 malformed dumps were tried" yes "$([ "$n" -ge 60 ] && echo yes || echo "no, $n")"
+
+# Files that are not dumps at all.
+refused "missing file" "$H/nonexistent.json" "No such file or directory" "$H/nonexistent.json"
+refused "missing file (compare, first)" "$H/nonexistent.json" "No such file or directory" \
+	compare "$H/nonexistent.json" "$G/track.json"
+refused "a directory" "$H" "Is a directory" "$H"
+refused "a directory (leaks)" "$H" "Is a directory" leaks "$H"
+refused "a read error" /proc/self/mem "read error: Input/output error" /proc/self/mem
+refused "/dev/null" /dev/null "empty file" /dev/null
+refused "empty stdin" /dev/stdin "empty file" /dev/stdin
+
+# A file it may not read: as root, through setpriv to nobody.
+cp "$G/track.json" "$H/unreadable.json"
+chmod 000 "$H/unreadable.json"
+if [ "$(id -u)" != 0 ]; then
+	refused "an unreadable file" "$H/unreadable.json" "Permission denied" "$H/unreadable.json"
+elif command -v setpriv >/dev/null && setpriv --reuid=65534 --regid=65534 --clear-groups \
+	test -x "$REPORT" 2>/dev/null; then
+	chmod 755 "$TMP" "$H"
+	AS="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	refused "an unreadable file" "$H/unreadable.json" "Permission denied" "$H/unreadable.json"
+	AS=
+else
+	ok "an unreadable file # SKIP root, and no setpriv to drop it"
+fi
+
+# Only the first bad dump of a comparison is named.
+refused "compare: two bad dumps, the first is named" "$H/empty.json" "empty file" \
+	compare "$H/empty.json" "$H/version-2.json"
+
+# A dump that is valid but odd is no error: huge, yet allowed, numbers.
+python3 - "$G/track.json" "$TMP/big.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+big = 2 ** 60
+for k in ("allocs", "frees", "bytes_allocated", "in_use_bytes", "in_use_blocks", "peak_bytes"):
+    d["heap"][k] = big
+for f in d["functions"].values():
+    for k in f:
+        f[k] = big if k != "failed" else 0
+for t in d["threads"]:
+    for k in ("allocs", "frees", "bytes_allocated", "ref_acquires", "ref_releases"):
+        t[k] = big
+d["refs"] = {k: big for k in d["refs"]}
+d["histogram"] = [{"le": 2 ** 62, "count": big}]
+d["loss_records"][0]["indirect_bytes"] = big
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+for args in "$TMP/big.json" "leaks --show-leak-kinds=all $TMP/big.json" \
+	"compare $TMP/big.json $G/track.json" "--json $TMP/big.json"; do
+	# shellcheck disable=SC2086 # the words are the arguments
+	timeout 30 "$REPORT" $args >"$TMP/out" 2>"$TMP/err"
+	check "the largest allowed numbers: $(echo "$args" | sed "s|$TMP/||g; s|$G/||g")" 0 "$?"
+done
+check "the largest allowed numbers: printed with separators" \
+	"==4095==   total heap usage: 1,152,921,504,606,846,976 allocs, 1,152,921,504,606,846,976 frees, 1,152,921,504,606,846,976 bytes allocated" \
+	"$("$REPORT" "$TMP/big.json" 2>/dev/null | sed -n 3p)"
+
+# --- the fuzzer ----------------------------------------------------------------------
+
+if command -v clang >/dev/null 2>&1; then
+	if sh "$TOP/test/fuzz/run.sh" 20 >"$TMP/fuzz.log" 2>&1; then
+		ok "fuzz_load: 20 seconds without a crash, a leak or a hang ($(grep -o 'Done [0-9]* runs' "$TMP/fuzz.log" | tail -n 1))"
+	else
+		not_ok "fuzz_load: 20 seconds without a crash, a leak or a hang" "$(tail -n 30 "$TMP/fuzz.log")"
+	fi
+else
+	ok "fuzz_load # SKIP no clang"
+fi
