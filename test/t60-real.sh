@@ -1,0 +1,170 @@
+#!/bin/sh
+# t60-real.sh - real programs under the shim in valgrind's environment: the
+# same stdout and exit status as under valgrind, and the same HEAP SUMMARY.
+# Programs that run others (tar runs gzip, gcc its compilers, make its
+# recipes) are compared on their own summary only: valgrind does not trace
+# the children it execs, while the shim, inherited through LD_PRELOAD,
+# prints one summary per process. The traced program waits for its
+# children, so its summary is the last one. test/README.md lists what each
+# case compares and why.
+. "$(dirname "$0")/lib.sh"
+
+# A home of our own: no ~/.gitconfig, ~/.sqliterc or history files.
+HOME=$TMP/home
+export HOME
+mkdir -p "$HOME"
+
+# Extra variables both runs get (valgrind passes them through), and a
+# setup command run in the run's directory before each of the two runs.
+XENV=
+SETUP=:
+
+# xrun_vg LOG PROG ARGS...: run_vg with $XENV added to the environment.
+xrun_vg() {
+	xlog=$1; shift
+	env -i HOME="$HOME" PATH=/usr/local/bin:/usr/bin:/bin LANG=C $XENV \
+		valgrind --run-libc-freeres=no --run-cxx-freeres=no \
+		--leak-check=summary --log-file="$xlog" "$@" >"$xlog.out" 2>"$xlog.err" </dev/null
+	echo $? >"$xlog.rc"
+}
+
+# xrun_shim LOG PROG ARGS...: run_shim with $XENV added to the environment.
+xrun_shim() {
+	xlog=$1; shift
+	vg_env $XENV LD_PRELOAD="$(padded_preload)" "$@" >"$xlog.out" 2>"$xlog.err" </dev/null
+	echo $? >"$xlog.rc"
+	grep -a '^==[0-9]*==' "$xlog.err" >"$xlog" || true
+}
+
+# real_parity NAME WHICH STATUS PROG ARGS...: WHICH is "all" (every
+# summary in order, as lib.sh parity) or "last" (the traced process's own
+# summary, the last one printed). Then stdout and status, and that the
+# status is STATUS (so that two equal failures do not pass). Each run
+# starts in the same, emptied directory, so that PWD is equal and the
+# program sees the same files (make, for one, allocates per directory
+# entry); the logs are kept outside it.
+real_parity() {
+	rname=$1 which=$2 rstatus=$3; shift 3
+	rdir=$TMP/$(echo "$rname" | tr -c 'A-Za-z0-9_\n-' _)
+	mkdir -p "$rdir"
+	rm -rf "$rdir/run" && mkdir "$rdir/run"
+	(cd "$rdir/run" && $SETUP && xrun_vg "$rdir/vg" "$@")
+	rm -rf "$rdir/run" && mkdir "$rdir/run"
+	(cd "$rdir/run" && $SETUP && xrun_shim "$rdir/asp" "$@")
+	if [ "$which" = last ]; then
+		check "$rname: own heap summary equals valgrind's" \
+			"$(heap_lines "$rdir/vg" | tail -n 2)" "$(heap_lines "$rdir/asp" | tail -n 2)"
+	else
+		check "$rname: heap summary equals valgrind's" \
+			"$(heap_lines "$rdir/vg")" "$(heap_lines "$rdir/asp")"
+	fi
+	check "$rname: same stdout and status" \
+		"$(cat "$rdir/vg.out" "$rdir/vg.rc")" "$(cat "$rdir/asp.out" "$rdir/asp.rc")"
+	check "$rname: status under valgrind" "$rstatus" "$(cat "$rdir/vg.rc")"
+}
+
+# --- interpreters --------------------------------------------------------
+XENV=PYTHONHASHSEED=0
+real_parity "python3 -c" all 0 /usr/bin/python3 -c 'print(sum(range(10)))'
+XENV="PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0"
+real_parity "perl -e" all 3 /usr/bin/perl -e '
+	my %h; $h{"k$_"} = [$_, $_ * 2] for 1 .. 2000;
+	my @s = sort { $a <=> $b } map { $_->[1] % 97 } values %h;
+	printf "%d keys, first %d, last %d, %s\n", scalar(keys %h), $s[0], $s[-1], join(",", map { sprintf "%02x", $_ } unpack("C*", "perl"));
+	exit 3;'
+XENV=
+
+cat >"$TMP/script.sh" <<'SH'
+declare -A count
+words=()
+i=0
+while [ $i -lt 500 ]; do
+	w="word$((i % 37))"
+	count[$w]=$(( ${count[$w]:-0} + 1 ))
+	words+=("$w-$i")
+	i=$((i + 1))
+done
+f() { local s=""; for x in "$@"; do s="$s${x:0:2}"; done; printf '%s' "${#s}"; }
+printf '%d distinct, %d words, f=%s, upper=%s\n' "${#count[@]}" "${#words[@]}" "$(f "${words[@]}")" "${words[7]^^}"
+exit 4
+SH
+real_parity "bash script" all 4 /usr/bin/bash "$TMP/script.sh"
+
+# --- text tools on a generated file ------------------------------------------
+awk 'BEGIN { x = 7; for (i = 0; i < 20000; i++) { x = (x * 1103515245 + 12345) % 2147483648; printf "%08x,%d,%s\n", x, x % 1000, (i % 3 ? "b" : "a") } }' >"$TMP/data.csv"
+real_parity "sort" all 0 /usr/bin/sort -t, -k2,2n -k1,1 "$TMP/data.csv"
+real_parity "awk" all 0 /usr/bin/awk -F, '{ s[$2 % 10] += $2; n[$3]++ } END { for (k = 0; k < 10; k++) print k, s[k]; print n["a"], n["b"] }' "$TMP/data.csv"
+
+# --- archives -----------------------------------------------------------------
+mkdir -p "$TMP/tree/sub/deeper"
+for i in 1 2 3 4 5 6 7 8; do
+	seq 1 $((i * 300)) >"$TMP/tree/file$i.txt"
+	echo "$i" >"$TMP/tree/sub/s$i"
+done
+cp "$TMP/data.csv" "$TMP/tree/sub/deeper/"
+real_parity "tar cf" all 0 /usr/bin/tar cvf out.tar -C "$TMP" tree
+real_parity "tar czf (gzip is a child)" last 0 /usr/bin/tar czvf out.tgz -C "$TMP" tree
+
+# --- git, in a fresh repository each time -------------------------------------
+XENV="GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=Alloc GIT_AUTHOR_EMAIL=alloc@example.com GIT_AUTHOR_DATE=2023-11-14T22:13:20+0000 GIT_COMMITTER_NAME=Spy GIT_COMMITTER_EMAIL=spy@example.com GIT_COMMITTER_DATE=2023-11-14T22:13:20+0000"
+GITC="-c maintenance.auto=false -c gc.auto=0"
+git_files() {
+	mkdir -p repo/src
+	for i in 1 2 3 4 5; do seq 1 $((i * 50)) >repo/src/f$i.txt; done
+	echo "readme" >repo/README
+}
+git_native() { env $XENV git $GITC -C repo "$@" >/dev/null 2>&1; }
+setup_empty() { rm -rf repo; }
+setup_files() { rm -rf repo && mkdir repo && git_native init -q -b main && git_files; }
+setup_added() { setup_files && git_native add .; }
+setup_history() {
+	setup_added && git_native commit -q -m first &&
+		echo more >>repo/README && git_native commit -q -a -m second &&
+		seq 1 9 >repo/src/f6.txt && git_native add . && git_native commit -q -m third
+}
+SETUP=setup_empty
+real_parity "git init" all 0 /usr/bin/git $GITC init -q -b main repo
+SETUP=setup_files
+real_parity "git add" all 0 /usr/bin/git $GITC -C repo add .
+SETUP=setup_added
+real_parity "git commit" all 0 /usr/bin/git $GITC -C repo commit -m "a commit"
+SETUP=setup_history
+real_parity "git log" all 0 /usr/bin/git $GITC -C repo log --stat --format='%H %an %s'
+SETUP=:
+XENV=
+
+# --- build tools ----------------------------------------------------------------
+mkdir -p "$TMP/src"
+cat >"$TMP/src/a.c" <<'C'
+#include <stdio.h>
+int twice(int);
+int main(void) { printf("%d\n", twice(21)); return 0; }
+C
+echo 'int twice(int x) { return 2 * x; }' >"$TMP/src/b.c"
+real_parity "gcc two files (cc1, as, ld are children)" last 0 /usr/bin/gcc -O0 -o prog "$TMP/src/a.c" "$TMP/src/b.c"
+check "gcc under the shim: the program it built runs" 42 "$("$rdir/run/prog" 2>&1)"
+
+cat >"$TMP/info.mk" <<'MK'
+WORDS := $(foreach i,1 2 3 4 5 6 7 8 9,item$(i).c other$(i).h)
+SRCS := $(filter %.c,$(WORDS))
+$(info $(words $(SRCS)) sources: $(patsubst %.c,%.o,$(sort $(SRCS))))
+$(info $(subst item,ITEM,$(firstword $(SRCS))) $(lastword $(WORDS)))
+all: ;
+MK
+real_parity "make, functions only" all 0 /usr/bin/make -s -f "$TMP/info.mk"
+cat >"$TMP/build.mk" <<'MK'
+all: one two
+one:
+	echo built one
+two: one
+	printf '%s\n' "built two"
+MK
+real_parity "make, recipes (children)" last 0 /usr/bin/make -s -f "$TMP/build.mk"
+
+# --- sqlite3 ------------------------------------------------------------------------
+if command -v sqlite3 >/dev/null 2>&1; then
+	real_parity "sqlite3" all 0 /usr/bin/sqlite3 -batch :memory: \
+		"create table t(a integer primary key, b text); with recursive c(x) as (select 1 union all select x + 1 from c where x < 2000) insert into t select x, printf('row %d', x) from c; create index tb on t(b); select count(*), sum(a), max(b) from t where a % 3 = 0;"
+else
+	echo "ok - sqlite3 # SKIP sqlite3 not installed"
+fi
