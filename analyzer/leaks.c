@@ -38,7 +38,7 @@ int asp_leaks_parse_kinds(const char *spec, unsigned *kinds)
 			    strncmp(p, asp_leak_kind_name[k], len) == 0)
 				break;
 		if (k == ASP_LEAK_SUPPRESSED)
-			return -1;
+			return -EINVAL;
 		*kinds |= ASP_KIND_BIT(k);
 		if (!p[len])
 			return 0;
@@ -83,17 +83,12 @@ static bool shown(const asp_record_t *rec, unsigned kinds)
 	return !rec->suppressed && (kinds & ASP_KIND_BIT(rec->kind));
 }
 
-static void prefix(FILE *out, const asp_dump_t *d)
-{
-	fprintf(out, "==%lld== ", (long long)d->pid);
-}
-
 static void record_head(FILE *out, const asp_dump_t *d, size_t i)
 {
 	const asp_record_t *rec = &d->records[i];
 	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX];
 
-	prefix(out, d);
+	asp_summary_prefix(out, d);
 	if (rec->indirect_bytes)
 		fprintf(out, "%s (%s direct, %s indirect) bytes",
 			asp_fmt_count(a, rec->bytes + rec->indirect_bytes),
@@ -139,10 +134,10 @@ void asp_leaks_text(FILE *out, const asp_dump_t *d, unsigned kinds,
 			break;
 		record_head(out, d, i);
 		for (size_t j = 0; j < ls.n; j++) {
-			prefix(out, d);
+			asp_summary_prefix(out, d);
 			put_line(out, &ls.v[j], j == 0);
 		}
-		prefix(out, d);
+		asp_summary_prefix(out, d);
 		putc('\n', out);
 		if (gen_suppressions) {
 			char *text = asp_suppression(rec, ls.v, ls.n);
@@ -153,9 +148,9 @@ void asp_leaks_text(FILE *out, const asp_dump_t *d, unsigned kinds,
 		}
 	}
 	if (!d->has_records && d->in_use_blocks) {
-		prefix(out, d);
+		asp_summary_prefix(out, d);
 		fputs("the dump has no loss records\n", out);
-		prefix(out, d);
+		asp_summary_prefix(out, d);
 		putc('\n', out);
 	}
 	asp_summary_leak_text(out, d);

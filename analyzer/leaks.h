@@ -15,8 +15,8 @@
 			   ASP_KIND_BIT(ASP_LEAK_POSSIBLE))
 
 /* Reads a --show-leak-kinds value: "all", "none", or a comma-separated list
- * of definite, indirect, possible, reachable. Returns 0, or -1 when it is
- * not one. */
+ * of definite, indirect, possible, reachable. Returns 0, or -EINVAL when it
+ * is not one. */
 int asp_leaks_parse_kinds(const char *spec, unsigned *kinds);
 
 /* The records of the kinds in kinds, not suppressed, in the dump's order. */

@@ -771,7 +771,7 @@ static int build(asp_dump_t *d, const char *file, json_t *root, char *err)
 	load_records(&r, d, root);
 	if (r.failed) {
 		asp_dump_free(d);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -798,7 +798,7 @@ int asp_dump_parse(asp_dump_t *d, const char *file, const char *buf, size_t len,
 	if (!root) {
 		memset(d, 0, sizeof *d);
 		parse_error(&e, err);
-		return -1;
+		return -EINVAL;
 	}
 	return build(d, file, root, err);
 }
@@ -813,27 +813,30 @@ int asp_dump_load(asp_dump_t *d, const char *file, char err[ASP_ERR_MAX])
 	memset(d, 0, sizeof *d);
 	f = fopen(file, "rb");
 	if (!f) {
-		snprintf(err, ASP_ERR_MAX, "%s", strerror(errno));
-		return -1;
+		int e_open = errno;
+
+		snprintf(err, ASP_ERR_MAX, "%s", strerror(e_open));
+		return -e_open;
 	}
 	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
 		fclose(f);
 		snprintf(err, ASP_ERR_MAX, "%s", strerror(EISDIR));
-		return -1;
+		return -EISDIR;
 	}
 	errno = 0;
 	root = json_loadf(f, LOAD_FLAGS, &e);
 	if (ferror(f)) {	/* jansson takes a read error for the end */
-		snprintf(err, ASP_ERR_MAX, "read error: %s",
-			 strerror(errno ? errno : EIO));
+		int e_read = errno ? errno : EIO;
+
+		snprintf(err, ASP_ERR_MAX, "read error: %s", strerror(e_read));
 		json_decref(root);
 		fclose(f);
-		return -1;
+		return -e_read;
 	}
 	fclose(f);
 	if (!root) {
 		parse_error(&e, err);
-		return -1;
+		return -EINVAL;
 	}
 	return build(d, file, root, err);
 }

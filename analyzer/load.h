@@ -131,8 +131,9 @@ typedef struct asp_dump {
 	size_t nmodules;
 } asp_dump_t;
 
-/* Loads FILE into d. Returns 0, or -1 with a one-line reason in err (without
- * the file name); d then holds nothing to free. */
+/* Loads FILE into d. Returns 0, or a negative errno (-EINVAL: not a valid
+ * dump) with a one-line reason in err, without the file name; d then holds
+ * nothing to free. */
 int asp_dump_load(asp_dump_t *d, const char *file, char err[ASP_ERR_MAX]);
 
 /* The same from a buffer in memory (file only names it). */

@@ -112,13 +112,17 @@ static int parse(struct opts *o, int argc, char **argv)
 	return -1;
 }
 
+static int out_of_memory(void)
+{
+	asp_error(NULL, "out of memory");
+	return ASP_EXIT_OUTPUT;
+}
+
 /* Writes j and frees it; NULL means memory ran out. */
 static int put_json(json_t *j)
 {
-	if (!j) {
-		asp_error(NULL, "out of memory");
-		return ASP_EXIT_OUTPUT;
-	}
+	if (!j)
+		return out_of_memory();
 	asp_json_print(stdout, j);
 	json_decref(j);
 	return ASP_EXIT_OK;
@@ -157,7 +161,7 @@ static int run(const struct opts *o, asp_dump_t *d)
 		if (o->json)
 			return put_json(asp_compare_json(d, o->nfiles));
 		if (asp_compare_text(stdout, d, o->nfiles) < 0)
-			return put_json(NULL);
+			return out_of_memory();
 		return ASP_EXIT_OK;
 	}
 	return ASP_EXIT_USAGE;
@@ -187,14 +191,12 @@ int main(int argc, char **argv)
 	int rc;
 
 	o.files = calloc((size_t)argc, sizeof *o.files);
-	if (!o.files) {
-		asp_error(NULL, "out of memory");
-		return ASP_EXIT_OUTPUT;
-	}
+	if (!o.files)
+		return out_of_memory();
 	rc = parse(&o, argc, argv);
 	if (rc < 0) {
 		d = calloc(o.nfiles, sizeof *d);
-		rc = d ? run(&o, d) : put_json(NULL);
+		rc = d ? run(&o, d) : out_of_memory();
 	}
 	for (size_t i = 0; d && i < o.nfiles; i++)
 		asp_dump_free(&d[i]);

@@ -21,8 +21,7 @@ const char *const asp_leak_phrase[ASP_LEAK_NKINDS] = {
 /* Widest thread name shown in the table. */
 #define NAME_W 16
 
-/* "==PID== " */
-static void prefix(FILE *out, const asp_dump_t *d)
+void asp_summary_prefix(FILE *out, const asp_dump_t *d)
 {
 	fprintf(out, "==%lld== ", (long long)d->pid);
 }
@@ -30,7 +29,7 @@ static void prefix(FILE *out, const asp_dump_t *d)
 /* "==PID==          label: " */
 static void label(FILE *out, const asp_dump_t *d, const char *l)
 {
-	prefix(out, d);
+	asp_summary_prefix(out, d);
 	fprintf(out, "%*s: ", LABEL_W, l);
 }
 
@@ -38,7 +37,7 @@ void asp_summary_leak_text(FILE *out, const asp_dump_t *d)
 {
 	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
 
-	prefix(out, d);
+	asp_summary_prefix(out, d);
 	if (d->in_use_blocks == 0) {
 		fputs("All heap blocks were freed -- no leaks are possible\n", out);
 		return;
@@ -75,7 +74,7 @@ void asp_summary_exit_text(FILE *out, const asp_dump_t *d)
 {
 	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX];
 
-	prefix(out, d);
+	asp_summary_prefix(out, d);
 	fputs("HEAP SUMMARY:\n", out);
 	label(out, d, "in use at exit");
 	fprintf(out, "%s bytes in %s blocks\n",
@@ -85,14 +84,14 @@ void asp_summary_exit_text(FILE *out, const asp_dump_t *d)
 	fprintf(out, "%s allocs, %s frees, %s bytes allocated\n",
 		asp_fmt_count(a, d->allocs), asp_fmt_count(b, d->frees),
 		asp_fmt_count(c, d->bytes_allocated));
-	prefix(out, d);
+	asp_summary_prefix(out, d);
 	putc('\n', out);
 	if (asp_summary_has_leak_part(d))
 		asp_summary_leak_text(out, d);
 	if (any_refs(d)) {
-		prefix(out, d);
+		asp_summary_prefix(out, d);
 		putc('\n', out);
-		prefix(out, d);
+		asp_summary_prefix(out, d);
 		fputs("REF SUMMARY:\n", out);
 		label(out, d, "ref operations");
 		fprintf(out, "%s acquires, %s releases\n",

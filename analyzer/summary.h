@@ -16,6 +16,10 @@
  * "suppressed". */
 extern const char *const asp_leak_phrase[ASP_LEAK_NKINDS];
 
+/* "==PID== ", the start of every line of the exit text and of the loss
+ * records. */
+void asp_summary_prefix(FILE *out, const asp_dump_t *d);
+
 /* The exit text, byte for byte as the shim writes it. */
 void asp_summary_exit_text(FILE *out, const asp_dump_t *d);
 
