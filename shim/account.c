@@ -10,6 +10,7 @@
  * while one thread runs, and low by at most ASP_PEAK_STEP per other
  * running thread otherwise. */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -23,6 +24,8 @@
 #define ASP_PEAK_STEP (64 * 1024)
 
 int asp__state;
+int asp__fast;
+pid_t asp__scanning;
 int64_t asp__in_use;
 int64_t asp__peak;
 
@@ -59,6 +62,8 @@ static ASP_COLD int init_slow(void)
 		asp__options_init();
 		asp__thread_init();
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		asp__fast = asp__opt.mode == ASP_MODE_COUNT ? ASP_FAST_COUNT
+		          : asp__opt.backtrace > 1 ? ASP_FAST_STACKS : ASP_FAST_TRACK;
 		asp_atomic_store_release(&asp__state, 1);
 		/* dlopen of libunwind allocates: forward that uncounted. */
 		struct asp_thread *t = asp__thread_self();
@@ -81,10 +86,21 @@ void asp__init(void)
 /* The record to count in, or NULL to forward without counting. */
 static inline struct asp_thread *enter(void)
 {
-	if (ASP_UNLIKELY(asp__state != 1))
+	if (ASP_UNLIKELY(asp__fast == 0))
 		return NULL;
 	struct asp_thread *t = asp__thread_self();
 	return ASP_LIKELY(t->depth == 0) ? t : NULL;
+}
+
+/* While the leak scan reads the heap, frees wait: a block must not go
+ * back to the allocator (or be unmapped) under the scan. */
+static ASP_COLD void wait_scan(void)
+{
+	pid_t scanner = asp_atomic_load_acquire(&asp__scanning);
+	if (scanner == 0 || scanner == asp_gettid())
+		return;
+	while (asp_atomic_load_acquire(&asp__scanning))
+		sched_yield();
 }
 
 /* In-use total and peak ----------------------------------------------- */
@@ -98,16 +114,20 @@ void asp__publish(struct asp_thread *t)
 		;
 }
 
+static ASP_COLD void raise_peak(int64_t seen)
+{
+	int64_t peak = asp_atomic_load_relaxed(&asp__peak);
+	while (seen > peak && !asp_atomic_cas_relaxed(&asp__peak, &peak, seen))
+		;
+}
+
 static inline void net_add(struct asp_thread *t, int64_t delta)
 {
 	t->net += delta;
 	if (delta > 0) {
 		int64_t seen = asp_atomic_load_relaxed(&asp__in_use) + t->net;
-		if (ASP_UNLIKELY(seen > asp_atomic_load_relaxed(&asp__peak))) {
-			int64_t peak = asp_atomic_load_relaxed(&asp__peak);
-			while (seen > peak && !asp_atomic_cas_relaxed(&asp__peak, &peak, seen))
-				;
-		}
+		if (ASP_UNLIKELY(seen > asp_atomic_load_relaxed(&asp__peak)))
+			raise_peak(seen);
 	}
 	if (ASP_UNLIKELY(t->net > ASP_PEAK_STEP || t->net < -ASP_PEAK_STEP))
 		asp__publish(t);
@@ -115,58 +135,83 @@ static inline void net_add(struct asp_thread *t, int64_t delta)
 
 /* Counting ------------------------------------------------------------- */
 
-static inline void count_alloc(struct asp_thread *t, enum asp_fn fn, void *p, size_t size,
-                               uintptr_t site)
+/* A block of size bytes was handed out by fn. */
+static inline void count_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p,
+                               size_t size, uintptr_t site)
 {
-	struct asp_fn_stat *st = &t->c.fn[fn];
-	asp_owned_add(&st->calls, 1);
-	if (ASP_UNLIKELY(p == NULL)) {
-		asp_owned_add(&st->failed, 1);
-		return;
-	}
-	asp_owned_add(&st->bytes, size);
-	asp_owned_add(&t->c.allocs, 1);
-	asp_owned_add(&t->c.bytes_allocated, size);
-	asp_owned_add(&t->c.hist[asp_hist_bucket(size)], 1);
-	if (asp__opt.mode == ASP_MODE_TRACK) {
-		if (asp__opt.backtrace > 1)
-			site = asp__stack_capture(t, site);
-		asp__live_insert((uintptr_t)p, size, site);
-		net_add(t, (int64_t)size);
-	}
+	asp__count_block(t, fn, size);
+	if (fast != ASP_FAST_COUNT)
+		asp__track_alloc(t, fast, p, size, site);
 }
 
-/* Counts the release of p, which the caller then hands to the allocator. */
-static inline void count_release(struct asp_thread *t, enum asp_fn fn, void *p)
+static ASP_COLD void count_failed(struct asp_thread *t, enum asp_fn fn)
+{
+	asp_owned_add(&t->c.fn[fn].calls, 1);
+	asp_owned_add(&t->c.fn[fn].failed, 1);
+}
+
+/* The result of an allocation function: counted when it is a block. */
+static inline void count_result(struct asp_thread *t, enum asp_fn fn, void *p, size_t size,
+                                uintptr_t site)
+{
+	if (ASP_LIKELY(p != NULL))
+		count_alloc(t, asp__fast, fn, p, size, site);
+	else
+		count_failed(t, fn);
+}
+
+/* Track mode: removes p from the table; its size, or -1 when untracked. */
+static inline int64_t untrack(void *p)
+{
+	struct asp_live_entry e;
+	return asp__live_remove((uintptr_t)p, &e) ? (int64_t)e.size : -1;
+}
+
+/* p goes back to the allocator through fn. */
+static inline void count_release(struct asp_thread *t, int fast, enum asp_fn fn, void *p)
 {
 	struct asp_fn_stat *st = &t->c.fn[fn];
-	asp_owned_add(&st->calls, 1);
-	if (asp__opt.mode != ASP_MODE_TRACK) {
-		asp_owned_add(&t->c.frees, 1);
+	if (fast == ASP_FAST_COUNT) {
+		asp_owned_add(&st->calls, 1);
 		return;
 	}
-	struct asp_live_entry e;
-	if (asp__live_remove((uintptr_t)p, &e)) {
-		asp_owned_add(&st->bytes, e.size);
-		asp_owned_add(&t->c.frees, 1);
-		asp_owned_add(&t->c.bytes_freed, e.size);
-		net_add(t, -(int64_t)e.size);
+	int64_t size = untrack(p);
+	asp_owned_add(&st->calls, 1);
+	if (ASP_LIKELY(size >= 0)) {
+		asp_owned_add(&st->bytes, (uint64_t)size);
+		net_add(t, -size);
 	} else {
 		asp_owned_add(&t->c.untracked_frees, 1);
+		asp_owned_add(&t->c.untracked_fn_frees, 1);
 	}
 }
 
 /* The allocation functions ------------------------------------------------ */
 
-void *asp__alloc(enum asp_fn fn, size_t size, uintptr_t site)
+void *asp__alloc_slow(enum asp_fn fn, size_t size, uintptr_t site)
 {
-	if (ASP_UNLIKELY(asp__state == 0) && !init_slow())
+	if (asp__state == 0 && !init_slow())
 		return asp__boot_alloc(size, 16);
 	void *p = asp__next.malloc(size);
 	struct asp_thread *t = enter();
-	if (ASP_LIKELY(t != NULL))
-		count_alloc(t, fn, p, size, site);
+	if (t != NULL)
+		count_result(t, fn, p, size, site);
 	return p;
+}
+
+void *asp__alloc_odd(struct asp_thread *t, enum asp_fn fn, void *p)
+{
+	if (t->depth == 0)
+		count_failed(t, fn);
+	return p;
+}
+
+void asp__track_alloc(struct asp_thread *t, int fast, void *p, size_t size, uintptr_t site)
+{
+	if (fast == ASP_FAST_STACKS)
+		site = asp__stack_capture(t, site);
+	asp__live_insert((uintptr_t)p, size, site);
+	net_add(t, (int64_t)size);
 }
 
 void *asp__calloc(size_t n, size_t size, uintptr_t site)
@@ -178,7 +223,7 @@ void *asp__calloc(size_t n, size_t size, uintptr_t site)
 	void *p = asp__next.calloc(n, size);
 	struct asp_thread *t = enter();
 	if (ASP_LIKELY(t != NULL))
-		count_alloc(t, ASP_FN_CALLOC, p, overflow ? 0 : bytes, site);
+		count_result(t, ASP_FN_CALLOC, p, bytes, site);
 	return p;
 }
 
@@ -203,38 +248,39 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 	}
 	struct asp_thread *t = enter();
 	if (t == NULL || p == NULL) {
+		if (t == NULL && p != NULL)
+			wait_scan();
 		void *q = array ? asp__next.reallocarray(p, n, size) : asp__next.realloc(p, bytes);
 		if (t != NULL)
-			count_alloc(t, fn, q, bytes, site);
+			count_result(t, fn, q, bytes, site);
 		return q;
 	}
 
-	struct asp_live_entry e;
-	int tracked = asp__opt.mode == ASP_MODE_TRACK && asp__live_remove((uintptr_t)p, &e);
+	int fast = asp__fast;
+	int64_t old = fast == ASP_FAST_COUNT ? 0 : untrack(p);
 	void *q = array ? asp__next.reallocarray(p, n, size) : asp__next.realloc(p, bytes);
 	if (q == NULL && (bytes != 0 || overflow)) {
 		/* Failed: p is untouched and still live. */
-		if (tracked)
-			asp__live_insert((uintptr_t)p, e.size, e.site);
-		asp_owned_add(&t->c.fn[fn].calls, 1);
-		asp_owned_add(&t->c.fn[fn].failed, 1);
+		if (old >= 0 && fast != ASP_FAST_COUNT)
+			asp__live_insert((uintptr_t)p, (uint64_t)old, site);
+		count_failed(t, fn);
 		return NULL;
 	}
-	if (asp__opt.mode != ASP_MODE_TRACK) {
-		asp_owned_add(&t->c.frees, 1);
-	} else if (tracked) {
-		asp_owned_add(&t->c.frees, 1);
-		asp_owned_add(&t->c.bytes_freed, e.size);
-		net_add(t, -(int64_t)e.size);
+	if (old >= 0) {
+		asp_owned_add(&t->c.realloc_frees, 1);
+		asp_owned_add(&t->c.realloc_freed_bytes, (uint64_t)old);
+		if (fast != ASP_FAST_COUNT)
+			net_add(t, -old);
 	} else {
 		asp_owned_add(&t->c.untracked_frees, 1);
 	}
 	if (q == NULL) {
 		/* realloc(p, 0) freed p. */
 		asp_owned_add(&t->c.fn[fn].calls, 1);
+		asp_owned_add(&t->c.realloc_free_only, 1);
 		return NULL;
 	}
-	count_alloc(t, fn, q, bytes, site);
+	count_alloc(t, fast, fn, q, bytes, site);
 	return q;
 }
 
@@ -257,7 +303,7 @@ int asp__posix_memalign(void **out, size_t align, size_t size, uintptr_t site)
 	int err = asp__next.posix_memalign(out, align, size);
 	struct asp_thread *t = enter();
 	if (ASP_LIKELY(t != NULL))
-		count_alloc(t, ASP_FN_POSIX_MEMALIGN, err == 0 ? *out : NULL, size, site);
+		count_result(t, ASP_FN_POSIX_MEMALIGN, err == 0 ? *out : NULL, size, site);
 	return err;
 }
 
@@ -274,27 +320,29 @@ void *asp__memalign(enum asp_fn fn, size_t align, size_t size, uintptr_t site)
 	}
 	struct asp_thread *t = enter();
 	if (ASP_LIKELY(t != NULL))
-		count_alloc(t, fn, p, size, site);
+		count_result(t, fn, p, size, site);
 	return p;
 }
 
-void asp__free(void *p, enum asp_fn fn)
+void asp__free_slow(void *p, enum asp_fn fn)
 {
-	/* Nothing here touches errno but the allocator itself. */
-	if (ASP_UNLIKELY(p == NULL)) {
+	if (p == NULL) {
 		struct asp_thread *t = enter();
 		if (t != NULL)
 			asp_owned_add(&t->c.fn[fn].null, 1);
 		return;
 	}
-	if (ASP_UNLIKELY(asp__boot_owns(p)))
+	if (asp__boot_owns(p))
 		return;
-	if (ASP_UNLIKELY(asp__state == 0))
+	if (asp__state == 0)
 		init_slow();
-	struct asp_thread *t = enter();
-	if (ASP_LIKELY(t != NULL))
-		count_release(t, fn, p);
+	wait_scan();
 	asp__next.free(p);
+}
+
+void asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p)
+{
+	count_release(t, asp__fast, fn, p);
 }
 
 size_t asp__usable_size(void *p)
@@ -360,7 +408,6 @@ static const char asp_nothrow_tag = 0;
 struct new_call {
 	struct asp_thread *t;
 	enum asp_fn fn;
-	int done;
 };
 
 static void new_call_end(struct new_call *c)
@@ -368,10 +415,7 @@ static void new_call_end(struct new_call *c)
 	if (c->t == NULL)
 		return;
 	c->t->depth--;
-	if (!c->done) {
-		asp_owned_add(&c->t->c.fn[c->fn].calls, 1);
-		asp_owned_add(&c->t->c.fn[c->fn].failed, 1);
-	}
+	count_failed(c->t, c->fn);
 }
 
 static void *call_real_new(enum asp_fn fn, size_t size, size_t align, int kind,
@@ -383,10 +427,10 @@ static void *call_real_new(enum asp_fn fn, size_t size, size_t align, int kind,
 		/* No C++ runtime under the shim: the plain path is all there is. */
 		void *p = asp__next.malloc(size ? size : 1);
 		if (t)
-			count_alloc(t, fn, p, size, site);
+			count_result(t, fn, p, size, site);
 		return p;
 	}
-	struct new_call c __attribute__((cleanup(new_call_end))) = { t, fn, 0 };
+	struct new_call c __attribute__((cleanup(new_call_end))) = { t, fn };
 	if (t)
 		t->depth++;
 	void *p;
@@ -399,7 +443,25 @@ static void *call_real_new(enum asp_fn fn, size_t size, size_t align, int kind,
 	if (t) {
 		t->depth--;
 		c.t = NULL;
-		count_alloc(t, fn, p, size, site);
+		count_result(t, fn, p, size, site);
+	}
+	return p;
+}
+
+/* The first try of libstdc++'s operator new: malloc(size ? size : 1). */
+static inline void *new_fast(enum asp_fn fn, size_t size, uintptr_t site)
+{
+	int fast = asp__fast;
+	if (ASP_UNLIKELY(fast == 0))
+		return NULL;
+	void *p = asp__next.malloc(size ? size : 1);
+	if (ASP_LIKELY(p != NULL)) {
+		struct asp_thread *t = asp__thread_self();
+		if (ASP_LIKELY(t->depth == 0)) {
+			asp__count_block(t, fn, size);
+			if (fast != ASP_FAST_COUNT)
+				asp__track_alloc(t, fast, p, size, site);
+		}
 	}
 	return p;
 }
@@ -408,30 +470,18 @@ void *asp__new(enum asp_fn fn, size_t size, uintptr_t site, const char *real)
 {
 	/* libstdc++'s operator new is malloc(size ? size : 1) in a loop that
 	 * runs the new-handler; the first try is done here directly. */
-	if (ASP_LIKELY(asp__state == 1)) {
-		void *p = asp__next.malloc(size ? size : 1);
-		if (ASP_LIKELY(p != NULL)) {
-			struct asp_thread *t = enter();
-			if (ASP_LIKELY(t != NULL))
-				count_alloc(t, fn, p, size, site);
-			return p;
-		}
-	}
+	void *p = new_fast(fn, size, site);
+	if (ASP_LIKELY(p != NULL))
+		return p;
 	asp__init();
 	return call_real_new(fn, size, 0, 0, site, real);
 }
 
 void *asp__new_nothrow(enum asp_fn fn, size_t size, uintptr_t site, const char *real)
 {
-	if (ASP_LIKELY(asp__state == 1)) {
-		void *p = asp__next.malloc(size ? size : 1);
-		if (ASP_LIKELY(p != NULL)) {
-			struct asp_thread *t = enter();
-			if (ASP_LIKELY(t != NULL))
-				count_alloc(t, fn, p, size, site);
-			return p;
-		}
-	}
+	void *p = new_fast(fn, size, site);
+	if (ASP_LIKELY(p != NULL))
+		return p;
 	asp__init();
 	return call_real_new(fn, size, 0, 1, site, real);
 }

@@ -8,10 +8,20 @@
 #include <stdint.h>
 #include <wchar.h>
 
+#include "next.h"
 #include "thread.h"
 
 /* 0 before start-up, 1 while counting, 2 once the exit report began. */
 extern int asp__state;
+
+/* What the fast path does: 0 nothing (see asp__state), else count only,
+ * track blocks, or track blocks with their stacks. */
+enum { ASP_FAST_COUNT = 1, ASP_FAST_TRACK = 2, ASP_FAST_STACKS = 3 };
+extern int asp__fast;
+
+/* The tid of the thread running the leak scan, while it reads the heap:
+ * the other threads' frees wait. */
+extern pid_t asp__scanning;
 
 /* In-use bytes published by threads, and the largest total seen. */
 extern int64_t asp__in_use;
@@ -20,13 +30,61 @@ extern int64_t asp__peak;
 /* Publishes t's unpublished in-use delta. */
 void asp__publish(struct asp_thread *t);
 
-void *asp__alloc(enum asp_fn fn, size_t size, uintptr_t site);
+/* The fast paths are inline, so that each interposed function carries its
+ * own; the rest lives in account.c. */
+void *asp__alloc_slow(enum asp_fn fn, size_t size, uintptr_t site);
+void *asp__alloc_odd(struct asp_thread *t, enum asp_fn fn, void *p);
+void asp__track_alloc(struct asp_thread *t, int fast, void *p, size_t size, uintptr_t site);
+void asp__free_slow(void *p, enum asp_fn fn);
+void asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p);
+
+/* A block of size bytes handed out by fn, in the thread's counters. */
+static inline void asp__count_block(struct asp_thread *t, enum asp_fn fn, size_t size)
+{
+	asp_owned_add(&t->c.fn[fn].calls, 1);
+	asp_owned_add(&t->c.fn[fn].bytes, size);
+	asp_owned_add(&t->c.hist[asp_hist_bucket(size)], 1);
+}
+
+/* malloc and the functions that are malloc underneath (strdup, new). */
+static inline void *asp__alloc(enum asp_fn fn, size_t size, uintptr_t site)
+{
+	int fast = asp__fast;
+	if (ASP_UNLIKELY(fast == 0))
+		return asp__alloc_slow(fn, size, site);
+	void *p = asp__next.malloc(size);
+	struct asp_thread *t = asp__thread_self();
+	if (ASP_UNLIKELY(p == NULL || t->depth != 0))
+		return asp__alloc_odd(t, fn, p);
+	asp__count_block(t, fn, size);
+	if (fast != ASP_FAST_COUNT)
+		asp__track_alloc(t, fast, p, size, site);
+	return p;
+}
+
+/* free and delete. Nothing here touches errno but the allocator. */
+static inline void asp__free(void *p, enum asp_fn fn)
+{
+	int fast = asp__fast;
+	if (ASP_UNLIKELY(fast == 0 || p == NULL || asp__boot_owns(p))) {
+		asp__free_slow(p, fn);
+		return;
+	}
+	struct asp_thread *t = asp__thread_self();
+	if (ASP_LIKELY(t->depth == 0)) {
+		if (fast == ASP_FAST_COUNT)
+			asp_owned_add(&t->c.fn[fn].calls, 1);
+		else
+			asp__track_release(t, fn, p);
+	}
+	asp__next.free(p);
+}
+
 void *asp__calloc(size_t n, size_t size, uintptr_t site);
 void *asp__realloc(void *p, size_t size, uintptr_t site);
 void *asp__reallocarray(void *p, size_t n, size_t size, uintptr_t site);
 int asp__posix_memalign(void **out, size_t align, size_t size, uintptr_t site);
 void *asp__memalign(enum asp_fn fn, size_t align, size_t size, uintptr_t site);
-void asp__free(void *p, enum asp_fn fn);
 size_t asp__usable_size(void *p);
 
 char *asp__strdup(enum asp_fn fn, const char *s, uintptr_t site);

@@ -5,6 +5,7 @@
 #define ASP_NEXT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <wchar.h>
 
 struct asp_next {
@@ -31,8 +32,16 @@ int asp__next_init(void);
 int asp__next_ready(void);
 
 /* Bootstrap arena: zeroed memory for dlsym's own allocations. Never freed. */
+#define ASP_BOOT_SIZE (256 * 1024)
+extern unsigned char asp__boot[ASP_BOOT_SIZE];
+
 void *asp__boot_alloc(size_t size, size_t align);
-int asp__boot_owns(const void *p);
+
+static inline int asp__boot_owns(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)asp__boot < ASP_BOOT_SIZE;
+}
+
 size_t asp__boot_size(const void *p);
 
 /* Looks a symbol up in the objects after the shim (RTLD_NEXT), once. */

@@ -62,6 +62,7 @@ void asp__exit_now(int status)
 
 struct figures {
 	struct asp_counts c;
+	struct asp_totals tot;
 	uint64_t in_use_bytes, in_use_blocks;
 	int tracked;
 	int leaks_ran;
@@ -72,13 +73,17 @@ static void gather(struct figures *f)
 {
 	memset(f, 0, sizeof *f);
 	asp__threads_sum(&f->c);
+	asp__totals(&f->c, &f->tot);
 	f->tracked = asp__opt.mode == ASP_MODE_TRACK;
 	if (f->tracked)
 		asp__live_totals(&f->in_use_blocks, &f->in_use_bytes);
 	else
-		f->in_use_blocks = f->c.allocs - f->c.frees;
-	if (f->tracked && asp__opt.leak_check != ASP_LEAK_NO && f->in_use_blocks > 0)
+		f->in_use_blocks = f->tot.allocs - f->tot.frees;
+	if (f->tracked && asp__opt.leak_check != ASP_LEAK_NO && f->in_use_blocks > 0) {
+		asp_atomic_store_release(&asp__scanning, asp_gettid());
 		f->leaks_ran = asp__leak_check(&f->leaks) == 0;
+		asp_atomic_store_release(&asp__scanning, 0);
+	}
 }
 
 /* The text ------------------------------------------------------------------ */
@@ -134,11 +139,11 @@ static void summary_text(struct asp_text *t, const struct figures *f)
 		asp__text_str(t, " blocks\n");
 	}
 	line(t, "  total heap usage: ");
-	asp__text_commas(t, f->c.allocs);
+	asp__text_commas(t, f->tot.allocs);
 	asp__text_str(t, " allocs, ");
-	asp__text_commas(t, f->c.frees);
+	asp__text_commas(t, f->tot.frees);
 	asp__text_str(t, " frees, ");
-	asp__text_commas(t, f->c.bytes_allocated);
+	asp__text_commas(t, f->tot.bytes_allocated);
 	asp__text_str(t, " bytes allocated\n");
 	line(t, "\n");
 
@@ -260,12 +265,9 @@ static json_t *options_json(void)
 
 static json_t *heap_json(const struct figures *f)
 {
-	uint64_t failed = 0;
-	for (int i = 0; i < ASP_FN_ALLOC_END; i++)
-		failed += f->c.fn[i].failed;
-	json_t *h = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "allocs", jint(f->c.allocs),
-	                      "frees", jint(f->c.frees), "bytes_allocated", jint(f->c.bytes_allocated),
-	                      "in_use_blocks", jint(f->in_use_blocks), "failed", jint(failed),
+	json_t *h = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "allocs", jint(f->tot.allocs),
+	                      "frees", jint(f->tot.frees), "bytes_allocated", jint(f->tot.bytes_allocated),
+	                      "in_use_blocks", jint(f->in_use_blocks), "failed", jint(f->tot.failed),
 	                      "untracked_frees", jint(f->c.untracked_frees));
 	json_object_set_new(h, "in_use_bytes", f->tracked ? jint(f->in_use_bytes) : json_null());
 	int64_t peak = asp_atomic_load_relaxed(&asp__peak);
@@ -533,6 +535,7 @@ void asp__finish(void)
 	if (asp_atomic_load_acquire(&asp__state) == 0)
 		asp__init();
 	int saved = errno;
+	asp_atomic_store_release(&asp__fast, 0);
 	asp_atomic_store_release(&asp__state, 2);
 
 	struct figures *f = asp__pages_alloc(sizeof *f);

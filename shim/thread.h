@@ -63,14 +63,25 @@ struct asp_fn_stat {
 	uint64_t null;		/* free(NULL) and its kin */
 };
 
-/* Only uint64_t fields: records are summed as arrays of counters. */
+/* Only uint64_t fields: records are summed as arrays of counters. The hot
+ * path bumps as few as it can; the heap totals are derived (asp__totals). */
 struct asp_counts {
 	struct asp_fn_stat fn[ASP_FN_COUNT];
 	uint64_t hist[ASP_HIST_BUCKETS];
-	uint64_t allocs, frees, bytes_allocated, bytes_freed;
-	uint64_t untracked_frees;
+	uint64_t realloc_frees;		/* reallocs that released a known block */
+	uint64_t realloc_freed_bytes;
+	uint64_t realloc_free_only;	/* realloc(p, 0): a free and no alloc */
+	uint64_t untracked_frees;	/* of blocks the table never saw */
+	uint64_t untracked_fn_frees;	/* the part of those made by free() and delete */
 	uint64_t ref_acquires, ref_releases, ref_created, ref_destroyed, ref_cross;
 };
+
+/* The heap figures of a set of counts. */
+struct asp_totals {
+	uint64_t allocs, frees, bytes_allocated, bytes_freed, failed;
+};
+
+void asp__totals(const struct asp_counts *c, struct asp_totals *out);
 
 #define ASP_COUNTS_WORDS (sizeof(struct asp_counts) / sizeof(uint64_t))
 
@@ -105,9 +116,19 @@ extern int asp__thread_key_ok;
 int asp__thread_init(void);
 struct asp_thread *asp__thread_self_slow(void);
 
+/* Offset from the thread pointer of the key's value in the thread
+ * descriptor (found at start-up), or 0: then pthread_getspecific is used. */
+extern uintptr_t asp__thread_slot;
+
 /* The calling thread's record. Never NULL. */
 static inline struct asp_thread *asp__thread_self(void)
 {
+#if defined(__x86_64__) && defined(__SEG_FS)
+	if (ASP_LIKELY(asp__thread_slot != 0)) {
+		struct asp_thread *t = *(struct asp_thread *__seg_fs *)asp__thread_slot;
+		return ASP_LIKELY(t != NULL) ? t : asp__thread_self_slow();
+	}
+#endif
 	if (ASP_LIKELY(asp__thread_key_ok)) {
 		struct asp_thread *t = pthread_getspecific(asp__thread_key);
 		if (ASP_LIKELY(t != NULL))
