@@ -390,6 +390,17 @@ wchar_t *asp__wcsdup(const wchar_t *s, uintptr_t site)
 	return p;
 }
 
+/* g_strndup: GLib allocates n + 1 bytes whatever the string's length. */
+char *asp__g_strndup(const char *s, size_t n, uintptr_t site)
+{
+	char *p = asp__alloc(ASP_FN_G_STRNDUP, n + 1, site);
+	if (p != NULL) {
+		strncpy(p, s, n);
+		p[n] = '\0';
+	}
+	return p;
+}
+
 void *asp__memdup(enum asp_fn fn, const void *mem, size_t size, uintptr_t site)
 {
 	void *p = asp__alloc(fn, size, site);

@@ -90,6 +90,7 @@ size_t asp__usable_size(void *p);
 char *asp__strdup(enum asp_fn fn, const char *s, uintptr_t site);
 char *asp__strndup(enum asp_fn fn, const char *s, size_t n, uintptr_t site);
 wchar_t *asp__wcsdup(const wchar_t *s, uintptr_t site);
+char *asp__g_strndup(const char *s, size_t n, uintptr_t site);
 void *asp__memdup(enum asp_fn fn, const void *mem, size_t size, uintptr_t site);
 
 /* operator new: real is the libstdc++ function under the same name, used

@@ -19,8 +19,8 @@
 struct shard {
 	asp_lock_t lock;
 	size_t count;
+	size_t limit;		/* grow when count reaches it (3/4 load) */
 	size_t mask;		/* slots - 1; 0 while unallocated */
-	uint64_t bytes;
 	struct asp_live_entry *slots;
 } __attribute__((aligned(ASP_CACHE_LINE)));
 
@@ -51,6 +51,7 @@ static int grow(struct shard *s)
 	size_t old_slots = s->mask ? s->mask + 1 : 0;
 	s->slots = n;
 	s->mask = slots - 1;
+	s->limit = slots / 4 * 3;
 	for (size_t i = 0; i < old_slots; i++) {
 		if (old[i].ptr == 0)
 			continue;
@@ -69,7 +70,7 @@ int asp__live_insert(uintptr_t ptr, uint64_t size, uintptr_t site)
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(h);
 	asp_lock(&s->lock);
-	if ((s->count + 1) * 4 > (s->mask + 1) * 3 || s->mask == 0) {
+	if (ASP_UNLIKELY(s->count >= s->limit)) {
 		if (grow(s) != 0) {
 			asp_unlock(&s->lock);
 			return -ENOMEM;
@@ -78,14 +79,9 @@ int asp__live_insert(uintptr_t ptr, uint64_t size, uintptr_t site)
 	size_t i = home(s, h);
 	while (s->slots[i].ptr != 0 && s->slots[i].ptr != ptr)
 		i = (i + 1) & s->mask;
-	if (s->slots[i].ptr == ptr) {
-		/* Freed behind the shim's back and handed out again. */
-		s->bytes -= s->slots[i].size;
-		s->count--;
-	}
+	/* The same address again means it was freed behind the shim's back. */
+	s->count += s->slots[i].ptr != ptr;
 	s->slots[i] = (struct asp_live_entry){ ptr, size, site };
-	s->count++;
-	s->bytes += size;
 	asp_unlock(&s->lock);
 	return 0;
 }
@@ -116,7 +112,6 @@ int asp__live_remove(uintptr_t ptr, struct asp_live_entry *out)
 	size_t i = (size_t)at;
 	*out = s->slots[i];
 	s->count--;
-	s->bytes -= out->size;
 	/* Backward shift: pull later entries of the probe run into the hole
 	 * unless their home lies cyclically in (i, j]. */
 	for (size_t j = (i + 1) & s->mask; s->slots[j].ptr != 0; j = (j + 1) & s->mask) {
@@ -151,7 +146,8 @@ void asp__live_totals(uint64_t *blocks, uint64_t *bytes)
 		struct shard *s = &g_shards[i];
 		asp_lock(&s->lock);
 		*blocks += s->count;
-		*bytes += s->bytes;
+		for (size_t j = 0; s->mask && j <= s->mask; j++)
+			*bytes += s->slots[j].ptr ? s->slots[j].size : 0;
 		asp_unlock(&s->lock);
 	}
 }

@@ -6,6 +6,7 @@
 
 #include "account.h"
 #include "glue.h"
+#include "refs.h"
 #include "report.h"
 #include "start.h"
 
@@ -133,4 +134,69 @@ ASP_EXTERN int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
                               void *(*fn)(void *), void *arg)
 {
 	return asp__pthread_create(thread, attr, fn, arg);
+}
+
+/* The refcount helpers of include/allocspy.h report here. */
+ASP_EXTERN void asp_ref_event(int op, const void *obj) { asp__ref_note(op, obj); }
+
+/* GLib: its strdup family, counted as strdup-family allocations, and its
+ * refcount API, counted as ref operations. GLib is only looked up when the
+ * program calls these, so a program without GLib is unaffected. */
+ASP_EXTERN char *g_strdup(const char *s)
+{
+	return s ? asp__strdup(ASP_FN_G_STRDUP, s, CALLER) : NULL;
+}
+
+ASP_EXTERN char *g_strndup(const char *s, size_t n)
+{
+	return s ? asp__g_strndup(s, n, CALLER) : NULL;
+}
+
+ASP_EXTERN void *g_memdup2(const void *mem, size_t size)
+{
+	return mem && size ? asp__memdup(ASP_FN_G_MEMDUP2, mem, size, CALLER) : NULL;
+}
+
+#define G_REF(prefix) \
+	ASP_EXTERN void prefix##_init(int *rc) { asp__g_ref_init(#prefix "_init", rc); } \
+	ASP_EXTERN void prefix##_inc(int *rc) { asp__g_ref_inc(#prefix "_inc", rc); } \
+	ASP_EXTERN int prefix##_dec(int *rc) { return asp__g_ref_dec(#prefix "_dec", rc); }
+G_REF(g_atomic_ref_count)
+G_REF(g_ref_count)
+
+#define G_BOX(prefix) \
+	ASP_EXTERN void *prefix##_alloc(size_t size) { return asp__g_box_alloc(#prefix "_alloc", size); } \
+	ASP_EXTERN void *prefix##_alloc0(size_t size) { return asp__g_box_alloc(#prefix "_alloc0", size); } \
+	ASP_EXTERN void *prefix##_dup(size_t size, const void *mem) \
+	{ return asp__g_box_dup(#prefix "_dup", size, mem); } \
+	ASP_EXTERN void *prefix##_acquire(void *mem) { return asp__g_box_acquire(#prefix "_acquire", mem); } \
+	ASP_EXTERN void prefix##_release(void *mem) { asp__g_box_release(#prefix "_release", mem, NULL); } \
+	ASP_EXTERN void prefix##_release_full(void *mem, void (*clear)(void *)) \
+	{ asp__g_box_release(#prefix "_release_full", mem, clear); }
+G_BOX(g_rc_box)
+G_BOX(g_atomic_rc_box)
+
+ASP_EXTERN char *g_ref_string_new(const char *str)
+{
+	return asp__g_ref_string_new("g_ref_string_new", str, 0, 0);
+}
+
+ASP_EXTERN char *g_ref_string_new_len(const char *str, ssize_t len)
+{
+	return asp__g_ref_string_new("g_ref_string_new_len", str, len, 1);
+}
+
+ASP_EXTERN char *g_ref_string_new_intern(const char *str)
+{
+	return asp__g_ref_string_new("g_ref_string_new_intern", str, 0, 0);
+}
+
+ASP_EXTERN char *g_ref_string_acquire(char *str)
+{
+	return asp__g_box_acquire("g_ref_string_acquire", str);
+}
+
+ASP_EXTERN void g_ref_string_release(char *str)
+{
+	asp__g_box_release("g_ref_string_release", str, NULL);
 }
