@@ -79,6 +79,7 @@ addr() { sed -n "s/^$1 //p" "$TMP/addrs"; }
 # The addresses lie in the functions nm says they do.
 # in_fn NAME ADDR: ADDR is after the start of function NAME and not past it.
 in_fn() {
+	# shellcheck disable=SC2046 # nm's two words: the start and the size
 	set -- $(nm -S "$TMP/leakprog" | awk -v f="$1" '$4 == f { print $1, $2 }') "$2"
 	if [ $# -ne 3 ]; then
 		echo "no symbol"
