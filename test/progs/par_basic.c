@@ -11,10 +11,11 @@ static void *keep[5];
 int main(void)
 {
 	unsigned long sum = 0;
+	void *volatile null = NULL;   /* gcc drops a literal free(NULL), even at -O0 */
 
 	void *z = malloc(0);
-	free(NULL);
-	free(NULL);
+	free(null);
+	free(null);
 	char *a = malloc(100);
 	memset(a, 'a', 100);
 	int *c = calloc(25, sizeof *c);
