@@ -8,7 +8,7 @@
 #   BENCH_BUDGET=3      seconds of pairs per tool and workload; a slow tool
 #                       gets fewer pairs (at least BENCH_MIN_RUNS=3)
 #   BENCH_TIMEOUT=120   seconds before one run counts as failed (a hang is
-#                       caught sooner: after 100x the bare time, at least 10 s)
+#                       caught sooner: after 50x the bare time, at least 10 s)
 #   BENCH_ONLY="a b"    only workloads whose names start with these words
 #   BENCH_TOOLS="..."   the tool columns, default
 #                       "count track bt16 bt16-fp memusage heaptrack"
@@ -115,7 +115,7 @@ wl() {
 		[ -n "$a" ] && vargs="$vargs $a $*"
 	done
 	# shellcheck disable=SC2086 # the words are split on purpose
-	"$PAIRTIME" -n "$RUNS" -m "$MIN" -b "$BUDGET" -t "$TIMEOUT" -T 100 -e "$tmp/$name." \
+	"$PAIRTIME" -n "$RUNS" -m "$MIN" -b "$BUDGET" -t "$TIMEOUT" -T 50 -e "$tmp/$name." \
 		-V bare "$@" $vargs >"$tmp/out" 2>"$tmp/err"
 	if ! grep -q '^bare	[0-9]*	[0-9]' "$tmp/out"; then
 		printf '%-22s %9s\n' "$name" "failed"
