@@ -133,9 +133,19 @@ void asp_leaks_text(FILE *out, const asp_dump_t *d, unsigned kinds,
 		if (stack_lines(s, &d->stacks[rec->stack], &ls) < 0)
 			break;
 		record_head(out, d, i);
+		if (rec->alloc_pc) {
+			/* The shim's interposer, as valgrind shows its own
+			 * malloc; an entry point, not a return address. */
+			asp_line_t at;
+
+			asp_symbolize(s, rec->alloc_pc + 1, &at, 1);
+			at.addr = rec->alloc_pc;
+			asp_summary_prefix(out, d);
+			put_line(out, &at, true);
+		}
 		for (size_t j = 0; j < ls.n; j++) {
 			asp_summary_prefix(out, d);
-			put_line(out, &ls.v[j], j == 0);
+			put_line(out, &ls.v[j], j == 0 && !rec->alloc_pc);
 		}
 		asp_summary_prefix(out, d);
 		putc('\n', out);

@@ -704,6 +704,22 @@ static void load_records(struct rd *r, asp_dump_t *d, json_t *root)
 						 false);
 		rec->suppressed = get_bool(r, v, where, "suppressed");
 		rec->alloc_fn = get_string(r, v, where, "alloc_fn", 64, false);
+		x = member(r, v, where, "alloc_pc", JSON_INTEGER, "an integer", false);
+		if (x)
+			rec->alloc_pc = (uint64_t)check_int(r, x, at(buf, where, "alloc_pc"),
+							    0, INT64_MAX);
+		x = get_array(r, v, where, "alloc_stack", false);
+		for (size_t j = 0; x && !r->failed && j < json_array_size(x); j++) {
+			json_t *name = json_array_get(x, j);
+
+			if (j >= ASP_ALLOC_STACK_MAX || !json_is_string(name) ||
+			    json_string_length(name) > 64) {
+				fail(r, "%s.alloc_stack: expected at most %d names",
+				     where, ASP_ALLOC_STACK_MAX);
+				break;
+			}
+			rec->alloc_stack[rec->nalloc_stack++] = json_string_value(name);
+		}
 		x = member(r, v, where, "stack", JSON_INTEGER, "an integer", true);
 		if (x)
 			rec->stack = (size_t)check_int(r, x, at(buf, where, "stack"),

@@ -69,6 +69,8 @@ typedef struct asp_amount {
 	uint64_t bytes, blocks;
 } asp_amount_t;
 
+#define ASP_ALLOC_STACK_MAX 4
+
 typedef struct asp_record {
 	enum asp_leak_kind kind;
 	uint64_t bytes, blocks;
@@ -76,6 +78,10 @@ typedef struct asp_record {
 	size_t stack;		/* index into asp_dump_t.stacks */
 	bool suppressed;
 	const char *alloc_fn;	/* NULL when the dump does not say */
+	uint64_t alloc_pc;	/* the shim's interposer; 0 when not said */
+	/* The allocation frames valgrind would show ("malloc", "strdup"). */
+	const char *alloc_stack[ASP_ALLOC_STACK_MAX];
+	size_t nalloc_stack;
 } asp_record_t;
 
 typedef struct asp_stack {

@@ -44,9 +44,17 @@ char *asp_suppression(const asp_record_t *rec, const asp_line_t *lines,
 	if (!f)
 		return NULL;
 	fprintf(f, "{\n   <insert_a_suppression_name_here>\n   Memcheck:Leak\n"
-		"   match-leak-kinds: %s\n   fun:", asp_leak_kind_name[rec->kind]);
-	put_name(f, alloc_symbol(rec->alloc_fn));
-	putc('\n', f);
+		"   match-leak-kinds: %s\n", asp_leak_kind_name[rec->kind]);
+	if (rec->nalloc_stack == 0) {
+		fputs("   fun:", f);
+		put_name(f, alloc_symbol(rec->alloc_fn));
+		putc('\n', f);
+	}
+	for (size_t i = 0; i < rec->nalloc_stack; i++) {
+		fputs("   fun:", f);
+		put_name(f, rec->alloc_stack[i]);
+		putc('\n', f);
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (lines[i].fn) {
 			fputs("   fun:", f);

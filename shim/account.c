@@ -141,7 +141,7 @@ static inline void count_alloc(struct asp_thread *t, int fast, enum asp_fn fn, v
 {
 	asp__count_block(t, fn, size);
 	if (fast != ASP_FAST_COUNT)
-		asp__track_alloc(t, fast, p, size, site);
+		asp__track_alloc(t, fast, fn, p, size, site);
 }
 
 static ASP_COLD void count_failed(struct asp_thread *t, enum asp_fn fn)
@@ -161,10 +161,9 @@ static inline void count_result(struct asp_thread *t, enum asp_fn fn, void *p, s
 }
 
 /* Track mode: removes p from the table; its size, or -1 when untracked. */
-static inline int64_t untrack(void *p)
+static inline int64_t untrack(void *p, struct asp_live_entry *e)
 {
-	struct asp_live_entry e;
-	return asp__live_remove((uintptr_t)p, &e) ? (int64_t)e.size : -1;
+	return asp__live_remove((uintptr_t)p, e) ? (int64_t)e->size : -1;
 }
 
 /* p goes back to the allocator through fn. */
@@ -175,7 +174,8 @@ static inline void count_release(struct asp_thread *t, int fast, enum asp_fn fn,
 		asp_owned_add(&st->calls, 1);
 		return;
 	}
-	int64_t size = untrack(p);
+	struct asp_live_entry e;
+	int64_t size = untrack(p, &e);
 	asp_owned_add(&st->calls, 1);
 	if (ASP_LIKELY(size >= 0)) {
 		asp_owned_add(&st->bytes, (uint64_t)size);
@@ -206,11 +206,12 @@ void *asp__alloc_odd(struct asp_thread *t, enum asp_fn fn, void *p)
 	return p;
 }
 
-void asp__track_alloc(struct asp_thread *t, int fast, void *p, size_t size, uintptr_t site)
+void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, size_t size,
+                      uintptr_t site)
 {
 	if (fast == ASP_FAST_STACKS)
 		site = asp__stack_capture(t, site);
-	asp__live_insert((uintptr_t)p, size, site);
+	asp__live_insert((uintptr_t)p, size, fn, site);
 	net_add(t, (int64_t)size);
 }
 
@@ -257,12 +258,13 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 	}
 
 	int fast = asp__fast;
-	int64_t old = fast == ASP_FAST_COUNT ? 0 : untrack(p);
+	struct asp_live_entry e;
+	int64_t old = fast == ASP_FAST_COUNT ? 0 : untrack(p, &e);
 	void *q = array ? asp__next.reallocarray(p, n, size) : asp__next.realloc(p, bytes);
 	if (q == NULL && (bytes != 0 || overflow)) {
 		/* Failed: p is untouched and still live. */
 		if (old >= 0 && fast != ASP_FAST_COUNT)
-			asp__live_insert((uintptr_t)p, (uint64_t)old, site);
+			asp__live_insert((uintptr_t)p, e.size, e.fn, e.site);
 		count_failed(t, fn);
 		return NULL;
 	}
@@ -471,7 +473,7 @@ static inline void *new_fast(enum asp_fn fn, size_t size, uintptr_t site)
 		if (ASP_LIKELY(t->depth == 0)) {
 			asp__count_block(t, fn, size);
 			if (fast != ASP_FAST_COUNT)
-				asp__track_alloc(t, fast, p, size, site);
+				asp__track_alloc(t, fast, fn, p, size, site);
 		}
 	}
 	return p;

@@ -34,7 +34,8 @@ void asp__publish(struct asp_thread *t);
  * own; the rest lives in account.c. */
 void *asp__alloc_slow(enum asp_fn fn, size_t size, uintptr_t site);
 void *asp__alloc_odd(struct asp_thread *t, enum asp_fn fn, void *p);
-void asp__track_alloc(struct asp_thread *t, int fast, void *p, size_t size, uintptr_t site);
+void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, size_t size,
+                      uintptr_t site);
 void asp__free_slow(void *p, enum asp_fn fn);
 void asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p);
 
@@ -58,7 +59,7 @@ static inline void *asp__alloc(enum asp_fn fn, size_t size, uintptr_t site)
 		return asp__alloc_odd(t, fn, p);
 	asp__count_block(t, fn, size);
 	if (fast != ASP_FAST_COUNT)
-		asp__track_alloc(t, fast, p, size, site);
+		asp__track_alloc(t, fast, fn, p, size, site);
 	return p;
 }
 
@@ -99,6 +100,9 @@ void *asp__new(enum asp_fn fn, size_t size, uintptr_t site, const char *real);
 void *asp__new_nothrow(enum asp_fn fn, size_t size, uintptr_t site, const char *real);
 void *asp__new_aligned(enum asp_fn fn, size_t size, size_t align, int nothrow,
                        uintptr_t site, const char *real);
+
+/* The shim's own interposer of fn (override.c). */
+const void *asp__fn_address(unsigned fn);
 
 /* Makes sure the shim is set up (also the constructor's job). */
 void asp__init(void);

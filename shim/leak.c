@@ -37,6 +37,7 @@
 #include "live.h"
 #include "next.h"
 #include "options.h"
+#include "stack.h"
 #include "suppress.h"
 #include "thread.h"
 
@@ -56,6 +57,7 @@ struct block {
 	uintptr_t start;
 	uint64_t size;
 	uintptr_t site;
+	unsigned fn;
 	uint64_t indirect;	/* unreached: bytes its clique collected */
 	uint32_t clique;	/* indirect: the leader's index */
 	uint8_t state, pending, heuristic;
@@ -735,15 +737,17 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 	for (size_t i = 0; i < s->n; i++) {
 		const struct block *b = &s->b[i];
 		int kind = kind_of_state[b->state];
-		uint64_t h = ((uint64_t)b->site * 0x9E3779B97F4A7C15ull) ^ (uint64_t)kind;
+		uint64_t h = ((uint64_t)b->site * 0x9E3779B97F4A7C15ull) ^ (uint64_t)kind ^
+		             ((uint64_t)b->fn << 8);
 		size_t j = (size_t)(h >> 20) & (slots - 1);
 		for (; table[j] != 0; j = (j + 1) & (slots - 1)) {
 			struct asp_loss_record *r = &rec[table[j] - 1];
-			if (r->site == b->site && (int)r->kind == kind)
+			if (r->site == b->site && (int)r->kind == kind && r->fn == b->fn)
 				break;
 		}
 		if (table[j] == 0) {
-			rec[nrec] = (struct asp_loss_record){ .kind = (enum asp_leak_kind)kind, .site = b->site };
+			rec[nrec] = (struct asp_loss_record){ .kind = (enum asp_leak_kind)kind,
+			                                      .fn = b->fn, .site = b->site };
 			table[j] = (uint32_t)++nrec;
 		}
 		recno[i] = table[j] - 1;
@@ -773,6 +777,48 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 	out->records = rec;
 	out->nrecords = nrec;
 	return 0;
+}
+
+int asp__alloc_frames(unsigned fn, const char *out[3])
+{
+	static const char *const frames[ASP_FN_COUNT][3] = {
+		[ASP_FN_MALLOC] = { "malloc" },
+		[ASP_FN_CALLOC] = { "calloc" },
+		[ASP_FN_REALLOC] = { "realloc" },
+		[ASP_FN_REALLOCARRAY] = { "reallocarray" },
+		[ASP_FN_POSIX_MEMALIGN] = { "posix_memalign" },
+		[ASP_FN_ALIGNED_ALLOC] = { "aligned_alloc" },
+		[ASP_FN_MEMALIGN] = { "memalign" },
+		[ASP_FN_VALLOC] = { "valloc" },
+		[ASP_FN_PVALLOC] = { "pvalloc" },
+		[ASP_FN_STRDUP] = { "malloc", "strdup" },
+		[ASP_FN_STRNDUP] = { "malloc", "strndup" },
+		[ASP_FN_WCSDUP] = { "malloc", "wcsdup" },
+		[ASP_FN_NEW] = { "_Znwm" },
+		[ASP_FN_NEW_ARR] = { "_Znam" },
+		[ASP_FN_NEW_NOTHROW] = { "_ZnwmRKSt9nothrow_t" },
+		[ASP_FN_NEW_ARR_NOTHROW] = { "_ZnamRKSt9nothrow_t" },
+		[ASP_FN_NEW_ALIGNED] = { "_ZnwmSt11align_val_t" },
+		[ASP_FN_NEW_ARR_ALIGNED] = { "_ZnamSt11align_val_t" },
+		[ASP_FN_G_STRDUP] = { "malloc", "g_malloc", "g_strdup" },
+		[ASP_FN_G_STRNDUP] = { "malloc", "g_malloc", "g_strndup" },
+		[ASP_FN_G_MEMDUP2] = { "malloc", "g_malloc", "g_memdup2" },
+	};
+	int n = 0;
+	for (; fn < ASP_FN_COUNT && n < 3 && frames[fn][n]; n++)
+		out[n] = frames[fn][n];
+	if (n == 0)
+		out[n++] = "malloc";
+	return n;
+}
+
+size_t asp__site_frames(uintptr_t site, const uintptr_t **out, uintptr_t *one)
+{
+	if (asp__opt.backtrace > 1)
+		return asp__stack_frames(site, out);
+	*one = site;
+	*out = one;
+	return site != 0;
 }
 
 /* The scan ----------------------------------------------------------------- */
@@ -807,7 +853,7 @@ int asp__leak_check(struct asp_leak_result *out)
 		return -ENOMEM;
 	for (size_t i = 0; i < s.n; i++)
 		s.b[i] = (struct block){ .start = e[i].ptr, .size = e[i].size, .site = e[i].site,
-		                         .state = UNREACHED };
+		                         .fn = e[i].fn, .state = UNREACHED };
 	asp__pages_free(e, cap * sizeof *e);
 	qsort(s.b, s.n, sizeof *s.b, by_start);
 	if (s.n == 0)

@@ -16,6 +16,7 @@ enum asp_leak_kind {
 
 struct asp_loss_record {
 	enum asp_leak_kind kind;
+	unsigned fn;			/* the allocating function (enum asp_fn) */
 	uintptr_t site;			/* caller address or stack id */
 	uint64_t bytes, blocks;		/* direct */
 	uint64_t indirect_bytes, indirect_blocks;
@@ -32,6 +33,14 @@ struct asp_leak_result {
 	struct asp_loss_record *records;	/* sorted as valgrind sorts them */
 	size_t nrecords;
 };
+
+/* The frames valgrind shows above the program's for a block made by fn:
+ * "malloc", or "malloc", "strdup" (valgrind does not intercept strdup).
+ * Returns how many names (at most 3) were put in out. */
+int asp__alloc_frames(unsigned fn, const char *out[3]);
+
+/* The program's frames of a record's site: raw return addresses. */
+size_t asp__site_frames(uintptr_t site, const uintptr_t **out, uintptr_t *one);
 
 /* Runs the scan. 0, or a negative errno when it could not run. */
 int asp__leak_check(struct asp_leak_result *out);

@@ -65,7 +65,7 @@ static int grow(struct shard *s)
 	return 0;
 }
 
-int asp__live_insert(uintptr_t ptr, uint64_t size, uintptr_t site)
+int asp__live_insert(uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site)
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(h);
@@ -81,7 +81,7 @@ int asp__live_insert(uintptr_t ptr, uint64_t size, uintptr_t site)
 		i = (i + 1) & s->mask;
 	/* The same address again means it was freed behind the shim's back. */
 	s->count += s->slots[i].ptr != ptr;
-	s->slots[i] = (struct asp_live_entry){ ptr, size, site };
+	s->slots[i] = (struct asp_live_entry){ ptr, size, fn, site };
 	asp_unlock(&s->lock);
 	return 0;
 }

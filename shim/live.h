@@ -9,12 +9,13 @@
 
 struct asp_live_entry {
 	uintptr_t ptr;		/* 0: an empty slot */
-	uint64_t size;		/* the size the program asked for */
+	uint64_t size : 56;	/* the size the program asked for */
+	uint64_t fn : 8;	/* the function that handed it out (enum asp_fn) */
 	uintptr_t site;		/* the caller, or a stack id with backtraces */
 };
 
 /* 0, or -ENOMEM when the table could not grow (the block goes untracked). */
-int asp__live_insert(uintptr_t ptr, uint64_t size, uintptr_t site);
+int asp__live_insert(uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site);
 
 /* 1 and the entry when ptr was live (it is removed), else 0. */
 int asp__live_remove(uintptr_t ptr, struct asp_live_entry *out);

@@ -200,3 +200,32 @@ ASP_EXTERN void g_ref_string_release(char *str)
 {
 	asp__g_box_release("g_ref_string_release", str, NULL);
 }
+
+/* The interposer of each function, for the "at" line of a loss record. */
+const void *asp__fn_address(unsigned fn)
+{
+	static const void *const table[ASP_FN_COUNT] = {
+		[ASP_FN_MALLOC] = (const void *)malloc,
+		[ASP_FN_CALLOC] = (const void *)calloc,
+		[ASP_FN_REALLOC] = (const void *)realloc,
+		[ASP_FN_REALLOCARRAY] = (const void *)reallocarray,
+		[ASP_FN_POSIX_MEMALIGN] = (const void *)posix_memalign,
+		[ASP_FN_ALIGNED_ALLOC] = (const void *)aligned_alloc,
+		[ASP_FN_MEMALIGN] = (const void *)memalign,
+		[ASP_FN_VALLOC] = (const void *)valloc,
+		[ASP_FN_PVALLOC] = (const void *)pvalloc,
+		[ASP_FN_STRDUP] = (const void *)strdup,
+		[ASP_FN_STRNDUP] = (const void *)strndup,
+		[ASP_FN_WCSDUP] = (const void *)wcsdup,
+		[ASP_FN_NEW] = (const void *)_Znwm,
+		[ASP_FN_NEW_ARR] = (const void *)_Znam,
+		[ASP_FN_NEW_NOTHROW] = (const void *)_ZnwmRKSt9nothrow_t,
+		[ASP_FN_NEW_ARR_NOTHROW] = (const void *)_ZnamRKSt9nothrow_t,
+		[ASP_FN_NEW_ALIGNED] = (const void *)_ZnwmSt11align_val_t,
+		[ASP_FN_NEW_ARR_ALIGNED] = (const void *)_ZnamSt11align_val_t,
+		[ASP_FN_G_STRDUP] = (const void *)g_strdup,
+		[ASP_FN_G_STRNDUP] = (const void *)g_strndup,
+		[ASP_FN_G_MEMDUP2] = (const void *)g_memdup2,
+	};
+	return fn < ASP_FN_COUNT ? table[fn] : NULL;
+}

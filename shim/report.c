@@ -23,6 +23,7 @@
 #include "options.h"
 #include "report.h"
 #include "stack.h"
+#include "symbols.h"
 #include "text.h"
 
 static uint64_t g_start_mono_ns;
@@ -90,6 +91,7 @@ static void gather(struct figures *f)
 
 static void line(struct asp_text *t, const char *s)
 {
+	asp__text_room(t, 4096);
 	asp__text_prefix(t, (long)getpid());
 	asp__text_str(t, s);
 }
@@ -101,6 +103,71 @@ static void bytes_in_blocks(struct asp_text *t, const char *label, uint64_t byte
 	asp__text_str(t, " bytes in ");
 	asp__text_commas(t, blocks);
 	asp__text_str(t, " blocks\n");
+}
+
+/* "   at 0x...: name (in /path)" for a code address; returns whether it
+ * was main's frame (the stack is shown down to main, as valgrind does). */
+static int frame_line(struct asp_text *t, const char *word, uintptr_t pc, const char *fallback)
+{
+	struct asp_symbol sym;
+	asp__symbolize(fallback ? pc : pc - 1, &sym);
+	line(t, word);
+	asp__text_str(t, " 0x");
+	asp__text_hex(t, pc);
+	asp__text_str(t, ": ");
+	asp__text_str(t, sym.func ? sym.func : fallback ? fallback : "???");
+	if (sym.object) {
+		asp__text_str(t, " (in ");
+		asp__text_str(t, sym.object);
+		asp__text_str(t, ")");
+	}
+	asp__text_str(t, "\n");
+	return sym.func != NULL && strcmp(sym.func, "main") == 0;
+}
+
+static const char *const kind_phrases[ASP_LEAK_KINDS] = {
+	"definitely lost", "indirectly lost", "possibly lost", "still reachable"
+};
+
+/* ALLOCSPY_LEAK_CHECK=full: the definite and possible loss records, as
+ * memcheck prints them; the program's frames come from its symbol tables
+ * (allocspy-report adds file:line from the dump). */
+static void loss_records_text(struct asp_text *t, const struct asp_leak_result *l)
+{
+	for (size_t i = 0; i < l->nrecords; i++) {
+		const struct asp_loss_record *r = &l->records[i];
+		if (r->suppressed || (r->kind != ASP_LEAK_DEFINITE && r->kind != ASP_LEAK_POSSIBLE))
+			continue;
+		line(t, "");
+		if (r->indirect_bytes > 0) {
+			asp__text_commas(t, r->bytes + r->indirect_bytes);
+			asp__text_str(t, " (");
+			asp__text_commas(t, r->bytes);
+			asp__text_str(t, " direct, ");
+			asp__text_commas(t, r->indirect_bytes);
+			asp__text_str(t, " indirect)");
+		} else {
+			asp__text_commas(t, r->bytes);
+		}
+		asp__text_str(t, " bytes in ");
+		asp__text_commas(t, r->blocks);
+		asp__text_str(t, " blocks are ");
+		asp__text_str(t, kind_phrases[r->kind]);
+		asp__text_str(t, " in loss record ");
+		asp__text_commas(t, i + 1);
+		asp__text_str(t, " of ");
+		asp__text_commas(t, l->nrecords);
+		asp__text_str(t, "\n");
+		const char *names[3];
+		asp__alloc_frames(r->fn, names);
+		frame_line(t, "   at", (uintptr_t)asp__fn_address(r->fn), names[0]);
+		const uintptr_t *pcs;
+		uintptr_t one;
+		size_t n = asp__site_frames(r->site, &pcs, &one);
+		for (size_t k = 0; k < n && !frame_line(t, "   by", pcs[k], NULL); k++)
+			;
+		line(t, "\n");
+	}
 }
 
 /* memcheck's "of which reachable via heuristic" lines. */
@@ -152,6 +219,8 @@ static void summary_text(struct asp_text *t, const struct figures *f)
 			line(t, "All heap blocks were freed -- no leaks are possible\n");
 		} else if (f->leaks_ran) {
 			const struct asp_leak_result *l = &f->leaks;
+			if (asp__opt.leak_check == ASP_LEAK_FULL)
+				loss_records_text(t, l);
 			line(t, "LEAK SUMMARY:\n");
 			bytes_in_blocks(t, "   definitely lost: ", l->bytes[ASP_LEAK_DEFINITE], l->blocks[ASP_LEAK_DEFINITE]);
 			bytes_in_blocks(t, "   indirectly lost: ", l->bytes[ASP_LEAK_INDIRECT], l->blocks[ASP_LEAK_INDIRECT]);
@@ -192,8 +261,6 @@ static int open_report(const char *path, int flags)
 static void write_text(const struct figures *f)
 {
 	static char buf[64 * 1024];
-	struct asp_text t = { buf, 0, sizeof buf };
-	summary_text(&t, f);
 	if (asp__opt.quiet)
 		return;
 	int fd = asp__err_fd, own = 0;
@@ -208,8 +275,12 @@ static void write_text(const struct figures *f)
 			own = 1;
 		}
 	}
-	if (asp__write_all(fd, t.buf, t.len) != 0 && fd == asp__err_fd && fd != 2)
-		asp__write_all(2, t.buf, t.len);	/* the duplicate was closed */
+	/* The program may have closed our duplicate: then fd 2 it is. */
+	if (fd == asp__err_fd && fd != 2 && fcntl(fd, F_GETFD) < 0)
+		fd = 2;
+	struct asp_text t = { buf, 0, sizeof buf, fd };
+	summary_text(&t, f);
+	asp__write_all(fd, t.buf, t.len);
 	if (own)
 		close(fd);
 }
@@ -343,14 +414,11 @@ static json_t *refs_json(const struct figures *f)
 static json_t *site_frames(uintptr_t site)
 {
 	json_t *a = json_array();
-	if (asp__opt.backtrace > 1) {
-		const uintptr_t *frames;
-		size_t n = asp__stack_frames(site, &frames);
-		for (size_t i = 0; i < n; i++)
-			json_array_append_new(a, jint(frames[i]));
-	} else if (site != 0) {
-		json_array_append_new(a, jint(site));
-	}
+	const uintptr_t *frames;
+	uintptr_t one;
+	size_t n = asp__site_frames(site, &frames, &one);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, jint(frames[i]));
 	return a;
 }
 
@@ -385,6 +453,14 @@ static void leaks_json(json_t *root, const struct figures *f)
 		                        "suppressed", r->suppressed);
 		if (r->suppression)
 			json_object_set_new(rec, "suppression", json_string(r->suppression));
+		const char *names[3];
+		int nn = asp__alloc_frames(r->fn, names);
+		json_t *alloc = json_array();
+		for (int k = 0; k < nn; k++)
+			json_array_append_new(alloc, json_string(names[k]));
+		json_object_set_new(rec, "alloc_fn", json_string(names[0]));
+		json_object_set_new(rec, "alloc_pc", jint((uintptr_t)asp__fn_address(r->fn)));
+		json_object_set_new(rec, "alloc_stack", alloc);
 		json_array_append_new(records, rec);
 	}
 	if (seen != NULL)
@@ -477,7 +553,7 @@ static void variant(const char *path, unsigned n, char *out, size_t size)
 {
 	size_t len = strlen(path);
 	size_t stem = len >= 5 && strcmp(path + len - 5, ".json") == 0 ? len - 5 : len;
-	struct asp_text t = { out, 0, size - 1 };
+	struct asp_text t = { out, 0, size - 1, -1 };
 	memcpy(out, path, stem < size - 1 ? stem : size - 1);
 	t.len = stem < size - 1 ? stem : size - 1;
 	asp__text_str(&t, "-");

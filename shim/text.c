@@ -1,6 +1,8 @@
 /* text.c - number and string formatting into fixed buffers. */
 #include <string.h>
 
+#include "glue.h"
+
 #include "text.h"
 
 void asp__text_str(struct asp_text *t, const char *s)
@@ -35,9 +37,27 @@ void asp__text_commas(struct asp_text *t, uint64_t v)
 		t->buf[t->len++] = d[--n];
 }
 
+void asp__text_hex(struct asp_text *t, uint64_t v)
+{
+	static const char digits[] = "0123456789ABCDEF";
+	char d[16];
+	int n = 0;
+	do d[n++] = digits[v & 15]; while ((v >>= 4) > 0);
+	while (n > 0 && t->len < t->cap)
+		t->buf[t->len++] = d[--n];
+}
+
 void asp__text_prefix(struct asp_text *t, long pid)
 {
 	asp__text_str(t, "==");
 	asp__text_u64(t, (uint64_t)pid);
 	asp__text_str(t, "== ");
+}
+
+void asp__text_room(struct asp_text *t, size_t need)
+{
+	if (t->fd < 0 || t->cap - t->len >= need)
+		return;
+	asp__write_all(t->fd, t->buf, t->len);
+	t->len = 0;
 }
