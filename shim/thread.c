@@ -75,20 +75,26 @@ static void counts_add(struct asp_counts *dst, const struct asp_counts *src)
 		d[i] += asp_atomic_load_relaxed(&s[i]);
 }
 
+/* valgrind 3.19's figures: every non-NULL free counts, known block or not;
+ * a failed realloc of a block counts an alloc and a free; reallocarray's
+ * blocks are not seen at all. */
 void asp__totals(const struct asp_counts *c, struct asp_totals *out)
 {
 	struct asp_totals t = { 0 };
 	for (int i = 0; i < ASP_FN_ALLOC_END; i++) {
+		if (i == ASP_FN_REALLOCARRAY)
+			continue;
 		t.allocs += c->fn[i].calls - c->fn[i].failed;
 		t.bytes_allocated += c->fn[i].bytes;
 		t.failed += c->fn[i].failed;
 	}
-	t.allocs -= c->realloc_free_only;
+	t.failed += c->fn[ASP_FN_REALLOCARRAY].failed;
+	t.allocs += c->realloc_failed_moves - c->realloc_free_only;
 	for (int i = ASP_FN_FREE; i < ASP_FN_USABLE_SIZE; i++) {
 		t.frees += c->fn[i].calls;
 		t.bytes_freed += c->fn[i].bytes;
 	}
-	t.frees += c->realloc_frees - c->untracked_fn_frees;
+	t.frees += c->realloc_frees + c->realloc_failed_moves;
 	t.bytes_freed += c->realloc_freed_bytes;
 	*out = t;
 }
@@ -194,11 +200,12 @@ int asp__thread_init(void)
 	return 0;
 }
 
-/* A dying record whose thread is certainly gone. Lock held. */
-static struct asp_thread *reusable(uintptr_t self)
+/* A dying record whose thread is certainly gone: a new thread has its
+ * descriptor or its tid. Lock held. */
+static struct asp_thread *reusable(uintptr_t self, pid_t tid)
 {
 	for (struct asp_thread *t = g_records; t; t = t->next)
-		if (t->state == ASP_THREAD_DYING && t->self == self)
+		if (t->state == ASP_THREAD_DYING && (t->self == self || t->tid == tid))
 			return t;
 	if (g_dying < ASP_DYING_RECHECK)
 		return NULL;
@@ -219,20 +226,16 @@ struct asp_thread *asp__thread_self_slow(void)
 
 	asp_lock(&g_lock);
 	for (t = g_records; t; t = t->next) {
-		if (t->tid != tid)
+		if (t->tid != tid || t->self != self)
 			continue;
-		if (!asp__thread_key_ok && t->state == ASP_THREAD_ACTIVE)
+		/* Without a key, every call looks its thread up here. After
+		 * its destructor ran, a thread still calls (later keys'
+		 * destructors, libc's clean-up): it counts in its dying record,
+		 * which is summed like any other until it is reused. */
+		if (!asp__thread_key_ok || t->state == ASP_THREAD_DYING)
 			goto out;
-		if (t->state == ASP_THREAD_DYING) {
-			/* Called again after its destructor ran (a later key's
-			 * destructor, libc's clean-up): count there again. */
-			t->state = ASP_THREAD_ACTIVE;
-			g_dying--;
-			asp_atomic_add_relaxed(&asp__threads_active, 1);
-			goto set;
-		}
 	}
-	t = reusable(self);
+	t = reusable(self, tid);
 	if (t != NULL) {
 		fold(t);
 		g_dying--;
@@ -261,7 +264,6 @@ struct asp_thread *asp__thread_self_slow(void)
 		s->tid = tid;
 	}
 	asp_atomic_add_relaxed(&asp__threads_active, 1);
-set:
 	if (asp__thread_key_ok)
 		pthread_setspecific(asp__thread_key, t);
 out:

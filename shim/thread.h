@@ -68,11 +68,13 @@ struct asp_fn_stat {
 struct asp_counts {
 	struct asp_fn_stat fn[ASP_FN_COUNT];
 	uint64_t hist[ASP_HIST_BUCKETS];
-	uint64_t realloc_frees;		/* reallocs that released a known block */
+	uint64_t realloc_frees;		/* reallocs that released their block */
 	uint64_t realloc_freed_bytes;
 	uint64_t realloc_free_only;	/* realloc(p, 0): a free and no alloc */
+	uint64_t realloc_failed_moves;	/* failed realloc(p, n): valgrind counts
+					 * an alloc and a free */
+	uint64_t invisible_blocks;	/* reallocarray's: not in the totals */
 	uint64_t untracked_frees;	/* of blocks the table never saw */
-	uint64_t untracked_fn_frees;	/* the part of those made by free() and delete */
 	uint64_t ref_acquires, ref_releases, ref_created, ref_destroyed, ref_cross;
 };
 
