@@ -239,7 +239,12 @@ EOF
 			rm -f "$TMP/exit.json"
 			timeout 60 env "$@" ALLOCSPY_OUTPUT="$TMP/exit.json" \
 				LD_PRELOAD="$LIB" "$TMP/exit" >/dev/null 2>"$TMP/exit.err"
-			grep -a '^==[0-9]*==' "$TMP/exit.err" >"$TMP/exit.txt"
+			# The loss records of a full leak check are the leaks
+			# command's; the summary is the rest.
+			grep -a '^==[0-9]*==' "$TMP/exit.err" |
+				awk '/ in loss record / { skip = 1 } !skip { print } skip && /^==[0-9]*== $/ { skip = 0 }' \
+				>"$TMP/exit.txt"
+			grep -a ' in loss record ' "$TMP/exit.err" >"$TMP/exit.records"
 			if [ ! -s "$TMP/exit.txt" ] || [ ! -f "$TMP/exit.json" ]; then
 				not_ok "exit text, $name: the shim wrote it and a dump" \
 					"$(tail -n 3 "$TMP/exit.err")"
@@ -249,6 +254,11 @@ EOF
 			head -n "$(wc -l <"$TMP/exit.txt")" "$TMP/exit.rep" >"$TMP/exit.head"
 			check "exit text, $name: the report starts with it, byte for byte" "" \
 				"$(cmp "$TMP/exit.txt" "$TMP/exit.head" 2>&1; diff "$TMP/exit.txt" "$TMP/exit.head")"
+			if [ -s "$TMP/exit.records" ]; then
+				"$REPORT" leaks "$TMP/exit.json" 2>&1 | grep -a ' in loss record ' >"$TMP/exit.rrec"
+				check "exit text, $name: leaks prints the same loss records" \
+					"$(cat "$TMP/exit.records")" "$(cat "$TMP/exit.rrec")"
+			fi
 		}
 		exit_parity "track, full leak check" ALLOCSPY_LEAK_CHECK=full ALLOCSPY_BACKTRACE=4
 		exit_parity "track, no leak check" ALLOCSPY_LEAK_CHECK=no
