@@ -20,6 +20,7 @@
 #include "options.h"
 #include "report.h"
 #include "stack.h"
+#include "start.h"
 
 #define ASP_PEAK_STEP (64 * 1024)
 
@@ -62,6 +63,7 @@ static ASP_COLD int init_slow(void)
 		asp__options_init();
 		asp__thread_init();
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		asp__start_process();
 		asp__fast = asp__opt.mode == ASP_MODE_COUNT ? ASP_FAST_COUNT
 		          : asp__opt.backtrace > 1 ? ASP_FAST_STACKS : ASP_FAST_TRACK;
 		asp_atomic_store_release(&asp__state, 1);
@@ -203,6 +205,16 @@ void *asp__alloc_odd(struct asp_thread *t, enum asp_fn fn, void *p)
 	if (t->depth == 0)
 		count_failed(t, fn);
 	return p;
+}
+
+/* Every ASP_TICK allocations of a thread: time for a periodic dump? */
+#define ASP_TICK 4096
+
+void asp__tick(struct asp_thread *t)
+{
+	t->tick = ASP_TICK;
+	if (asp__opt.interval_ms > 0 && t->depth == 0)
+		asp__report_tick(t);
 }
 
 void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, size_t size,

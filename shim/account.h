@@ -37,6 +37,7 @@ void *asp__alloc_odd(struct asp_thread *t, enum asp_fn fn, void *p);
 void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, size_t size,
                       uintptr_t site);
 void asp__free_slow(void *p, enum asp_fn fn);
+void asp__tick(struct asp_thread *t);
 void asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p);
 
 /* A block of size bytes handed out by fn, in the thread's counters. */
@@ -45,6 +46,8 @@ static inline void asp__count_block(struct asp_thread *t, enum asp_fn fn, size_t
 	asp_owned_add(&t->c.fn[fn].calls, 1);
 	asp_owned_add(&t->c.fn[fn].bytes, size);
 	asp_owned_add(&t->c.hist[asp_hist_bucket(size)], 1);
+	if (ASP_UNLIKELY(--t->tick == 0))
+		asp__tick(t);
 }
 
 /* malloc and the functions that are malloc underneath (strdup, new). */

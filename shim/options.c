@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "glue.h"
 #include "options.h"
 
 struct asp_options asp__opt = {
+	.follow_children = 1,
 	.mode = ASP_MODE_TRACK,
 	.backtrace = 1,
 	.unwind = ASP_UNWIND_LIBUNWIND,
@@ -78,6 +80,20 @@ static int integer(const char *var, int lo, int hi, int def)
 		return def;
 	}
 	return (int)x;
+}
+
+/* 1 or 0 (also yes/no), or def with a warning. */
+static int boolean(const char *var, int def)
+{
+	const char *v = getenv(var);
+	if (v == NULL || *v == '\0')
+		return def;
+	if (strcmp(v, "1") == 0 || strcmp(v, "yes") == 0)
+		return 1;
+	if (strcmp(v, "0") == 0 || strcmp(v, "no") == 0)
+		return 0;
+	asp__warn(var, ": not 1 or 0 (yes or no); ", "the default is used");
+	return def;
 }
 
 /* Makes tmpl absolute against the working directory and expands %e. */
@@ -180,13 +196,11 @@ void asp__options_init(void)
 	o->backtrace = integer("ALLOCSPY_BACKTRACE", 0, ASP_MAX_BACKTRACE, 1);
 	o->error_exitcode = integer("ALLOCSPY_ERROR_EXITCODE", 0, 255, -1);
 
-	const char *v = getenv("ALLOCSPY_QUIET");
-	if (v != NULL && *v != '\0') {
-		if (strcmp(v, "1") == 0 || strcmp(v, "0") == 0)
-			o->quiet = v[0] == '1';
-		else
-			asp__warn("ALLOCSPY_QUIET", ": not 0 or 1; ", "using 0");
-	}
+	o->quiet = boolean("ALLOCSPY_QUIET", 0);
+	o->follow_children = boolean("ALLOCSPY_FOLLOW_CHILDREN", 1);
+	o->dump_on_signal = boolean("ALLOCSPY_DUMP_ON_SIGNAL", 0);
+	o->interval_ms = integer("ALLOCSPY_INTERVAL_MS", 0, 86400000, 0);
+	const char *v;
 	v = getenv("ALLOCSPY_ERRORS_FOR_LEAK_KINDS");
 	if (v != NULL && *v != '\0') {
 		int k = kinds(v);
@@ -198,13 +212,20 @@ void asp__options_init(void)
 			o->error_kinds = k;
 	}
 
+	/* A set-user-ID program must not write where its caller says. */
+	o->secure = getauxval(AT_SECURE) != 0;
 	v = getenv("ALLOCSPY_OUTPUT");
+	if (o->secure && v != NULL && strcmp(v, "none") != 0) {
+		asp__warn("ALLOCSPY_OUTPUT and ALLOCSPY_LOG_FILE are ignored in a ",
+		          "secure-execution (set-user-ID) process", "");
+		v = NULL;
+	}
 	if (v == NULL || *v == '\0')
 		v = "allocspy.%e.%p.json";
 	if (strcmp(v, "none") != 0)
 		resolve_template(v, o->output, sizeof o->output, o->exe);
 	v = getenv("ALLOCSPY_LOG_FILE");
-	if (v != NULL && *v != '\0')
+	if (v != NULL && *v != '\0' && !o->secure)
 		resolve_template(v, o->log_file, sizeof o->log_file, o->exe);
 	v = getenv("ALLOCSPY_SUPPRESSIONS");
 	if (v != NULL && strlen(v) < sizeof o->suppressions)

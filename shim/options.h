@@ -32,6 +32,10 @@ struct asp_options {
 	char output[ASP_PATH_MAX];	/* absolute template, %e expanded; "" for none */
 	char log_file[ASP_PATH_MAX];	/* absolute template or "" for stderr */
 	char suppressions[ASP_PATH_MAX];
+	int follow_children;		/* keep LD_PRELOAD for exec'd children */
+	int interval_ms;		/* 0: no periodic dumps */
+	int dump_on_signal;		/* report on SIGSEGV and kin, then re-raise */
+	int secure;			/* AT_SECURE: no paths from the environment */
 	char exe[PATH_MAX];		/* /proc/self/exe */
 };
 

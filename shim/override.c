@@ -2,6 +2,7 @@
  * account.c. The caller's address is taken here, where it is the program's. */
 #include <stddef.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include "account.h"
@@ -96,6 +97,8 @@ DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, ASP_FN_DELETE_ARR_ALIGNED, size_t al
 /* The exit report also happens on _exit, as valgrind's does. */
 static __attribute__((noreturn)) void finish_and_exit(int status)
 {
+	if (getpid() != asp__process_pid())
+		asp__exit_now(status);	/* a vfork child: the memory is the parent's */
 	asp__finish();
 	int st = asp__report_exit_status();
 	asp__exit_now(st >= 0 ? st : status);
@@ -129,6 +132,8 @@ ASP_EXTERN void exit(int status)
 {
 	asp__exit(status, (uintptr_t)__builtin_frame_address(0));
 }
+
+ASP_EXTERN void *dlopen(const char *file, int flags) { return asp__dlopen(file, flags); }
 
 ASP_EXTERN int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
                               void *(*fn)(void *), void *arg)

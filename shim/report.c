@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,9 +33,12 @@ static int g_argc;
 static char **g_argv;
 static int g_exit_status = -1;
 
+static uint64_t g_last_dump_ns;
+
 void asp__report_start(void)
 {
 	g_start_mono_ns = asp_now_ns(CLOCK_MONOTONIC);
+	g_last_dump_ns = g_start_mono_ns;
 	g_start_unix = (double)asp_now_ns(CLOCK_REALTIME) / 1e9;
 }
 
@@ -70,7 +74,7 @@ struct figures {
 	struct asp_leak_result leaks;
 };
 
-static void gather(struct figures *f)
+static void gather(struct figures *f, int leak_check)
 {
 	memset(f, 0, sizeof *f);
 	asp__threads_sum(&f->c);
@@ -80,7 +84,7 @@ static void gather(struct figures *f)
 		asp__live_totals(&f->in_use_blocks, &f->in_use_bytes);
 	else
 		f->in_use_blocks = f->tot.allocs - f->tot.frees;
-	if (f->tracked && asp__opt.leak_check != ASP_LEAK_NO && f->in_use_blocks > 0) {
+	if (leak_check && f->tracked && asp__opt.leak_check != ASP_LEAK_NO && f->in_use_blocks > 0) {
 		asp_atomic_store_release(&asp__scanning, asp_gettid());
 		f->leaks_ran = asp__leak_check(&f->leaks) == 0;
 		asp_atomic_store_release(&asp__scanning, 0);
@@ -562,12 +566,18 @@ static void variant(const char *path, unsigned n, char *out, size_t size)
 	out[t.len] = '\0';
 }
 
-/* Writes the dump to a temporary file, then links it to its name: a reader
- * never sees half a dump, and an existing file is never replaced. */
-static void write_dump(const struct figures *f)
+/* The name this process's dump got, once one was written (periodic dumps
+ * then replace it, and so does the final one). */
+static char g_dump_name[ASP_PATH_MAX + 16];
+
+/* Writes the dump to a temporary file, then gives it its name: the first
+ * time with link(2), which never replaces a file (a taken name gets a
+ * "-N" suffix), later with rename(2) over this process's own dump. A
+ * reader never sees half a dump. Returns 0 or an errno. */
+static int write_dump(const struct figures *f)
 {
 	if (asp__opt.output[0] == '\0')
-		return;
+		return 0;
 	char path[ASP_PATH_MAX], tmp[ASP_PATH_MAX + 32], name[ASP_PATH_MAX + 16];
 	asp__expand_pid(asp__opt.output, path, sizeof path);
 	variant(path, (unsigned)getpid(), tmp, sizeof tmp);
@@ -585,7 +595,10 @@ static void write_dump(const struct figures *f)
 			err = errno;
 	}
 	json_decref(root);
-	if (err == 0) {
+	if (err == 0 && g_dump_name[0] != '\0') {
+		if (rename(tmp, g_dump_name) != 0)
+			err = errno;
+	} else if (err == 0) {
 		memcpy(name, path, strlen(path) + 1);
 		for (unsigned n = 1; link(tmp, name) != 0; n++) {
 			if (errno != EEXIST || n > 1000) {
@@ -594,11 +607,42 @@ static void write_dump(const struct figures *f)
 			}
 			variant(path, n, name, sizeof name);
 		}
+		if (err == 0)
+			memcpy(g_dump_name, name, strlen(name) + 1);
 	}
 	if (fd >= 0)
 		unlink(tmp);
-	if (err != 0)
+	static int warned;
+	if (err != 0 && !warned++)
 		asp__warn("cannot write the dump ", path, err == EEXIST ? ": file exists" : ": write failed");
+	return err;
+}
+
+/* Periodic dumps (ALLOCSPY_INTERVAL_MS) ------------------------------------ */
+
+static int g_dumping;
+
+void asp__report_tick(struct asp_thread *t)
+{
+	uint64_t now = asp_now_ns(CLOCK_MONOTONIC);
+	uint64_t last = asp_atomic_load_relaxed(&g_last_dump_ns);
+	if (now - last < (uint64_t)asp__opt.interval_ms * 1000000u)
+		return;
+	if (__atomic_exchange_n(&g_dumping, 1, __ATOMIC_ACQUIRE))
+		return;
+	asp_atomic_store_relaxed(&g_last_dump_ns, now);
+	int saved = errno;
+	t->depth++;		/* what the dump allocates is not the program's */
+	struct figures *f = asp__pages_alloc(sizeof *f);
+	if (f != NULL) {
+		gather(f, 0);
+		if (asp_atomic_load_acquire(&asp__state) == 1)
+			write_dump(f);
+		asp__pages_free(f, sizeof *f);
+	}
+	t->depth--;
+	errno = saved;
+	__atomic_store_n(&g_dumping, 0, __ATOMIC_RELEASE);
 }
 
 /* The exit report ------------------------------------------------------------ */
@@ -614,10 +658,13 @@ void asp__finish(void)
 	asp_atomic_store_release(&asp__fast, 0);
 	asp_atomic_store_release(&asp__state, 2);
 
+	/* A periodic dump under way in another thread finishes first. */
+	while (__atomic_exchange_n(&g_dumping, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
 	struct figures *f = asp__pages_alloc(sizeof *f);
 	if (f == NULL)
 		return;
-	gather(f);
+	gather(f, 1);
 	write_text(f);
 	write_dump(f);
 

@@ -254,6 +254,7 @@ struct asp_thread *asp__thread_self_slow(void)
 		g_records = t;
 	}
 	t->state = ASP_THREAD_ACTIVE;
+	t->tick = 1;		/* the first allocation sets the real count */
 	t->tid = tid;
 	t->self = self;
 	t->serial = ++g_serial;

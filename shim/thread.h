@@ -93,6 +93,7 @@ struct asp_thread {
 	struct asp_counts c;
 	int64_t net;		/* in-use bytes not yet published (track mode) */
 	int depth;		/* > 0: inside the shim's own calls, forward only */
+	uint32_t tick;		/* allocations until the next periodic-dump check */
 	int state;
 	pid_t tid;
 	uint32_t serial;	/* 1, 2, ...: a small id for cross-thread checks */
