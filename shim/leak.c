@@ -263,10 +263,48 @@ static size_t safe_read(void *out, uintptr_t addr, size_t len)
 
 /* Blocks ------------------------------------------------------------------- */
 
-static int by_start(const void *a, const void *b)
+/* Sorts the blocks by address: a radix sort of (address, index) pairs on
+ * three 16-bit digits of address >> 4 (blocks are 16-aligned; 48-bit
+ * addresses), then one pass that moves the blocks. */
+struct key {
+	uint64_t addr;
+	uint64_t index;
+};
+
+static int sort_blocks(struct scan *s)
 {
-	uintptr_t x = ((const struct block *)a)->start, y = ((const struct block *)b)->start;
-	return x < y ? -1 : x > y;
+	size_t n = s->n, bytes = n * sizeof(struct key);
+	struct key *a = asp__pages_alloc(bytes + 1), *b = asp__pages_alloc(bytes + 1);
+	uint32_t *count = asp__pages_alloc(65536 * sizeof *count);
+	struct block *sorted = asp__pages_alloc((n + 1) * sizeof *sorted);
+	if (a == NULL || b == NULL || count == NULL || sorted == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		a[i] = (struct key){ s->b[i].start, i };
+	for (int shift = 4; shift < 52; shift += 16) {
+		memset(count, 0, 65536 * sizeof *count);
+		for (size_t i = 0; i < n; i++)
+			count[(a[i].addr >> shift) & 0xffff]++;
+		uint32_t sum = 0;
+		for (size_t d = 0; d < 65536; d++) {
+			uint32_t c = count[d];
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			b[count[(a[i].addr >> shift) & 0xffff]++] = a[i];
+		struct key *t = a;
+		a = b;
+		b = t;
+	}
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = s->b[a[i].index];
+	asp__pages_free(s->b, (n + 1) * sizeof *s->b);
+	s->b = sorted;
+	asp__pages_free(a, bytes + 1);
+	asp__pages_free(b, bytes + 1);
+	asp__pages_free(count, 65536 * sizeof *count);
+	return 0;
 }
 
 /* The block addr points into, or -1. */
@@ -533,11 +571,13 @@ static void skip_glibc_heaps(struct scan *s)
 		if (m->end == ((brk_end + 4095) & ~(uintptr_t)4095) && !m->file && m->w)
 			skip_range(s, m->start, m->end);
 	}
-	/* Large blocks live in their own mappings (chunk flag IS_MMAPPED). */
+	/* Large blocks live in their own mappings (chunk flag IS_MMAPPED).
+	 * A live block's header is mapped with it and frees wait for the
+	 * scan, so it is read directly. */
 	for (size_t i = 0; i < s->n; i++) {
 		const struct block *b = &s->b[i];
-		uint64_t hdr[2];
-		if (safe_read(hdr, b->start - 16, sizeof hdr) != sizeof hdr || !(hdr[1] & 2))
+		const uint64_t *hdr = (const uint64_t *)(b->start - 16);
+		if (!(hdr[1] & 2))
 			continue;
 		uintptr_t chunk = b->start - 16;
 		skip_range(s, chunk - hdr[0], chunk + (hdr[1] & ~(uint64_t)7));
@@ -855,11 +895,13 @@ int asp__leak_check(struct asp_leak_result *out)
 		s.b[i] = (struct block){ .start = e[i].ptr, .size = e[i].size, .site = e[i].site,
 		                         .fn = e[i].fn, .state = UNREACHED };
 	asp__pages_free(e, cap * sizeof *e);
-	qsort(s.b, s.n, sizeof *s.b, by_start);
 	if (s.n == 0)
 		return 0;
+	int err = sort_blocks(&s);
+	if (err != 0)
+		return err;
 
-	int err = read_maps(&s);
+	err = read_maps(&s);
 	if (err != 0)
 		return err;
 	Dl_info info;
