@@ -279,7 +279,8 @@ if [ ! -f "$LIB" ]; then
 	exit 0
 fi
 cd "$TMP" || exit 1
-launch "$LAUNCH" --output="$TMP/d.%p.json" -- true
+# A hung shim fails these checks (status 124) instead of hanging the run.
+launch timeout -k 5 60 "$LAUNCH" --output="$TMP/d.%p.json" -- true
 pid=$(sed -n 's/^==\([0-9]*\)== HEAP SUMMARY:$/\1/p' "$TMP/err")
 check "true under the shim exits 0" "0" "$(rc)"
 check_match "the HEAP SUMMARY is on stderr" '^[0-9]+$' "$pid"
@@ -290,7 +291,7 @@ else
 	not_ok "--output: the dump is written there" "no $TMP/d.$pid.json" "$(ls "$TMP" | grep json)"
 fi
 
-launch "$LAUNCH" --mode=count --backtrace=3 --unwind=fp --leak-check=full \
+launch timeout -k 5 60 "$LAUNCH" --mode=count --backtrace=3 --unwind=fp --leak-check=full \
 	--output="$TMP/c.json" -- true
 check "count mode: in use at exit is ?" "0|1" "$(rc)|$(grep -c '^==[0-9]*==     in use at exit: ? bytes in [0-9,]* blocks$' "$TMP/err")"
 if [ -f "$TMP/c.json" ]; then
@@ -301,10 +302,10 @@ else
 fi
 
 rm -f "$TMP"/q.json
-launch "$LAUNCH" --quiet --output="$TMP/q.json" -- true
+launch timeout -k 5 60 "$LAUNCH" --quiet --output="$TMP/q.json" -- true
 check "--quiet: nothing on stderr, the dump is written" "0||yes" \
 	"$(rc)|$(err)|$([ -f "$TMP/q.json" ] && echo yes)"
-launch "$LAUNCH" --output=none --log-file="$TMP/log.%p" -- sh -c 'echo $$'
+launch timeout -k 5 60 "$LAUNCH" --output=none --log-file="$TMP/log.%p" -- sh -c 'echo $$'
 check "--log-file: the summary goes to the file, not stderr" "0||1" \
 	"$(rc)|$(err)|$(grep -c '^==[0-9]*== HEAP SUMMARY:$' "$TMP/log.$(out)" 2>/dev/null)"
 check "--output=none: no dump" "" "$(ls "$TMP" | grep '^allocspy\..*\.json$')"

@@ -171,9 +171,9 @@ int main(void)
 	return 0;
 }
 EOF
-if $CC -O0 -g -pthread -Iinclude -o "$TMP/keys" "$TMP/keys.c" 2>"$TMP/cc.err"; then
-	(cd "$TMP" && env ALLOCSPY_OUTPUT="$TMP/keys.json" ALLOCSPY_LEAK_CHECK=full \
-		ALLOCSPY_BACKTRACE=4 LD_PRELOAD="$LIB" ./keys >/dev/null 2>&1)
+if $CC -O0 -g -pthread -Iinclude -o "$TMP/keysprog" "$TMP/keys.c" 2>"$TMP/cc.err"; then
+	(cd "$TMP" && timeout -k 5 60 env ALLOCSPY_OUTPUT="$TMP/keys.json" ALLOCSPY_LEAK_CHECK=full \
+		ALLOCSPY_BACKTRACE=4 LD_PRELOAD="$LIB" ./keysprog >/dev/null 2>&1)
 	if [ -f "$TMP/keys.json" ]; then
 		python3 - "$TMP/keys.json" >"$TMP/dump.keys" <<'EOF'
 import json, sys
@@ -200,7 +200,7 @@ fi
 
 # The header's example under the shim: one object, created and destroyed,
 # 100,000 releases that are not the last and the last one.
-(cd "$TMP" && env ALLOCSPY_OUTPUT="$TMP/shared.json" LD_PRELOAD="$LIB" ./shared >/dev/null 2>&1)
+(cd "$TMP" && timeout -k 5 60 env ALLOCSPY_OUTPUT="$TMP/shared.json" LD_PRELOAD="$LIB" ./shared >/dev/null 2>&1)
 if [ -f "$TMP/shared.json" ]; then
 	check "allocspy.h(3): the example's refs are counted" "1 1 100001" \
 		"$(json_get "$TMP/shared.json" '" ".join(str(d["refs"][k]) for k in ("objects_created", "objects_destroyed", "releases"))')"
