@@ -450,23 +450,79 @@ static void scan_words(struct scan *s, const uintptr_t *w, size_t n, int prior_d
 			visit(s, w[i], prior_definite, clique, from);
 }
 
+/* Calls fn on each run of [start, end) whose pages are resident: a page
+ * never touched holds zeros and no pointer, and a huge sparse block (an
+ * over-committed 4 TiB one, say) must not be read page by page. Small
+ * ranges are passed whole. */
+#define ASP_WINDOW_PAGES 8192
+
+static void resident_runs(struct scan *s, uintptr_t start, uintptr_t end,
+                          void (*fn)(struct scan *, uintptr_t, uintptr_t, void *), void *arg)
+{
+	if (end - start <= 16 * 4096) {
+		fn(s, start, end, arg);
+		return;
+	}
+	unsigned char vec[ASP_WINDOW_PAGES];
+	for (uintptr_t w = start & ~(uintptr_t)4095; w < end; w += ASP_WINDOW_PAGES * 4096) {
+		size_t pages = ASP_WINDOW_PAGES;
+		if ((end - w + 4095) / 4096 < pages)
+			pages = (end - w + 4095) / 4096;
+		if (mincore((void *)w, pages * 4096, vec) != 0)
+			continue;	/* unmapped in part: nothing to read there */
+		for (size_t p = 0; p < pages;) {
+			if (!(vec[p] & 1)) {
+				p++;
+				continue;
+			}
+			size_t q = p;
+			while (q < pages && (vec[q] & 1))
+				q++;
+			uintptr_t a = w + p * 4096, b = w + q * 4096;
+			fn(s, a < start ? start : a, b > end ? end : b, arg);
+			p = q;
+		}
+	}
+}
+
+struct block_scan {
+	int prior_definite;
+	ptrdiff_t clique;
+	size_t from;
+};
+
+static void scan_block_run(struct scan *s, uintptr_t start, uintptr_t end, void *arg)
+{
+	const struct block_scan *bs = arg;
+	start = (start + 7) & ~(uintptr_t)7;
+	end &= ~(uintptr_t)7;
+	if (end > start)
+		scan_words(s, (const uintptr_t *)start, (end - start) / 8, bs->prior_definite,
+		           bs->clique, bs->from);
+}
+
 static void process(struct scan *s, ptrdiff_t clique)
 {
 	while (s->top > 0) {
 		size_t i = s->stack[--s->top];
 		struct block *b = &s->b[i];
 		b->pending = 0;
-		uintptr_t start = (b->start + 7) & ~(uintptr_t)7;
-		uintptr_t end = (b->start + b->size) & ~(uintptr_t)7;
-		if (end > start)
-			scan_words(s, (const uintptr_t *)start, (end - start) / 8,
-			           b->state != POSSIBLE, clique, clique >= 0 ? i : 0);
+		struct block_scan bs = { b->state != POSSIBLE, clique, clique >= 0 ? i : 0 };
+		resident_runs(s, b->start, b->start + b->size, scan_block_run, &bs);
 	}
 }
 
 /* Scans [start, end) of a root mapping through a bounce buffer. */
+static void scan_root_run(struct scan *s, uintptr_t start, uintptr_t end, void *arg);
+
 static void scan_root(struct scan *s, uintptr_t start, uintptr_t end)
 {
+	resident_runs(s, start, end, scan_root_run, NULL);
+}
+
+static void scan_root_run(struct scan *s, uintptr_t start, uintptr_t end, void *arg)
+{
+	(void)arg;
 	static uintptr_t buf[8192];
 	start = (start + 7) & ~(uintptr_t)7;
 	end &= ~(uintptr_t)7;
