@@ -13,7 +13,7 @@
 
 /* The largest count or size accepted (2^60): anything above is absurd, and
  * sums of a few such values cannot overflow. */
-#define ASP_DUMP_MAX ((uint64_t)1 << 60)
+#define ASP_DUMP_MAX ((uint64_t)INT64_MAX)
 
 /* Longest strings accepted, in bytes. */
 #define ASP_PATH_MAX 4096	/* paths, names */

@@ -294,6 +294,7 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 		count_failed(t, fn);
 		if (!array) {
 			asp_owned_add(&t->c.fn[fn].bytes, bytes);
+			asp_owned_add(&t->c.hist[asp_hist_bucket(bytes)], 1);
 			asp_owned_add(&t->c.realloc_failed_moves, 1);
 		}
 		return NULL;

@@ -298,9 +298,11 @@ static const char *const kind_keys[ASP_LEAK_KINDS] = {
 	"definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable"
 };
 
+/* JSON integers are signed 64-bit: a larger count (valgrind's failed
+ * realloc of SIZE_MAX / 2 bytes, say) is written as the largest one. */
 static json_t *jint(uint64_t v)
 {
-	return json_integer((json_int_t)v);
+	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
 }
 
 static json_t *bytes_blocks(uint64_t bytes, uint64_t blocks)
