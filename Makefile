@@ -165,7 +165,7 @@ install-pc:
 		allocspy.pc.in > $(DESTDIR)$(PCDIR)/allocspy.pc
 
 lint-man:
-	mandoc -Tlint -Wstyle man/*.1 man/*.3 man/*.7
+	cd man && mandoc -Tlint -Wstyle *.1 *.3 *.7
 
 clean:
 	rm -rf $(B)

@@ -46,9 +46,10 @@ padded_preload() {
 }
 
 # vg_env: the environment valgrind gives the program, in its order.
-# The caller appends LD_PRELOAD.
+# The caller appends LD_PRELOAD. The run is killed after 120 s
+# ($RUN_TIMEOUT), so that a hang fails a test instead of the whole run.
 vg_env() {
-	env -i LD_LIBRARY_PATH=/usr/lib/debug HOME="${HOME:-/root}" \
+	${RUN_TIMEOUT-timeout -k 5 120} env -i LD_LIBRARY_PATH=/usr/lib/debug HOME="${HOME:-/root}" \
 		PATH=/usr/local/bin:/usr/bin:/bin LANG=C GLIBCPP_FORCE_NEW=1 \
 		PWD="$PWD" GLIBCXX_FORCE_NEW=1 "$@"
 }
@@ -58,7 +59,7 @@ vg_env() {
 run_vg() {
 	log=$1; shift
 	env -i HOME="${HOME:-/root}" PATH=/usr/local/bin:/usr/bin:/bin LANG=C \
-		valgrind --run-libc-freeres=no --run-cxx-freeres=no \
+		timeout -k 5 600 valgrind --run-libc-freeres=no --run-cxx-freeres=no \
 		--leak-check=summary --log-file="$log" "$@" >"$log.out" 2>"$log.err" </dev/null
 	echo $? >"$log.rc"
 }
@@ -86,13 +87,23 @@ leak_lines() {
 		sed 's/^==[0-9]*== *//'
 }
 
+# both_runs DIR PROG ARGS...: PROG under valgrind (logs DIR/vg*) and under
+# the shim (DIR/asp*), each started in the same emptied directory DIR/run,
+# so that both see the same working directory and files.
+both_runs() {
+	d=$1; shift
+	rm -rf "$d/run" && mkdir -p "$d/run"
+	(cd "$d/run" && run_vg "$d/vg" "$@")
+	rm -rf "$d/run" && mkdir "$d/run"
+	(cd "$d/run" && run_shim "$d/asp" "$@")
+}
+
 # parity NAME PROG ARGS...: the HEAP SUMMARY lines under the shim equal
 # valgrind's, and the program's stdout and status are unchanged.
 parity() {
 	name=$1; shift
 	d=$TMP/$(echo "$name" | tr -c 'A-Za-z0-9_\n-' _)
-	mkdir -p "$d"
-	(cd "$d" && run_vg "$d/vg" "$@" && run_shim "$d/asp" "$@")
+	both_runs "$d" "$@"
 	check "$name: heap summary equals valgrind's" "$(heap_lines "$d/vg")" "$(heap_lines "$d/asp")"
 	check "$name: same stdout and status" \
 		"$(cat "$d/vg.out" "$d/vg.rc")" "$(cat "$d/asp.out" "$d/asp.rc")"
@@ -102,8 +113,7 @@ parity() {
 leak_parity() {
 	name=$1; shift
 	d=$TMP/$(echo "$name" | tr -c 'A-Za-z0-9_\n-' _)
-	mkdir -p "$d"
-	(cd "$d" && run_vg "$d/vg" "$@" && run_shim "$d/asp" "$@")
+	both_runs "$d" "$@"
 	check "$name: heap summary equals valgrind's" "$(heap_lines "$d/vg")" "$(heap_lines "$d/asp")"
 	check "$name: leak summary equals valgrind's" "$(leak_lines "$d/vg")" "$(leak_lines "$d/asp")"
 }

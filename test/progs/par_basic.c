@@ -21,14 +21,14 @@ int main(void)
 	int *c = calloc(25, sizeof *c);
 	void *c0 = calloc(0, 16);
 	void *c1 = calloc(16, 0);
-	char *r = realloc(NULL, 40);
+	char *r = realloc(null, 40);   /* a literal NULL becomes malloc(40) */
 	memset(r, 'r', 40);
 	r = realloc(r, 400);
 	r = realloc(r, 10);
 	r = realloc(r, 10);
 	void *g = malloc(64);
 	void *g0 = realloc(g, 0);
-	void *n0 = realloc(NULL, 0);
+	void *n0 = realloc(null, 0);
 
 	/* A deterministic churn of mixed sizes, freed in a shuffled order. */
 	enum { N = 500 };
