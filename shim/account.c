@@ -163,9 +163,39 @@ static inline void count_result(struct asp_thread *t, enum asp_fn fn, void *p, s
 }
 
 /* Track mode: removes p from the table; its size, or -1 when untracked. */
-static inline int64_t untrack(void *p, struct asp_live_entry *e)
+/* A signal handler freed a block while its thread was inside the same
+ * shard: the block leaves the table at the thread's next operation. */
+static ASP_COLD int64_t untrack_later(struct asp_thread *t, void *p, struct asp_live_entry *e)
 {
-	return asp__live_remove((uintptr_t)p, e) ? (int64_t)e->size : -1;
+	if (t->npending < ASP_ARRAY_SIZE(t->pending))
+		t->pending[t->npending++] = (uintptr_t)p;
+	e->size = 0;
+	return 0;
+}
+
+static ASP_COLD void flush_pending(struct asp_thread *t)
+{
+	struct asp_live_entry e;
+	uint32_t n = t->npending;
+	t->npending = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		int found = asp__live_remove(t, t->pending[i], &e);
+		if (found == 1)
+			net_add(t, -(int64_t)e.size);
+		else if (found < 0 && t->npending < ASP_ARRAY_SIZE(t->pending))
+			t->pending[t->npending++] = t->pending[i];
+	}
+}
+
+/* Track mode: removes p from the table; its size, or -1 when untracked. */
+static inline int64_t untrack(struct asp_thread *t, void *p, struct asp_live_entry *e)
+{
+	if (ASP_UNLIKELY(t->npending != 0))
+		flush_pending(t);
+	int found = asp__live_remove(t, (uintptr_t)p, e);
+	if (ASP_LIKELY(found >= 0))
+		return found ? (int64_t)e->size : -1;
+	return untrack_later(t, p, e);
 }
 
 /* p goes back to the allocator through fn. */
@@ -177,7 +207,7 @@ static inline void count_release(struct asp_thread *t, int fast, enum asp_fn fn,
 		return;
 	}
 	struct asp_live_entry e;
-	int64_t size = untrack(p, &e);
+	int64_t size = untrack(t, p, &e);
 	asp_owned_add(&st->calls, 1);
 	if (ASP_LIKELY(size >= 0)) {
 		asp_owned_add(&st->bytes, (uint64_t)size);
@@ -222,7 +252,9 @@ void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, s
 {
 	if (fast == ASP_FAST_STACKS)
 		site = asp__stack_capture(t, site);
-	asp__live_insert((uintptr_t)p, size, fn, site);
+	if (ASP_UNLIKELY(t->npending != 0))
+		flush_pending(t);
+	asp__live_insert(t, (uintptr_t)p, size, fn, site);
 	net_add(t, (int64_t)size);
 }
 
@@ -284,13 +316,13 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 
 	int fast = asp__fast;
 	struct asp_live_entry e;
-	int64_t old = fast == ASP_FAST_COUNT ? 0 : untrack(p, &e);
+	int64_t old = fast == ASP_FAST_COUNT ? 0 : untrack(t, p, &e);
 	void *q = array ? asp__next.reallocarray(p, n, size) : asp__next.realloc(p, bytes);
 	if (q == NULL && (bytes != 0 || overflow)) {
 		/* Failed: p is untouched and still live. valgrind counts the
 		 * attempt as an alloc of the new size and a free. */
 		if (old >= 0 && fast != ASP_FAST_COUNT)
-			asp__live_insert((uintptr_t)p, e.size, e.fn, e.site);
+			asp__live_insert(t, (uintptr_t)p, e.size, e.fn, e.site);
 		count_failed(t, fn);
 		if (!array) {
 			asp_owned_add(&t->c.fn[fn].bytes, bytes);

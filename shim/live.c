@@ -5,19 +5,22 @@
  * backward-shift deletion (no tombstones), grown by doubling at 3/4 load.
  * Memory comes from mmap, never from the program's heap. */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 
 #include "arena.h"
 #include "glue.h"
 #include "live.h"
-#include "lock.h"
 
 #define ASP_SHARD_BITS 6
 #define ASP_SHARDS (1u << ASP_SHARD_BITS)
 #define ASP_SHARD_MIN_SLOTS 512
 
+/* A shard's lock remembers its holder, so that a signal handler that
+ * allocates while its thread holds the same shard gives up on tracking
+ * that one block instead of waiting for itself forever. */
 struct shard {
-	asp_lock_t lock;
+	uintptr_t holder;	/* 0: free; else the holder's record */
 	size_t count;
 	size_t limit;		/* grow when count reaches it (3/4 load) */
 	size_t mask;		/* slots - 1; 0 while unallocated */
@@ -25,6 +28,35 @@ struct shard {
 } __attribute__((aligned(ASP_CACHE_LINE)));
 
 static struct shard g_shards[ASP_SHARDS];
+
+/* 0 with the shard held, or -EDEADLK when self already holds it. */
+static inline int shard_lock(struct shard *s, uintptr_t self)
+{
+	uintptr_t free_ = 0;
+	self |= !self;		/* no record: an anonymous holder, 1 */
+	if (ASP_LIKELY(__atomic_compare_exchange_n(&s->holder, &free_, self, 0, __ATOMIC_ACQUIRE,
+	                                           __ATOMIC_RELAXED)))
+		return 0;
+	if (self != 1 && free_ == self)
+		return -EDEADLK;
+	for (unsigned spins = 0;; spins++) {
+		while (asp_atomic_load_relaxed(&s->holder) != 0) {
+			if (spins++ < 64)
+				asp_cpu_relax();
+			else
+				sched_yield();
+		}
+		free_ = 0;
+		if (__atomic_compare_exchange_n(&s->holder, &free_, self, 0, __ATOMIC_ACQUIRE,
+		                                __ATOMIC_RELAXED))
+			return 0;
+	}
+}
+
+static inline void shard_unlock(struct shard *s)
+{
+	__atomic_store_n(&s->holder, 0, __ATOMIC_RELEASE);
+}
 
 static inline uint64_t hash(uintptr_t p)
 {
@@ -65,14 +97,15 @@ static int grow(struct shard *s)
 	return 0;
 }
 
-int asp__live_insert(uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site)
+int asp__live_insert(const void *self, uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site)
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(h);
-	asp_lock(&s->lock);
+	if (ASP_UNLIKELY(shard_lock(s, (uintptr_t)self) != 0))
+		return -EDEADLK;
 	if (ASP_UNLIKELY(s->count >= s->limit)) {
 		if (grow(s) != 0) {
-			asp_unlock(&s->lock);
+			shard_unlock(s);
 			return -ENOMEM;
 		}
 	}
@@ -82,7 +115,7 @@ int asp__live_insert(uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site)
 	/* The same address again means it was freed behind the shim's back. */
 	s->count += s->slots[i].ptr != ptr;
 	s->slots[i] = (struct asp_live_entry){ ptr, size, fn, site };
-	asp_unlock(&s->lock);
+	shard_unlock(s);
 	return 0;
 }
 
@@ -99,14 +132,15 @@ static ptrdiff_t lookup(const struct shard *s, uint64_t h, uintptr_t ptr)
 	}
 }
 
-int asp__live_remove(uintptr_t ptr, struct asp_live_entry *out)
+int asp__live_remove(const void *self, uintptr_t ptr, struct asp_live_entry *out)
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(h);
-	asp_lock(&s->lock);
+	if (ASP_UNLIKELY(shard_lock(s, (uintptr_t)self) != 0))
+		return -EDEADLK;
 	ptrdiff_t at = lookup(s, h, ptr);
 	if (at < 0) {
-		asp_unlock(&s->lock);
+		shard_unlock(s);
 		return 0;
 	}
 	size_t i = (size_t)at;
@@ -123,7 +157,7 @@ int asp__live_remove(uintptr_t ptr, struct asp_live_entry *out)
 		i = j;
 	}
 	s->slots[i].ptr = 0;
-	asp_unlock(&s->lock);
+	shard_unlock(s);
 	return 1;
 }
 
@@ -131,11 +165,11 @@ int asp__live_find(uintptr_t ptr, struct asp_live_entry *out)
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(h);
-	asp_lock(&s->lock);
+	shard_lock(s, 1);
 	ptrdiff_t at = lookup(s, h, ptr);
 	if (at >= 0)
 		*out = s->slots[at];
-	asp_unlock(&s->lock);
+	shard_unlock(s);
 	return at >= 0;
 }
 
@@ -144,11 +178,11 @@ void asp__live_totals(uint64_t *blocks, uint64_t *bytes)
 	*blocks = *bytes = 0;
 	for (size_t i = 0; i < ASP_SHARDS; i++) {
 		struct shard *s = &g_shards[i];
-		asp_lock(&s->lock);
+		shard_lock(s, 1);
 		*blocks += s->count;
 		for (size_t j = 0; s->mask && j <= s->mask; j++)
 			*bytes += s->slots[j].ptr ? s->slots[j].size : 0;
-		asp_unlock(&s->lock);
+		shard_unlock(s);
 	}
 }
 
@@ -157,7 +191,7 @@ size_t asp__live_snapshot(struct asp_live_entry *out, size_t max)
 	size_t n = 0;
 	for (size_t i = 0; i < ASP_SHARDS; i++) {
 		struct shard *s = &g_shards[i];
-		asp_lock(&s->lock);
+		shard_lock(s, 1);
 		for (size_t j = 0; s->mask && j <= s->mask; j++) {
 			if (s->slots[j].ptr == 0)
 				continue;
@@ -165,7 +199,7 @@ size_t asp__live_snapshot(struct asp_live_entry *out, size_t max)
 				out[n] = s->slots[j];
 			n++;
 		}
-		asp_unlock(&s->lock);
+		shard_unlock(s);
 	}
 	return n;
 }
@@ -173,17 +207,17 @@ size_t asp__live_snapshot(struct asp_live_entry *out, size_t max)
 void asp__live_atfork_prepare(void)
 {
 	for (size_t i = 0; i < ASP_SHARDS; i++)
-		asp_lock(&g_shards[i].lock);
+		shard_lock(&g_shards[i], 1);
 }
 
 void asp__live_atfork_parent(void)
 {
 	for (size_t i = ASP_SHARDS; i-- > 0;)
-		asp_unlock(&g_shards[i].lock);
+		shard_unlock(&g_shards[i]);
 }
 
 void asp__live_atfork_child(void)
 {
 	for (size_t i = 0; i < ASP_SHARDS; i++)
-		asp_lock_reset(&g_shards[i].lock);
+		g_shards[i].holder = 0;
 }

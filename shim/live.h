@@ -14,11 +14,15 @@ struct asp_live_entry {
 	uintptr_t site;		/* the caller, or a stack id with backtraces */
 };
 
-/* 0, or -ENOMEM when the table could not grow (the block goes untracked). */
-int asp__live_insert(uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site);
+/* self is the caller's thread record (or NULL): a signal handler that
+ * allocates while its thread is inside the table does not wait for itself.
+ * 0; -ENOMEM when the table could not grow, -EDEADLK when self is inside
+ * the same shard already (the block then goes untracked). */
+int asp__live_insert(const void *self, uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site);
 
-/* 1 and the entry when ptr was live (it is removed), else 0. */
-int asp__live_remove(uintptr_t ptr, struct asp_live_entry *out);
+/* 1 and the entry when ptr was live (it is removed), 0 when it was not,
+ * -EDEADLK when self is inside the same shard already (try again later). */
+int asp__live_remove(const void *self, uintptr_t ptr, struct asp_live_entry *out);
 
 /* 1 and the entry when ptr is live, else 0. */
 int asp__live_find(uintptr_t ptr, struct asp_live_entry *out);

@@ -115,6 +115,22 @@ static struct asp_thread_summary *summary_of(const struct asp_thread *t)
 	return t->summary < ASP_MAX_THREAD_SUMMARIES && g_summaries ? &g_summaries[t->summary] : NULL;
 }
 
+/* The registry lock is taken with signals blocked: a handler that
+ * allocates must not find its own thread holding it. */
+static void lock_registry(sigset_t *old)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+	asp_lock(&g_lock);
+}
+
+static void unlock_registry(const sigset_t *old)
+{
+	asp_unlock(&g_lock);
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 /* Moves what t counted into the dead total and its thread line. Lock held. */
 static void fold(struct asp_thread *t)
 {
@@ -131,8 +147,9 @@ static void thread_exit(void *arg)
 	struct asp_thread *t = arg;
 	char name[16] = "";
 	int saved = errno;
+	sigset_t old;
 	prctl(PR_GET_NAME, name, 0, 0, 0);
-	asp_lock(&g_lock);
+	lock_registry(&old);
 	fold(t);
 	struct asp_thread_summary *s = summary_of(t);
 	if (s != NULL) {
@@ -145,7 +162,7 @@ static void thread_exit(void *arg)
 		g_dying++;
 		asp_atomic_add_relaxed(&asp__threads_active, -1);
 	}
-	asp_unlock(&g_lock);
+	unlock_registry(&old);
 	errno = saved;
 }
 
@@ -223,8 +240,9 @@ struct asp_thread *asp__thread_self_slow(void)
 	pid_t tid = asp_gettid();
 	uintptr_t self = (uintptr_t)pthread_self();
 	struct asp_thread *t;
+	sigset_t old;
 
-	asp_lock(&g_lock);
+	lock_registry(&old);
 	for (t = g_records; t; t = t->next) {
 		if (t->tid != tid || t->self != self)
 			continue;
@@ -268,7 +286,7 @@ struct asp_thread *asp__thread_self_slow(void)
 	if (asp__thread_key_ok)
 		pthread_setspecific(asp__thread_key, t);
 out:
-	asp_unlock(&g_lock);
+	unlock_registry(&old);
 	errno = saved;
 	return t;
 }

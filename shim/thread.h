@@ -94,6 +94,8 @@ struct asp_thread {
 	int64_t net;		/* in-use bytes not yet published (track mode) */
 	int depth;		/* > 0: inside the shim's own calls, forward only */
 	uint32_t tick;		/* allocations until the next periodic-dump check */
+	uint32_t npending;	/* frees a signal handler made inside the table */
+	uintptr_t pending[8];	/* their blocks, taken out of the table later */
 	int state;
 	pid_t tid;
 	uint32_t serial;	/* 1, 2, ...: a small id for cross-thread checks */

@@ -15,15 +15,15 @@ static uintptr_t addr(uint64_t i)
 TEST(insert_find_remove)
 {
 	struct asp_live_entry e;
-	ASSERT_EQ(asp__live_insert(addr(1), 100, 3, 0xabc), 0);
+	ASSERT_EQ(asp__live_insert(NULL, addr(1), 100, 3, 0xabc), 0);
 	ASSERT(asp__live_find(addr(1), &e));
 	ASSERT_EQ(e.size, 100);
 	ASSERT_EQ(e.fn, 3);
 	ASSERT_EQ(e.site, 0xabc);
 	ASSERT(!asp__live_find(addr(2), &e));
-	ASSERT(asp__live_remove(addr(1), &e));
+	ASSERT(asp__live_remove(NULL, addr(1), &e));
 	ASSERT_EQ(e.size, 100);
-	ASSERT(!asp__live_remove(addr(1), &e));
+	ASSERT(!asp__live_remove(NULL, addr(1), &e));
 	uint64_t blocks, bytes;
 	asp__live_totals(&blocks, &bytes);
 	ASSERT_EQ(blocks, 0);
@@ -33,8 +33,8 @@ TEST(insert_find_remove)
 TEST(reinsert_same_address_counts_once)
 {
 	uint64_t blocks, bytes;
-	asp__live_insert(addr(7), 10, 0, 0);
-	asp__live_insert(addr(7), 30, 0, 0);
+	asp__live_insert(NULL, addr(7), 10, 0, 0);
+	asp__live_insert(NULL, addr(7), 30, 0, 0);
 	asp__live_totals(&blocks, &bytes);
 	ASSERT_EQ(blocks, 1);
 	ASSERT_EQ(bytes, 30);
@@ -47,13 +47,13 @@ TEST(growth_and_backward_shift)
 	const uint64_t n = 300000;
 	struct asp_live_entry e;
 	for (uint64_t i = 0; i < n; i++)
-		ASSERT_EQ(asp__live_insert(addr(i), i, 0, i), 0);
+		ASSERT_EQ(asp__live_insert(NULL, addr(i), i, 0, i), 0);
 	uint64_t blocks, bytes;
 	asp__live_totals(&blocks, &bytes);
 	ASSERT_EQ(blocks, n);
 	ASSERT_EQ(bytes, n * (n - 1) / 2);
 	for (uint64_t i = 0; i < n; i += 2)
-		ASSERT(asp__live_remove(addr(i), &e));
+		ASSERT(asp__live_remove(NULL, addr(i), &e));
 	for (uint64_t i = 0; i < n; i++) {
 		int found = asp__live_find(addr(i), &e);
 		ASSERT_EQ(found, i % 2);
@@ -68,7 +68,7 @@ TEST(snapshot_lists_every_entry)
 {
 	static struct asp_live_entry out[1000];
 	for (uint64_t i = 0; i < 1000; i++)
-		asp__live_insert(addr(i), 1, 0, 0);
+		asp__live_insert(NULL, addr(i), 1, 0, 0);
 	ASSERT_EQ(asp__live_snapshot(out, 1000), 1000);
 	uint64_t sum = 0;
 	for (size_t i = 0; i < 1000; i++)
@@ -85,9 +85,9 @@ static void *churn(void *arg)
 	struct asp_live_entry e;
 	for (uint64_t round = 0; round < 20; round++) {
 		for (uint64_t i = 0; i < 5000; i++)
-			asp__live_insert(addr(base + i), 8, 0, 0);
+			asp__live_insert(NULL, addr(base + i), 8, 0, 0);
 		for (uint64_t i = 0; i < 5000; i += 1 + (round & 1))
-			asp__live_remove(addr(base + i), &e);
+			asp__live_remove(NULL, addr(base + i), &e);
 	}
 	return NULL;
 }
