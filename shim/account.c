@@ -32,22 +32,27 @@ int64_t asp__peak;
 
 /* Start-up ------------------------------------------------------------- */
 
+/* Before fork: every shard, then no thread left between a table
+ * operation and its counts (a thread that wants a shard now waits before
+ * it counts anything), then the registry. The child's figures then agree:
+ * allocs - frees is the blocks in its table. */
 static void atfork_prepare(void)
 {
-	asp__threads_atfork_prepare();
 	asp__live_atfork_prepare();
+	asp__threads_quiesce();
+	asp__threads_atfork_prepare();
 }
 
 static void atfork_parent(void)
 {
-	asp__live_atfork_parent();
 	asp__threads_atfork_parent();
+	asp__live_atfork_parent();
 }
 
 static void atfork_child(void)
 {
-	asp__live_atfork_child();
 	asp__threads_atfork_child();
+	asp__live_atfork_child();
 }
 
 /* Returns with the shim counting (or finished); 0 while dlsym is still
@@ -141,9 +146,10 @@ static inline void net_add(struct asp_thread *t, int64_t delta)
 static inline void count_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p,
                                size_t size, uintptr_t site)
 {
-	asp__count_block(t, fn, size);
 	if (fast != ASP_FAST_COUNT)
 		asp__track_alloc(t, fast, fn, p, size, site);
+	asp__count_block(t, fn, size);
+	asp__op_done(t);
 }
 
 static ASP_COLD void count_failed(struct asp_thread *t, enum asp_fn fn)
@@ -179,7 +185,7 @@ static ASP_COLD void flush_pending(struct asp_thread *t)
 	uint32_t n = t->npending;
 	t->npending = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		int found = asp__live_remove(t, t->pending[i], &e);
+		int found = asp__live_remove(&t->inflight, t->pending[i], &e);
 		if (found == 1)
 			net_add(t, -(int64_t)e.size);
 		else if (found < 0 && t->npending < ASP_ARRAY_SIZE(t->pending))
@@ -192,7 +198,7 @@ static inline int64_t untrack(struct asp_thread *t, void *p, struct asp_live_ent
 {
 	if (ASP_UNLIKELY(t->npending != 0))
 		flush_pending(t);
-	int found = asp__live_remove(t, (uintptr_t)p, e);
+	int found = asp__live_remove(&t->inflight, (uintptr_t)p, e);
 	if (ASP_LIKELY(found >= 0))
 		return found ? (int64_t)e->size : -1;
 	return untrack_later(t, p, e);
@@ -215,6 +221,7 @@ static inline void count_release(struct asp_thread *t, int fast, enum asp_fn fn,
 	} else {
 		asp_owned_add(&t->c.untracked_frees, 1);
 	}
+	asp__op_done(t);
 }
 
 /* The allocation functions ------------------------------------------------ */
@@ -254,7 +261,7 @@ void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, s
 		site = asp__stack_capture(t, site);
 	if (ASP_UNLIKELY(t->npending != 0))
 		flush_pending(t);
-	asp__live_insert(t, (uintptr_t)p, size, fn, site);
+	asp__live_insert(&t->inflight, (uintptr_t)p, size, fn, site);
 	net_add(t, (int64_t)size);
 }
 
@@ -322,13 +329,14 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 		/* Failed: p is untouched and still live. valgrind counts the
 		 * attempt as an alloc of the new size and a free. */
 		if (old >= 0 && fast != ASP_FAST_COUNT)
-			asp__live_insert(t, (uintptr_t)p, e.size, e.fn, e.site);
+			asp__live_insert(&t->inflight, (uintptr_t)p, e.size, e.fn, e.site);
 		count_failed(t, fn);
 		if (!array) {
 			asp_owned_add(&t->c.fn[fn].bytes, bytes);
 			asp_owned_add(&t->c.hist[asp_hist_bucket(bytes)], 1);
 			asp_owned_add(&t->c.realloc_failed_moves, 1);
 		}
+		asp__op_done(t);
 		return NULL;
 	}
 	if (!array)
@@ -344,12 +352,14 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 		/* realloc(p, 0) freed p. */
 		asp_owned_add(&t->c.fn[fn].calls, 1);
 		asp_owned_add(&t->c.realloc_free_only, 1);
+		asp__op_done(t);
 		return NULL;
 	}
 	if (array)
 		count_invisible(t, fn, bytes);
 	else
 		count_alloc(t, fast, fn, q, bytes, site);
+	asp__op_done(t);
 	return q;
 }
 
@@ -538,9 +548,10 @@ static inline void *new_fast(enum asp_fn fn, size_t size, uintptr_t site)
 	if (ASP_LIKELY(p != NULL)) {
 		struct asp_thread *t = asp__thread_self();
 		if (ASP_LIKELY(t->depth == 0)) {
-			asp__count_block(t, fn, size);
 			if (fast != ASP_FAST_COUNT)
 				asp__track_alloc(t, fast, fn, p, size, site);
+			asp__count_block(t, fn, size);
+			asp__op_done(t);
 		}
 	}
 	return p;

@@ -50,6 +50,12 @@ static inline void asp__count_block(struct asp_thread *t, enum asp_fn fn, size_t
 		asp__tick(t);
 }
 
+/* The end of a counted operation: a fork may go ahead (thread.h). */
+static inline void asp__op_done(struct asp_thread *t)
+{
+	asp_atomic_store_release(&t->inflight, 0);
+}
+
 /* malloc and the functions that are malloc underneath (strdup, new). */
 static inline void *asp__alloc(enum asp_fn fn, size_t size, uintptr_t site)
 {
@@ -60,9 +66,11 @@ static inline void *asp__alloc(enum asp_fn fn, size_t size, uintptr_t site)
 	struct asp_thread *t = asp__thread_self();
 	if (ASP_UNLIKELY(p == NULL || t->depth != 0))
 		return asp__alloc_odd(t, fn, p);
-	asp__count_block(t, fn, size);
+	/* The table first, then the counters: see asp__live_atfork_prepare. */
 	if (fast != ASP_FAST_COUNT)
 		asp__track_alloc(t, fast, fn, p, size, site);
+	asp__count_block(t, fn, size);
+	asp__op_done(t);
 	return p;
 }
 

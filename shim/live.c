@@ -16,9 +16,10 @@
 #define ASP_SHARDS (1u << ASP_SHARD_BITS)
 #define ASP_SHARD_MIN_SLOTS 512
 
-/* A shard's lock remembers its holder, so that a signal handler that
- * allocates while its thread holds the same shard gives up on tracking
- * that one block instead of waiting for itself forever. */
+/* A shard's lock remembers its holder (the address of the holder's
+ * in-flight flag, one per thread), so that a signal handler that allocates
+ * while its thread holds the same shard gives up on tracking that one
+ * block instead of waiting for itself forever. */
 struct shard {
 	uintptr_t holder;	/* 0: free; else the holder's record */
 	size_t count;
@@ -97,12 +98,14 @@ static int grow(struct shard *s)
 	return 0;
 }
 
-int asp__live_insert(const void *self, uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site)
+int asp__live_insert(int *inflight, uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site)
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(h);
-	if (ASP_UNLIKELY(shard_lock(s, (uintptr_t)self) != 0))
+	if (ASP_UNLIKELY(shard_lock(s, (uintptr_t)inflight) != 0))
 		return -EDEADLK;
+	if (inflight)
+		*inflight = 1;
 	if (ASP_UNLIKELY(s->count >= s->limit)) {
 		if (grow(s) != 0) {
 			shard_unlock(s);
@@ -132,12 +135,14 @@ static ptrdiff_t lookup(const struct shard *s, uint64_t h, uintptr_t ptr)
 	}
 }
 
-int asp__live_remove(const void *self, uintptr_t ptr, struct asp_live_entry *out)
+int asp__live_remove(int *inflight, uintptr_t ptr, struct asp_live_entry *out)
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(h);
-	if (ASP_UNLIKELY(shard_lock(s, (uintptr_t)self) != 0))
+	if (ASP_UNLIKELY(shard_lock(s, (uintptr_t)inflight) != 0))
 		return -EDEADLK;
+	if (inflight)
+		*inflight = 1;
 	ptrdiff_t at = lookup(s, h, ptr);
 	if (at < 0) {
 		shard_unlock(s);

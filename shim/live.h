@@ -14,15 +14,18 @@ struct asp_live_entry {
 	uintptr_t site;		/* the caller, or a stack id with backtraces */
 };
 
-/* self is the caller's thread record (or NULL): a signal handler that
- * allocates while its thread is inside the table does not wait for itself.
- * 0; -ENOMEM when the table could not grow, -EDEADLK when self is inside
- * the same shard already (the block then goes untracked). */
-int asp__live_insert(const void *self, uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site);
+/* inflight is the calling thread's in-flight flag (or NULL): it is set
+ * under the shard lock, and the caller clears it once it has counted the
+ * operation, so that fork can wait for whole operations. It also tells a
+ * thread's calls apart: a signal handler that allocates while its thread is
+ * inside the same shard does not wait for itself.
+ * 0; -ENOMEM when the table could not grow, -EDEADLK when the thread is
+ * inside the same shard already (the block then goes untracked). */
+int asp__live_insert(int *inflight, uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site);
 
 /* 1 and the entry when ptr was live (it is removed), 0 when it was not,
  * -EDEADLK when self is inside the same shard already (try again later). */
-int asp__live_remove(const void *self, uintptr_t ptr, struct asp_live_entry *out);
+int asp__live_remove(int *inflight, uintptr_t ptr, struct asp_live_entry *out);
 
 /* 1 and the entry when ptr is live, else 0. */
 int asp__live_find(uintptr_t ptr, struct asp_live_entry *out);

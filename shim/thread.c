@@ -10,6 +10,7 @@
  * descriptor address, or the tid no longer exists. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -357,6 +358,14 @@ size_t asp__threads_stacks(struct asp_thread_stack *out, size_t max)
 		out[n++] = (struct asp_thread_stack){ t->tid, t->state == ASP_THREAD_ACTIVE, t->start_sp };
 	asp_unlock(&g_lock);
 	return n;
+}
+
+void asp__threads_quiesce(void)
+{
+	struct asp_thread *me = asp__thread_key_ok ? pthread_getspecific(asp__thread_key) : NULL;
+	for (struct asp_thread *t = g_records; t; t = t->next)
+		while (t != me && asp_atomic_load_acquire(&t->inflight))
+			sched_yield();
 }
 
 void asp__threads_atfork_prepare(void)

@@ -93,6 +93,7 @@ struct asp_thread {
 	struct asp_counts c;
 	int64_t net;		/* in-use bytes not yet published (track mode) */
 	int depth;		/* > 0: inside the shim's own calls, forward only */
+	int inflight;		/* between a table operation and its counts */
 	uint32_t tick;		/* allocations until the next periodic-dump check */
 	uint32_t npending;	/* frees a signal handler made inside the table */
 	uintptr_t pending[8];	/* their blocks, taken out of the table later */
@@ -162,7 +163,10 @@ struct asp_thread_stack {
 /* The stacks of every thread with a record; returns how many. */
 size_t asp__threads_stacks(struct asp_thread_stack *out, size_t max);
 
-/* fork: hold the registry across it; the child starts with it free. */
+/* fork: hold the registry across it; the child starts with it free.
+ * asp__threads_quiesce waits until no other thread is between a table
+ * operation and its counts (called with every shard lock held). */
+void asp__threads_quiesce(void);
 void asp__threads_atfork_prepare(void);
 void asp__threads_atfork_parent(void);
 void asp__threads_atfork_child(void);

@@ -1,0 +1,33 @@
+/* rel_signal - a signal handler that allocates and frees, hit by a fast
+ * interval timer while the program itself allocates and frees: nothing
+ * deadlocks and nothing is miscounted. Exits 0. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/time.h>
+
+static volatile sig_atomic_t handled;
+static void *volatile sink;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	sink = malloc(32);
+	free(sink);
+	handled = 1;
+}
+
+int main(void)
+{
+	signal(SIGALRM, on_alarm);
+	struct itimerval it = { { 0, 50 }, { 0, 50 } };
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (long i = 0; i < 2000000; i++) {
+		sink = malloc((size_t)(i % 256));
+		free(sink);
+	}
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	setitimer(ITIMER_REAL, &off, NULL);
+	printf("handled=%d\n", (int)handled);
+	return 0;
+}
