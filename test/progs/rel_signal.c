@@ -8,12 +8,13 @@
 
 static volatile sig_atomic_t handled;
 static void *volatile sink;
+static void *volatile handler_sink;
 
 static void on_alarm(int sig)
 {
 	(void)sig;
-	sink = malloc(32);
-	free(sink);
+	handler_sink = malloc(32);
+	free(handler_sink);
 	handled = 1;
 }
 
@@ -23,8 +24,9 @@ int main(void)
 	struct itimerval it = { { 0, 50 }, { 0, 50 } };
 	setitimer(ITIMER_REAL, &it, NULL);
 	for (long i = 0; i < 2000000; i++) {
-		sink = malloc((size_t)(i % 256));
-		free(sink);
+		void *p = malloc((size_t)(i % 256));
+		sink = p;
+		free(p);
 	}
 	struct itimerval off = { { 0, 0 }, { 0, 0 } };
 	setitimer(ITIMER_REAL, &off, NULL);
