@@ -89,7 +89,8 @@ static void fixed_cells(const asp_dump_t *d, struct cell c[R_FIXED])
 	c[R_STRDUP_BYTES] = count(bytes);
 	c[R_REF_ACQ] = count(d->refs.acquires);
 	c[R_REF_REL] = count(d->refs.releases);
-	c[R_CROSS] = count(d->refs.cross_thread);
+	c[R_CROSS] = d->refs.has_cross_thread ? count(d->refs.cross_thread) :
+		     (struct cell){ .known = false };
 	c[R_WALL] = seconds(d->wall_s);
 	c[R_USER] = seconds(d->user_s);
 	c[R_SYS] = seconds(d->sys_s);

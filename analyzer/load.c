@@ -547,7 +547,8 @@ static void load_refs(struct rd *r, asp_dump_t *d, json_t *root)
 	d->refs.releases = get_count(r, refs, "refs", "releases", true);
 	d->refs.created = get_count(r, refs, "refs", "objects_created", true);
 	d->refs.destroyed = get_count(r, refs, "refs", "objects_destroyed", true);
-	d->refs.cross_thread = get_count(r, refs, "refs", "cross_thread", true);
+	d->refs.has_cross_thread = get_count_or_null(r, refs, "refs", "cross_thread",
+						     &d->refs.cross_thread);
 }
 
 static void load_leaks(struct rd *r, asp_dump_t *d, json_t *root)

@@ -98,6 +98,7 @@ typedef struct asp_module {
 
 typedef struct asp_refs {
 	uint64_t acquires, releases, created, destroyed, cross_thread;
+	bool has_cross_thread;	/* false: not counted (null in the dump) */
 } asp_refs_t;
 
 typedef struct asp_dump {

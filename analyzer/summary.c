@@ -101,9 +101,11 @@ void asp_summary_exit_text(FILE *out, const asp_dump_t *d)
 		fprintf(out, "%s created, %s destroyed\n",
 			asp_fmt_count(a, d->refs.created),
 			asp_fmt_count(b, d->refs.destroyed));
-		label(out, d, "cross-thread");
-		fprintf(out, "%s operations\n",
-			asp_fmt_count(a, d->refs.cross_thread));
+		if (d->refs.has_cross_thread) {
+			label(out, d, "cross-thread");
+			fprintf(out, "%s operations\n",
+				asp_fmt_count(a, d->refs.cross_thread));
+		}
 	}
 }
 
@@ -345,12 +347,12 @@ json_t *asp_summary_json(const asp_dump_t *d)
 		"in_use_blocks", (json_int_t)d->in_use_blocks,
 		"peak_bytes", count_or_null(d->has_peak, d->peak_bytes)));
 	json_object_set_new(o, "leaks", asp_summary_leak_json(d));
-	json_object_set_new(o, "refs", json_pack("{s:I,s:I,s:I,s:I,s:I}",
+	json_object_set_new(o, "refs", json_pack("{s:I,s:I,s:I,s:I,s:o}",
 		"acquires", (json_int_t)d->refs.acquires,
 		"releases", (json_int_t)d->refs.releases,
 		"objects_created", (json_int_t)d->refs.created,
 		"objects_destroyed", (json_int_t)d->refs.destroyed,
-		"cross_thread", (json_int_t)d->refs.cross_thread));
+		"cross_thread", count_or_null(d->refs.has_cross_thread, d->refs.cross_thread)));
 	json_object_set_new(o, "functions", functions_json(d));
 	json_object_set_new(o, "threads", threads_json(d));
 	json_object_set_new(o, "threads_omitted", json_integer((json_int_t)d->threads_omitted));

@@ -42,12 +42,13 @@ mkdir -p "$DIR" || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/allocspy-demo.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-# 1. The dumps.
+# 1. The dumps, with the cross-thread handoffs of the shared refcount
+# counted (ALLOCSPY_REF_CROSS=1; the timings below leave it off).
 for t in $THREADS; do
 	for b in $BUILDS; do
 		out=$DIR/$b-$t.json
 		rm -f "$out"
-		if ! ALLOCSPY_OUTPUT=$out ALLOCSPY_QUIET=1 LD_PRELOAD=$LIB \
+		if ! ALLOCSPY_OUTPUT=$out ALLOCSPY_QUIET=1 ALLOCSPY_REF_CROSS=1 LD_PRELOAD=$LIB \
 			"$BB/seed000-$b" "$t" "$GETS" 2>"$tmp/err"; then
 			cat "$tmp/err" >&2
 			die "seed000-$b $t failed under the shim"

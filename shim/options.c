@@ -200,6 +200,7 @@ void asp__options_init(void)
 	o->follow_children = boolean("ALLOCSPY_FOLLOW_CHILDREN", 1);
 	o->dump_on_signal = boolean("ALLOCSPY_DUMP_ON_SIGNAL", 0);
 	o->interval_ms = integer("ALLOCSPY_INTERVAL_MS", 0, 86400000, 0);
+	o->ref_cross = boolean("ALLOCSPY_REF_CROSS", 0);
 	const char *v;
 	v = getenv("ALLOCSPY_ERRORS_FOR_LEAK_KINDS");
 	if (v != NULL && *v != '\0') {

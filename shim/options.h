@@ -35,6 +35,7 @@ struct asp_options {
 	int follow_children;		/* keep LD_PRELOAD for exec'd children */
 	int interval_ms;		/* 0: no periodic dumps */
 	int dump_on_signal;		/* report on SIGSEGV and kin, then re-raise */
+	int ref_cross;			/* count cross-thread ref operations */
 	int secure;			/* AT_SECURE: no paths from the environment */
 	char exe[PATH_MAX];		/* /proc/self/exe */
 };

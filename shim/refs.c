@@ -8,13 +8,17 @@
  * thread serial), read and written with plain relaxed accesses: no extra
  * read-modify-write beside the program's own atomic, and no store when the
  * same thread operates again. Concurrent operations on one object may race
- * on its slot, so cross_thread is exact only up to such races. */
+ * on its slot, so cross_thread is exact only up to such races. Keeping the
+ * slot moves a second cache line between the threads that share an object,
+ * which about triples the cost of a contended refcount: it is done only
+ * when ALLOCSPY_REF_CROSS=1 asks for it. */
 #include <dlfcn.h>
 #include <string.h>
 
 #include "account.h"
 #include "glue.h"
 #include "next.h"
+#include "options.h"
 #include "refs.h"
 
 #define ASP_REF_SLOTS (1u << 16)
@@ -64,7 +68,8 @@ void asp__ref_note(int op, const void *obj)
 	default:
 		return;
 	}
-	cross_check(t, obj, op);
+	if (asp__opt.ref_cross)
+		cross_check(t, obj, op);
 }
 
 /* GLib ------------------------------------------------------------------- */

@@ -249,9 +249,11 @@ static void summary_text(struct asp_text *t, const struct figures *f)
 		asp__text_str(t, " created, ");
 		asp__text_commas(t, c->ref_destroyed);
 		asp__text_str(t, " destroyed\n");
-		line(t, "      cross-thread: ");
-		asp__text_commas(t, c->ref_cross);
-		asp__text_str(t, " operations\n");
+		if (asp__opt.ref_cross) {
+			line(t, "      cross-thread: ");
+			asp__text_commas(t, c->ref_cross);
+			asp__text_str(t, " operations\n");
+		}
 	}
 }
 
@@ -413,7 +415,8 @@ static json_t *refs_json(const struct figures *f)
 {
 	return json_pack("{s:o,s:o,s:o,s:o,s:o}", "acquires", jint(f->c.ref_acquires),
 	                 "releases", jint(f->c.ref_releases), "objects_created", jint(f->c.ref_created),
-	                 "objects_destroyed", jint(f->c.ref_destroyed), "cross_thread", jint(f->c.ref_cross));
+	                 "objects_destroyed", jint(f->c.ref_destroyed),
+	                 "cross_thread", asp__opt.ref_cross ? jint(f->c.ref_cross) : json_null());
 }
 
 /* The frames of a loss record's site as a JSON array. */

@@ -37,11 +37,20 @@ check "allocspy.h under the shim: REF SUMMARY" \
 ==$pid==     ref operations: 60,150 acquires, 60,301 releases
 ==$pid==            objects: 151 created, 151 destroyed" \
 	"$(grep -a -A3 'REF SUMMARY' "$TMP/refs.err" | head -n 3)"
-check_match "allocspy.h under the shim: cross-thread operations counted" \
-	"^==$pid==       cross-thread: [0-9,]+ operations$" "$(grep -a 'cross-thread' "$TMP/refs.err")"
-check "allocspy.h under the shim: the dump's cross_thread is the text's" \
-	"$(grep -a 'cross-thread' "$TMP/refs.err" | tr -dc '0-9\n' | sed "s/^$pid//")" \
-	"$(v "$TMP/refs.json" 'd["refs"]["cross_thread"]')"
+check "allocspy.h under the shim: cross-thread handoffs not counted by default" \
+	"None" "$(v "$TMP/refs.json" 'd["refs"]["cross_thread"]')$(grep -a 'cross-thread' "$TMP/refs.err")"
+
+env ALLOCSPY_REF_CROSS=1 ALLOCSPY_OUTPUT="$TMP/cross.json" LD_PRELOAD="$LIB" "$TMP/asp_refs" 3 20000 50 \
+	>/dev/null 2>"$TMP/cross.err"
+pid=$(v "$TMP/cross.json" 'd["program"]["pid"]')
+check_match "ALLOCSPY_REF_CROSS=1: cross-thread operations counted" \
+	"^==$pid==       cross-thread: [0-9,]+ operations$" "$(grep -a 'cross-thread' "$TMP/cross.err")"
+check "ALLOCSPY_REF_CROSS=1: the dump's cross_thread is the text's" \
+	"$(grep -a 'cross-thread' "$TMP/cross.err" | sed 's/^==[0-9]*==//' | tr -dc '0-9')" \
+	"$(v "$TMP/cross.json" 'd["refs"]["cross_thread"]')"
+check "ALLOCSPY_REF_CROSS=1: the other counts are the same" \
+	"$(v "$TMP/refs.json" '[d["refs"][k] for k in ("acquires", "releases", "objects_created", "objects_destroyed")]')" \
+	"$(v "$TMP/cross.json" '[d["refs"][k] for k in ("acquires", "releases", "objects_created", "objects_destroyed")]')"
 
 # --- GLib, one program built two ways ----------------------------------------------------
 GLIB=$(pkg-config --cflags --libs glib-2.0 2>/dev/null)
