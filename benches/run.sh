@@ -153,6 +153,7 @@ wl s004-big-100M       004  "$BB/gitalloc" big
 wl s000-strdup_free-t2 000  "$BB/strdup_free" 2 3000000
 wl s000-glib-strdup-t2 000  "$BB/seed000-strdup" 2
 wl s000-glib-refcnt-t2 000  "$BB/seed000-refcount" 2
+wl s000-refcnt-t2-2M   000  "$BB/seed000-refcount" 2 2000000
 wl s000-glib-mutex-t2  000  "$BB/seed000-mutex" 2
 if [ -n "$PY" ]; then
 	wl python-json         -    "$PY" benches/json_bench.py 200000

@@ -14,7 +14,8 @@
 
 #define ASP_SHARD_BITS 6
 #define ASP_SHARDS (1u << ASP_SHARD_BITS)
-#define ASP_SHARD_MIN_SLOTS 512
+#define ASP_SHARD_MIN_SLOTS 128	/* 3 KiB: one page per shard to start */
+_Static_assert(ASP_SHARD_MIN_SLOTS * sizeof(struct asp_live_entry) <= 4096, "first array fits a page");
 
 /* A shard's lock remembers its holder (the address of the holder's
  * in-flight flag, one per thread), so that a signal handler that allocates
@@ -74,10 +75,30 @@ static inline size_t home(const struct shard *s, uint64_t h)
 	return (size_t)(h >> 20) & s->mask;
 }
 
+/* The first array of every shard: one page each, out of one mapping made
+ * on the first insert (one system call, not 64). */
+static char *g_first_pages;
+
+static struct asp_live_entry *first_array(const struct shard *s)
+{
+	char *pages = asp_atomic_load_acquire(&g_first_pages);
+	if (pages == NULL) {
+		char *mine = asp__pages_alloc(ASP_SHARDS * 4096);
+		if (mine == NULL)
+			return NULL;
+		if (__atomic_compare_exchange_n(&g_first_pages, &pages, mine, 0, __ATOMIC_ACQ_REL,
+		                                __ATOMIC_ACQUIRE))
+			pages = mine;
+		else
+			asp__pages_free(mine, ASP_SHARDS * 4096);
+	}
+	return (struct asp_live_entry *)(pages + (size_t)(s - g_shards) * 4096);
+}
+
 static int grow(struct shard *s)
 {
 	size_t slots = s->mask ? (s->mask + 1) * 2 : ASP_SHARD_MIN_SLOTS;
-	struct asp_live_entry *n = asp__pages_alloc(slots * sizeof *n);
+	struct asp_live_entry *n = s->mask ? asp__pages_alloc(slots * sizeof *n) : first_array(s);
 	if (n == NULL)
 		return -ENOMEM;
 	struct asp_live_entry *old = s->slots;
@@ -94,7 +115,7 @@ static int grow(struct shard *s)
 		n[j] = old[i];
 	}
 	if (old != NULL)
-		asp__pages_free(old, old_slots * sizeof *old);
+		asp__pages_free(old, old_slots == ASP_SHARD_MIN_SLOTS ? 4096 : old_slots * sizeof *old);
 	return 0;
 }
 

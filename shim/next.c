@@ -101,16 +101,40 @@ static size_t fb_usable_size(void *p)
 	return 0;
 }
 
-/* The next definition of name, or NULL when it is not in `home`, the
- * object that provides free. */
-static void *sym_in(struct link_map *home, const char *name)
+/* The address range of the object that provides free: its loaded
+ * segments, from its program headers (dladdr would search its symbols for
+ * every lookup). */
+struct home {
+	struct link_map *lm;
+	uintptr_t lo, hi;
+};
+
+static int home_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct home *h = arg;
+	(void)size;
+	if (info->dlpi_addr != h->lm->l_addr || strcmp(info->dlpi_name, h->lm->l_name) != 0)
+		return 0;
+	h->lo = UINTPTR_MAX;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+		h->lo = a < h->lo ? a : h->lo;
+		h->hi = a + ph->p_memsz > h->hi ? a + ph->p_memsz : h->hi;
+	}
+	return 1;
+}
+
+/* The next definition of name, or NULL when it is not in the object that
+ * provides free (or that object is unknown: then any next one). */
+static void *sym_in(const struct home *h, const char *name)
 {
 	void *s = dlsym(RTLD_NEXT, name);
-	Dl_info info;
-	struct link_map *lm = NULL;
-	if (s == NULL || (home != NULL && (!dladdr1(s, &info, (void **)&lm, RTLD_DL_LINKMAP) || lm != home)))
-		return NULL;
-	return s;
+	if (s == NULL || h->hi == 0)
+		return s;
+	return (uintptr_t)s >= h->lo && (uintptr_t)s < h->hi ? s : NULL;
 }
 
 void *asp__next_sym(const char *name)
@@ -145,22 +169,23 @@ int asp__next_init(void)
 	memset(&n, 0, sizeof n);
 	n.free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
 	Dl_info info;
-	struct link_map *home = NULL;
-	if (n.free == NULL || !dladdr1((void *)n.free, &info, (void **)&home, RTLD_DL_LINKMAP))
-		home = NULL;
+	struct home home = { 0 };
+	if (n.free != NULL && dladdr1((void *)n.free, &info, (void **)&home.lm, RTLD_DL_LINKMAP) &&
+	    home.lm != NULL)
+		dl_iterate_phdr(home_cb, &home);
 
 	/* malloc, calloc and realloc must come from there; the rest may be
 	 * built from them when that object lacks them. */
-	n.malloc = sym_in(home, "malloc");
-	n.calloc = sym_in(home, "calloc");
-	n.realloc = sym_in(home, "realloc");
+	n.malloc = sym_in(&home, "malloc");
+	n.calloc = sym_in(&home, "calloc");
+	n.realloc = sym_in(&home, "realloc");
 	if (n.malloc == NULL || n.calloc == NULL || n.realloc == NULL) {
 		n.malloc = dlsym(RTLD_NEXT, "malloc");
 		n.calloc = dlsym(RTLD_NEXT, "calloc");
 		n.realloc = dlsym(RTLD_NEXT, "realloc");
 	}
 #define TAKE_OR(field, name, fallback) \
-	if ((n.field = sym_in(home, name)) == NULL) \
+	if ((n.field = sym_in(&home, name)) == NULL) \
 		n.field = fallback
 	TAKE_OR(reallocarray, "reallocarray", fb_reallocarray);
 	TAKE_OR(memalign, "memalign", fb_memalign);
