@@ -42,8 +42,10 @@ void asp__pages_free(void *p, size_t size)
 {
 	int saved = errno;
 	asp_lock(&g_lock);
+	/* Only a whole mapping leaves the list: a page given back out of a
+	 * larger one leaves the rest of it listed (and left out of scans). */
 	for (size_t i = 0; i < g_nmaps; i++) {
-		if (g_maps[i].start == (uintptr_t)p) {
+		if (g_maps[i].start == (uintptr_t)p && g_maps[i].end - g_maps[i].start == size) {
 			g_maps[i] = g_maps[--g_nmaps];
 			break;
 		}

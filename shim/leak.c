@@ -482,8 +482,13 @@ static void resident_runs(struct scan *s, uintptr_t start, uintptr_t end,
 		size_t pages = ASP_WINDOW_PAGES;
 		if ((end - w + 4095) / 4096 < pages)
 			pages = (end - w + 4095) / 4096;
-		if (mincore((void *)w, pages * 4096, vec) != 0)
-			continue;	/* unmapped in part: nothing to read there */
+		if (mincore((void *)w, pages * 4096, vec) != 0) {
+			/* Unmapped in part (the mappings changed since they
+			 * were read): ask page by page. */
+			for (size_t p = 0; p < pages; p++)
+				if (mincore((void *)(w + p * 4096), 4096, &vec[p]) != 0)
+					vec[p] = 0;
+		}
 		for (size_t p = 0; p < pages;) {
 			if (!(vec[p] & 1)) {
 				p++;
