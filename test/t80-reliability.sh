@@ -94,3 +94,57 @@ check "bad settings: one warning line each" \
 allocspy: warning: ALLOCSPY_BACKTRACE: not an integer in range; the default is used
 allocspy: warning: ALLOCSPY_QUIET: not 1 or 0 (yes or no); the default is used" \
 	"$(grep -a '^allocspy: warning' "$TMP/bad.err")"
+
+# --- a preloaded library whose constructor allocates before the shim's ---------------------
+cat >"$TMP/early.c" <<'SRC'
+#include <stdlib.h>
+#include <string.h>
+void *early_block, *early_copy;
+__attribute__((constructor)) static void early(void)
+{
+	early_block = malloc(77);
+	early_copy = strdup("made before main");
+}
+SRC
+cc -shared -fPIC -o "$TMP/libearly.so" "$TMP/early.c"
+fig() { json_get "$1" '"%d %d %d" % (d["heap"]["allocs"], d["heap"]["frees"], d["heap"]["bytes_allocated"])'; }
+ALLOCSPY_OUTPUT="$TMP/plain.json" LD_PRELOAD="$LIB" "$PROGS/par_strdup" >/dev/null 2>&1
+for order in "$TMP/libearly.so $LIB" "$LIB $TMP/libearly.so"; do
+	ALLOCSPY_OUTPUT="$TMP/early.json" LD_PRELOAD="$order" "$PROGS/par_strdup" >/dev/null 2>&1
+	set -- $(fig "$TMP/plain.json")
+	check "allocations in another preloaded library's constructor are counted ($(basename "${order%% *}") first)" \
+		"$(($1 + 2)) $2 $(($3 + 77 + 17))" "$(fig "$TMP/early.json")"
+done
+
+# --- dlopen with RTLD_DEEPBIND, and dlclose -------------------------------------------------------
+cat >"$TMP/deep.c" <<'SRC'
+#include <stdlib.h>
+void *deep_alloc(size_t n) { return malloc(n); }
+void deep_free(void *p) { free(p); }
+SRC
+cat >"$TMP/deepmain.c" <<'SRC'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+	void *h = dlopen(argv[1], RTLD_NOW | RTLD_DEEPBIND);
+	if (!h)
+		return 2;
+	void *(*a)(size_t) = (void *(*)(size_t))dlsym(h, "deep_alloc");
+	void (*f)(void *) = (void (*)(void *))dlsym(h, "deep_free");
+	void *keep = a(1000);
+	f(a(2000));
+	dlclose(h);
+	printf("kept %s\n", keep ? "yes" : "no");
+	return 0;
+}
+SRC
+cc -shared -fPIC -o "$TMP/libdeep.so" "$TMP/deep.c" && cc -o "$TMP/deepmain" "$TMP/deepmain.c"
+ALLOCSPY_OUTPUT="$TMP/deep.json" LD_PRELOAD="$LIB" "$TMP/deepmain" "$TMP/libdeep.so" >"$TMP/deep.out" 2>"$TMP/deep.err"
+check "RTLD_DEEPBIND: the program runs as without the shim" "kept yes 0" "$(cat "$TMP/deep.out") $?"
+check "RTLD_DEEPBIND: the flag is dropped with one warning" 1 \
+	"$(grep -c "^allocspy: warning: dlopen($TMP/libdeep.so, RTLD_DEEPBIND): the flag is dropped" "$TMP/deep.err")"
+check "RTLD_DEEPBIND: the library's allocations are counted" "True" \
+	"$(json_get "$TMP/deep.json" 'd["functions"]["malloc"]["bytes"] >= 3000 and d["heap"]["in_use_bytes"] >= 1000')"
