@@ -15,6 +15,7 @@
 #include <wchar.h>
 
 #include "account.h"
+#include "arena.h"
 #include "live.h"
 #include "next.h"
 #include "options.h"
@@ -244,6 +245,49 @@ void *asp__alloc_odd(struct asp_thread *t, enum asp_fn fn, void *p)
 	return p;
 }
 
+/* Per-stack totals ------------------------------------------------------ */
+
+static ASP_COLD int sites_grow(struct asp_thread *t)
+{
+	uint32_t slots = t->sites ? (t->site_mask + 1) * 2 : 1024;
+	struct asp_site_stat *n = asp__pages_alloc((size_t)slots * sizeof *n);
+	if (n == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; t->sites && i <= t->site_mask; i++) {
+		const struct asp_site_stat *o = &t->sites[i];
+		if (o->site == 0)
+			continue;
+		uint32_t j = (uint32_t)((o->site * 0x9E3779B97F4A7C15ull) >> 40) & (slots - 1);
+		while (n[j].site != 0)
+			j = (j + 1) & (slots - 1);
+		n[j] = *o;
+	}
+	/* The old table stays mapped: the exit report may be reading it. */
+	asp_atomic_store_relaxed(&t->site_mask, slots - 1);
+	asp_atomic_store_release(&t->sites, n);
+	return 0;
+}
+
+/* Adds one allocation to the thread's total for stack id site. */
+static void site_add(struct asp_thread *t, uintptr_t site, size_t size)
+{
+	if (site == 0)
+		return;
+	if (t->sites == NULL || (t->nsites + 1) * 4 > (t->site_mask + 1) * 3)
+		if (sites_grow(t) != 0)
+			return;
+	uint32_t j = (uint32_t)((site * 0x9E3779B97F4A7C15ull) >> 40) & t->site_mask;
+	while (t->sites[j].site != 0 && t->sites[j].site != site)
+		j = (j + 1) & t->site_mask;
+	struct asp_site_stat *s = &t->sites[j];
+	if (s->site == 0) {
+		asp_atomic_store_relaxed(&s->site, site);
+		t->nsites++;
+	}
+	asp_owned_add(&s->allocs, 1);
+	asp_owned_add(&s->bytes, size);
+}
+
 /* Every ASP_TICK allocations of a thread: time for a periodic dump? */
 #define ASP_TICK 4096
 
@@ -257,8 +301,10 @@ void asp__tick(struct asp_thread *t)
 void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, size_t size,
                       uintptr_t site)
 {
-	if (fast == ASP_FAST_STACKS)
+	if (fast == ASP_FAST_STACKS) {
 		site = asp__stack_capture(t, site);
+		site_add(t, site, size);
+	}
 	if (ASP_UNLIKELY(t->npending != 0))
 		flush_pending(t);
 	asp__live_insert(&t->inflight, (uintptr_t)p, size, fn, site);

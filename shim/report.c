@@ -431,7 +431,134 @@ static json_t *site_frames(uintptr_t site)
 	return a;
 }
 
-static void leaks_json(json_t *root, const struct figures *f)
+/* The dump's "stacks": each distinct site once, numbered in the order
+ * first used, found again through a hash of the site. */
+struct stack_index {
+	uintptr_t *site;	/* open addressing; 0: empty */
+	uint32_t *number;
+	size_t mask;
+	json_t *stacks;
+};
+
+static int stack_index_init(struct stack_index *x, size_t most)
+{
+	size_t slots = 64;
+	while (slots < most * 2)
+		slots *= 2;
+	x->site = asp__pages_alloc(slots * sizeof *x->site);
+	x->number = asp__pages_alloc(slots * sizeof *x->number);
+	x->mask = slots - 1;
+	x->stacks = json_array();
+	return x->site && x->number ? 0 : -ENOMEM;
+}
+
+static void stack_index_done(struct stack_index *x, json_t *root)
+{
+	if (x->site)
+		asp__pages_free(x->site, (x->mask + 1) * sizeof *x->site);
+	if (x->number)
+		asp__pages_free(x->number, (x->mask + 1) * sizeof *x->number);
+	json_object_set_new(root, "stacks", x->stacks);
+}
+
+/* The number of site's stack in "stacks", adding it the first time. */
+static size_t stack_number(struct stack_index *x, uintptr_t site)
+{
+	if (x->site == NULL)
+		return 0;
+	size_t j = (size_t)((site * 0x9E3779B97F4A7C15ull) >> 32) & x->mask;
+	for (; x->site[j] != 0 || (site == 0 && x->number[j] != 0); j = (j + 1) & x->mask)
+		if (x->site[j] == site)
+			return x->number[j] - 1;
+	x->site[j] = site;
+	x->number[j] = (uint32_t)json_array_size(x->stacks) + 1;
+	json_array_append_new(x->stacks, site_frames(site));
+	return x->number[j] - 1;
+}
+
+/* Backtrace mode: what each stack allocated, summed over the threads,
+ * and what of it is in use at exit; the STACK_STATS_MAX largest by bytes. */
+#define STACK_STATS_MAX 200
+
+struct site_total {
+	uintptr_t site;
+	uint64_t allocs, bytes, in_use_blocks, in_use_bytes;
+};
+
+struct site_table {
+	struct site_total *v;
+	size_t mask, n;
+};
+
+static struct site_total *site_slot(struct site_table *t, uintptr_t site)
+{
+	size_t j = (size_t)((site * 0x9E3779B97F4A7C15ull) >> 32) & t->mask;
+	while (t->v[j].site != 0 && t->v[j].site != site)
+		j = (j + 1) & t->mask;
+	if (t->v[j].site == 0 && t->n < t->mask) {
+		t->v[j].site = site;
+		t->n++;
+	}
+	return t->v[j].site == site ? &t->v[j] : NULL;
+}
+
+static void add_site(void *arg, const struct asp_site_stat *s)
+{
+	struct site_total *to = site_slot(arg, s->site);
+	if (to != NULL) {
+		to->allocs += s->allocs;
+		to->bytes += s->bytes;
+	}
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+	uint64_t x = ((const struct site_total *)a)->bytes, y = ((const struct site_total *)b)->bytes;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void stack_stats_json(json_t *root, struct stack_index *x)
+{
+	struct site_table t = { NULL, (1u << 20) - 1, 0 };
+	t.v = asp__pages_alloc((t.mask + 1) * sizeof *t.v);
+	if (t.v == NULL)
+		return;
+	asp__threads_sites(add_site, &t);
+	uint64_t blocks, bytes;
+	asp__live_totals(&blocks, &bytes);
+	size_t cap = blocks + 1024;
+	struct asp_live_entry *e = asp__pages_alloc(cap * sizeof *e);
+	size_t n = e ? asp__live_snapshot(e, cap) : 0;
+	for (size_t i = 0; i < n && i < cap; i++) {
+		struct site_total *s = e[i].site ? site_slot(&t, e[i].site) : NULL;
+		if (s != NULL) {
+			s->in_use_blocks++;
+			s->in_use_bytes += e[i].size;
+		}
+	}
+	if (e != NULL)
+		asp__pages_free(e, cap * sizeof *e);
+	/* Gather the used slots at the front, largest first. */
+	size_t used = 0;
+	for (size_t j = 0; j <= t.mask; j++)
+		if (t.v[j].site != 0)
+			t.v[used++] = t.v[j];
+	qsort(t.v, used, sizeof *t.v, by_bytes);
+	json_t *a = json_array();
+	for (size_t i = 0; i < used && i < STACK_STATS_MAX; i++) {
+		const struct site_total *s = &t.v[i];
+		json_array_append_new(a, json_pack("{s:o,s:o,s:o,s:o,s:o}", "stack",
+		                      jint(stack_number(x, s->site)), "allocs", jint(s->allocs),
+		                      "bytes", jint(s->bytes), "in_use_blocks", jint(s->in_use_blocks),
+		                      "in_use_bytes", jint(s->in_use_bytes)));
+	}
+	json_object_set_new(root, "stack_stats", a);
+	if (used > STACK_STATS_MAX)
+		json_object_set_new(root, "stack_stats_omitted", jint(used - STACK_STATS_MAX));
+	asp__pages_free(t.v, (t.mask + 1) * sizeof *t.v);
+}
+
+static void leaks_json(json_t *root, const struct figures *f, struct stack_index *x)
 {
 	const struct asp_leak_result *l = &f->leaks;
 	json_t *leaks = json_object();
@@ -440,21 +567,10 @@ static void leaks_json(json_t *root, const struct figures *f)
 	json_object_set_new(leaks, "suppressed", bytes_blocks(l->suppressed_bytes, l->suppressed_blocks));
 	json_object_set_new(root, "leaks", leaks);
 
-	/* Stacks are numbered in the order the records first use them. */
-	json_t *records = json_array(), *stacks = json_array();
-	uintptr_t *seen = asp__pages_alloc((l->nrecords + 1) * sizeof *seen);
-	size_t nseen = 0;
+	json_t *records = json_array();
 	for (size_t i = 0; i < l->nrecords; i++) {
 		const struct asp_loss_record *r = &l->records[i];
-		size_t id = 0;
-		if (seen != NULL) {
-			while (id < nseen && seen[id] != r->site)
-				id++;
-			if (id == nseen) {
-				seen[nseen++] = r->site;
-				json_array_append_new(stacks, site_frames(r->site));
-			}
-		}
+		size_t id = stack_number(x, r->site);
 		json_t *rec = json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:b}", "kind", kind_names[r->kind],
 		                        "bytes", jint(r->bytes), "blocks", jint(r->blocks),
 		                        "indirect_bytes", jint(r->indirect_bytes),
@@ -472,10 +588,7 @@ static void leaks_json(json_t *root, const struct figures *f)
 		json_object_set_new(rec, "alloc_stack", alloc);
 		json_array_append_new(records, rec);
 	}
-	if (seen != NULL)
-		asp__pages_free(seen, (l->nrecords + 1) * sizeof *seen);
 	json_object_set_new(root, "loss_records", records);
-	json_object_set_new(root, "stacks", stacks);
 }
 
 /* The GNU build-id of a loaded object, as hex, from its PT_NOTE segments. */
@@ -544,8 +657,15 @@ static json_t *dump_json(const struct figures *f)
 	json_object_set_new(root, "histogram", histogram_json(f));
 	threads_json(root);
 	json_object_set_new(root, "refs", refs_json(f));
-	if (f->leaks_ran)
-		leaks_json(root, f);
+	struct stack_index x;
+	if (f->leaks_ran || asp__opt.backtrace > 1) {
+		stack_index_init(&x, (f->leaks_ran ? f->leaks.nrecords : 0) + STACK_STATS_MAX);
+		if (f->leaks_ran)
+			leaks_json(root, f, &x);
+		if (asp__opt.backtrace > 1 && f->tracked)
+			stack_stats_json(root, &x);
+		stack_index_done(&x, root);
+	}
 	json_t *modules = json_array();
 	dl_iterate_phdr(module_cb, modules);
 	json_object_set_new(root, "modules", modules);

@@ -258,9 +258,12 @@ struct asp_thread *asp__thread_self_slow(void)
 	if (t != NULL) {
 		fold(t);
 		g_dying--;
-		struct asp_thread *next = t->next;
+		struct asp_thread keep = *t;
 		memset(t, 0, sizeof *t);
-		t->next = next;
+		t->next = keep.next;
+		t->sites = keep.sites;
+		t->site_mask = keep.site_mask;
+		t->nsites = keep.nsites;
 	} else {
 		t = asp__arena_alloc(sizeof *t);
 		if (t == NULL) {
@@ -348,6 +351,20 @@ size_t asp__threads_summaries(struct asp_thread_summary *out, size_t max)
 		if (!out[i].exited && out[i].name[0] == '\0')
 			live_name(out[i].tid, out[i].name);
 	return all;
+}
+
+void asp__threads_sites(void (*fn)(void *arg, const struct asp_site_stat *s), void *arg)
+{
+	sigset_t old;
+	lock_registry(&old);
+	for (struct asp_thread *t = g_records; t; t = t->next) {
+		struct asp_site_stat *sites = asp_atomic_load_acquire(&t->sites);
+		uint32_t mask = asp_atomic_load_relaxed(&t->site_mask);
+		for (size_t i = 0; sites && i <= mask; i++)
+			if (asp_atomic_load_relaxed(&sites[i].site) != 0)
+				fn(arg, &sites[i]);
+	}
+	unlock_registry(&old);
 }
 
 size_t asp__threads_stacks(struct asp_thread_stack *out, size_t max)

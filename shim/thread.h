@@ -89,6 +89,12 @@ void asp__totals(const struct asp_counts *c, struct asp_totals *out);
 
 enum { ASP_THREAD_ACTIVE, ASP_THREAD_DYING };
 
+/* What one stack allocated (backtrace mode), in its thread's table. */
+struct asp_site_stat {
+	uintptr_t site;		/* the stack id; 0: an empty slot */
+	uint64_t allocs, bytes;
+};
+
 struct asp_thread {
 	struct asp_counts c;
 	int64_t net;		/* in-use bytes not yet published (track mode) */
@@ -97,6 +103,12 @@ struct asp_thread {
 	uint32_t tick;		/* allocations until the next periodic-dump check */
 	uint32_t npending;	/* frees a signal handler made inside the table */
 	uintptr_t pending[8];	/* their blocks, taken out of the table later */
+	/* Per-stack totals (backtrace mode), owned by the thread: no lock.
+	 * A replaced table is never unmapped, so the exit report may read
+	 * it while its thread still runs. It stays with the record when a
+	 * new thread reuses it: the report adds all records up anyway. */
+	struct asp_site_stat *sites;
+	uint32_t site_mask, nsites;
 	int state;
 	pid_t tid;
 	uint32_t serial;	/* 1, 2, ...: a small id for cross-thread checks */
@@ -159,6 +171,9 @@ struct asp_thread_stack {
 	int live;
 	uintptr_t start_sp;	/* 0: unknown */
 };
+
+/* Calls fn for every per-stack total of every record. */
+void asp__threads_sites(void (*fn)(void *arg, const struct asp_site_stat *s), void *arg);
 
 /* The stacks of every thread with a record; returns how many. */
 size_t asp__threads_stacks(struct asp_thread_stack *out, size_t max);

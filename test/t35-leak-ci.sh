@@ -145,3 +145,10 @@ check_match "leaks: ... and main's frame" \
 check_match "leaks: a valgrind-style record line" \
 	"^==[0-9]+== 64 \\(32 direct, 32 indirect\\) bytes in 1 blocks are definitely lost in loss record [0-9]+ of [0-9]+$" \
 	"$(cat "$TMP/leaks.txt")"
+
+# --- per-stack totals with backtraces ---------------------------------------------------------
+check "stack_stats: what each stack allocated (stdout's buffer too), and what is still in use" \
+	"[(1, 4096, 1, 4096), (1, 32, 1, 32), (1, 32, 1, 32), (1, 32, 1, 32), (1, 12, 1, 12)]" \
+	"$(json_get "$TMP/bt.json" 'sorted([(s["allocs"], s["bytes"], s["in_use_blocks"], s["in_use_bytes"]) for s in d["stack_stats"]], key=lambda x: -x[1])')"
+check "stack_stats: each names a stack of the dump" True \
+	"$(json_get "$TMP/bt.json" 'all(0 <= s["stack"] < len(d["stacks"]) for s in d["stack_stats"])')"
