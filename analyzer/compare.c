@@ -110,13 +110,14 @@ static const asp_fn_t **function_union(const asp_dump_t *d, size_t nd, size_t *n
 
 	for (size_t i = 0; i < nd; i++)
 		total += d[i].nfns;
-	all = malloc((total ? total : 1) * sizeof *all);
+	/* An array of pointers: sizeof *all is a pointer's size. */
+	all = malloc((total ? total : 1) * sizeof *all); // NOLINT(bugprone-sizeof-expression)
 	if (!all)
 		return NULL;
 	for (size_t i = 0; i < nd; i++)
 		for (size_t j = 0; j < d[i].nfns; j++)
 			all[k++] = &d[i].fns[j];
-	qsort(all, total, sizeof *all, fn_ptr_cmp);
+	qsort(all, total, sizeof *all, fn_ptr_cmp); // NOLINT(bugprone-sizeof-expression)
 	for (k = 0; k < total; k++)
 		if (u == 0 || strcmp(all[u - 1]->name, all[k]->name) != 0)
 			all[u++] = all[k];

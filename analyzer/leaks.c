@@ -199,7 +199,7 @@ static json_t *record_json(const asp_dump_t *d, size_t i, const struct lines *ls
 		      "blocks", (json_int_t)rec->blocks,
 		      "indirect_bytes", (json_int_t)rec->indirect_bytes,
 		      "indirect_blocks", (json_int_t)rec->indirect_blocks,
-		      "total_bytes", (json_int_t)(rec->bytes + rec->indirect_bytes),
+		      "total_bytes", (json_int_t)rec->bytes + (json_int_t)rec->indirect_bytes,
 		      "alloc_fn", asp_json_text(rec->alloc_fn ? rec->alloc_fn : "malloc"),
 		      "frames", frames);
 	if (gen_suppressions) {

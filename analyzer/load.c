@@ -104,7 +104,7 @@ static const char *type_name(const json_t *v)
 static const char *fit(char buf[128], int len)
 {
 	if (len >= 128)
-		strcpy(buf + 124, "...");
+		memcpy(buf + 124, "...", 4);
 	return buf;
 }
 
@@ -747,7 +747,7 @@ static void check_header(struct rd *r, json_t *root)
 		fail(r, "not an allocspy dump (no \"format\" key)");
 		return;
 	}
-	if (!json_is_string(v) || strcmp(json_string_value(v), "allocspy-dump")) {
+	if (!json_is_string(v) || strcmp(json_string_value(v), "allocspy-dump") != 0) {
 		fail(r, "not an allocspy dump (format is %s%.40s%s, not \"allocspy-dump\")",
 		     json_is_string(v) ? "\"" : "",
 		     json_is_string(v) ? json_string_value(v) : type_name(v),
@@ -874,8 +874,9 @@ void asp_dump_free(asp_dump_t *d)
 
 const asp_fn_t *asp_dump_fn(const asp_dump_t *d, const char *name)
 {
+	/* Every name is a key of the dump's "functions" object: never NULL. */
 	for (size_t i = 0; i < d->nfns; i++)
-		if (strcmp(d->fns[i].name, name) == 0)
+		if (strcmp(d->fns[i].name, name) == 0) // NOLINT(clang-analyzer-core.NonNullParamChecker)
 			return &d->fns[i];
 	return NULL;
 }

@@ -226,7 +226,7 @@ static int find_library(char buf[PATH_MAX])
 			error("ALLOCSPY_LIB: the path is too long");
 			return -ENAMETOOLONG;
 		}
-		strcpy(path, env);
+		memcpy(path, env, strlen(env) + 1);
 	} else {
 #ifdef ASP_INSTALLED
 		if (snprintf(path, sizeof path, "%s/%s", ASP_LIBDIR, LIB_NAME) >= (int)sizeof path) {
@@ -249,7 +249,7 @@ static int find_library(char buf[PATH_MAX])
 			error("%s: cannot find the directory of allocspy", path);
 			return -ENAMETOOLONG;
 		}
-		strcpy(slash + 1, LIB_NAME);
+		memcpy(slash + 1, LIB_NAME, sizeof LIB_NAME);
 #endif
 	}
 	/* realpath makes it absolute, so that it still works after the
@@ -307,7 +307,7 @@ static int find_program(const char *prog, char *buf, size_t size)
 			error("%s: %s", prog, strerror(ENAMETOOLONG));
 			return ASP_EXIT_CANNOT_RUN;
 		}
-		strcpy(buf, prog);
+		memcpy(buf, prog, strlen(prog) + 1);
 		return 0;
 	}
 	path = getenv("PATH");
@@ -321,7 +321,7 @@ static int find_program(const char *prog, char *buf, size_t size)
 		/* An empty entry is the current directory. */
 		if (dlen + 1 + strlen(prog) < size) {
 			if (dlen == 0)
-				strcpy(buf, prog);
+				memcpy(buf, prog, strlen(prog) + 1);
 			else
 				sprintf(buf, "%.*s/%s", (int)dlen, p, prog);
 			if (stat(buf, &st) == 0 && S_ISREG(st.st_mode)) {

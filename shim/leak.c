@@ -627,7 +627,7 @@ static void skip_glibc_heaps(struct scan *s)
 		 * and holds blocks; [heap] is not always labelled after exec. */
 		for (uintptr_t h = (m->start + ASP_HEAP_MAX - 1) & ~(ASP_HEAP_MAX - 1);
 		     h + sizeof(struct glibc_heap_info) <= m->end; h += ASP_HEAP_MAX) {
-			struct glibc_heap_info hi;
+			struct glibc_heap_info hi = { 0 };
 			if (safe_read(&hi, h, sizeof hi) != sizeof hi)
 				continue;
 			uintptr_t ar = (uintptr_t)hi.ar_ptr;

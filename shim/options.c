@@ -45,7 +45,8 @@ void asp__warn(const char *a, const char *b, const char *c)
 		size_t len = parts[i] ? strlen(parts[i]) : 0;
 		if (len > sizeof line - n)
 			len = sizeof line - n;
-		memcpy(line + n, parts[i], len);
+		/* A byte count for write(2), not a C string: no terminator. */
+		memcpy(line + n, parts[i], len); // NOLINT(bugprone-not-null-terminated-result)
 		n += len;
 	}
 	int saved = errno;

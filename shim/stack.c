@@ -40,7 +40,8 @@ void asp__stack_init(void)
 {
 	if (asp__opt.backtrace <= 1)
 		return;
-	g_stacks = asp__pages_alloc(ASP_STACK_MAX * sizeof *g_stacks);
+	/* An array of pointers to stacks: sizeof *g_stacks is a pointer's size. */
+	g_stacks = asp__pages_alloc(ASP_STACK_MAX * sizeof *g_stacks); // NOLINT(bugprone-sizeof-expression)
 	if (asp__opt.unwind != ASP_UNWIND_LIBUNWIND)
 		return;
 	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
