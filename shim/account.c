@@ -144,14 +144,6 @@ static inline void net_add(struct asp_thread *t, int64_t delta)
 /* Counting ------------------------------------------------------------- */
 
 /* A block of size bytes was handed out by fn. */
-static inline void count_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p,
-                               size_t size, uintptr_t site)
-{
-	if (fast != ASP_FAST_COUNT)
-		asp__track_alloc(t, fast, fn, p, size, site);
-	asp__count_block(t, fn, size);
-	asp__op_done(t);
-}
 
 static ASP_COLD void count_failed(struct asp_thread *t, enum asp_fn fn)
 {
@@ -164,7 +156,7 @@ static inline void count_result(struct asp_thread *t, enum asp_fn fn, void *p, s
                                 uintptr_t site)
 {
 	if (ASP_LIKELY(p != NULL))
-		count_alloc(t, asp__fast, fn, p, size, site);
+		asp__count_alloc(t, asp__fast, fn, p, size, site);
 	else
 		count_failed(t, fn);
 }
@@ -404,7 +396,7 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 	if (array)
 		count_invisible(t, fn, bytes);
 	else
-		count_alloc(t, fast, fn, q, bytes, site);
+		asp__count_alloc(t, fast, fn, q, bytes, site);
 	asp__op_done(t);
 	return q;
 }
@@ -593,12 +585,8 @@ static inline void *new_fast(enum asp_fn fn, size_t size, uintptr_t site)
 	void *p = asp__next.malloc(size ? size : 1);
 	if (ASP_LIKELY(p != NULL)) {
 		struct asp_thread *t = asp__thread_self();
-		if (ASP_LIKELY(t->depth == 0)) {
-			if (fast != ASP_FAST_COUNT)
-				asp__track_alloc(t, fast, fn, p, size, site);
-			asp__count_block(t, fn, size);
-			asp__op_done(t);
-		}
+		if (ASP_LIKELY(t->depth == 0))
+			asp__count_alloc(t, fast, fn, p, size, site);
 	}
 	return p;
 }

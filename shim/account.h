@@ -56,6 +56,17 @@ static inline void asp__op_done(struct asp_thread *t)
 	asp_atomic_store_release(&t->inflight, 0);
 }
 
+/* A block p of size bytes handed out by fn: the table first, then the
+ * counters (see asp__live_atfork_prepare). */
+static inline void asp__count_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p,
+                                    size_t size, uintptr_t site)
+{
+	if (fast != ASP_FAST_COUNT)
+		asp__track_alloc(t, fast, fn, p, size, site);
+	asp__count_block(t, fn, size);
+	asp__op_done(t);
+}
+
 /* malloc and the functions that are malloc underneath (strdup, new). */
 static inline void *asp__alloc(enum asp_fn fn, size_t size, uintptr_t site)
 {
@@ -66,11 +77,7 @@ static inline void *asp__alloc(enum asp_fn fn, size_t size, uintptr_t site)
 	struct asp_thread *t = asp__thread_self();
 	if (ASP_UNLIKELY(p == NULL || t->depth != 0))
 		return asp__alloc_odd(t, fn, p);
-	/* The table first, then the counters: see asp__live_atfork_prepare. */
-	if (fast != ASP_FAST_COUNT)
-		asp__track_alloc(t, fast, fn, p, size, site);
-	asp__count_block(t, fn, size);
-	asp__op_done(t);
+	asp__count_alloc(t, fast, fn, p, size, site);
 	return p;
 }
 
