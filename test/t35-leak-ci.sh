@@ -152,3 +152,17 @@ check "stack_stats: what each stack allocated (stdout's buffer too), and what is
 	"$(json_get "$TMP/bt.json" 'sorted([(s["allocs"], s["bytes"], s["in_use_blocks"], s["in_use_bytes"]) for s in d["stack_stats"]], key=lambda x: -x[1])')"
 check "stack_stats: each names a stack of the dump" True \
 	"$(json_get "$TMP/bt.json" 'all(0 <= s["stack"] < len(d["stacks"]) for s in d["stack_stats"])')"
+
+# --- the plainest entry: fun:malloc, fun:main ----------------------------------------------------
+printf '#include <stdlib.h>\nstatic void *keep;\nint main(void) { keep = malloc(5); keep = malloc(7); return 0; }\n' >"$TMP/inmain.c"
+cc -O0 -o "$TMP/inmain" "$TMP/inmain.c"
+printf '{\n   main leak\n   Memcheck:Leak\n   match-leak-kinds: definite\n   fun:malloc\n   fun:main\n}\n' >"$TMP/main-only.supp"
+env ALLOCSPY_OUTPUT=none LD_PRELOAD="$LIB" "$TMP/inmain" 2>"$TMP/err"
+check "a leak in main: definitely lost without suppressions" "definitely lost: 5 bytes in 1 blocks" \
+	"$(leaks | grep definitely)"
+env ALLOCSPY_OUTPUT=none ALLOCSPY_ERROR_EXITCODE=42 ALLOCSPY_SUPPRESSIONS="$TMP/main-only.supp" LD_PRELOAD="$LIB" \
+	"$TMP/inmain" 2>"$TMP/err"
+status=$?
+check "fun:malloc / fun:main, match-leak-kinds: definite: the leak moves to suppressed, the status stays 0" \
+	"definitely lost: 0 bytes in 0 blocks suppressed: 5 bytes in 1 blocks 0" \
+	"$(leaks | grep -E 'definitely|suppressed' | tr '\n' ' ')$status"

@@ -21,8 +21,9 @@ check "allocspy.h without the shim: right counts, status 0" \
 
 env ALLOCSPY_OUTPUT="$TMP/refs.json" LD_PRELOAD="$LIB" "$TMP/asp_refs" 3 20000 50 \
 	>"$TMP/refs.out" 2>"$TMP/refs.err"
+st=$?
 check "allocspy.h under the shim: same output and status" \
-	"count=1 last=1 own_destroyed=150 0" "$(cat "$TMP/refs.out") $?"
+	"count=1 last=1 own_destroyed=150 0" "$(cat "$TMP/refs.out") $st"
 # 3 threads x (20,000 shared gets + 50 objects: init, acquire, 2 releases),
 # and main's init of the shared object and its last release.
 check "allocspy.h under the shim: refs" \
@@ -89,7 +90,8 @@ fi
 
 # --- GLib's rc boxes and ref strings ------------------------------------------------------
 env ALLOCSPY_OUTPUT="$TMP/box.json" LD_PRELOAD="$LIB" "$PROGS/glib_rcbox" >"$TMP/box.out" 2>/dev/null
-check "glib rc boxes: output and status" "cleared=1 0" "$(cat "$TMP/box.out") $?"
+st=$?
+check "glib rc boxes: output and status" "cleared=1 0" "$(cat "$TMP/box.out") $st"
 # 3 objects made; 3 + 3 + 1 acquires; 4 + 4 + 2 releases; the last of each
 # object's releases destroys it.
 check "glib rc boxes: created, acquires, releases, destroyed" "3 7 10 3" \

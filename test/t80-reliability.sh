@@ -11,7 +11,8 @@ consistent() { json_get "$1" 'd["heap"]["allocs"] - d["heap"]["frees"] == d["hea
 mkdir -p "$TMP/stress"
 timeout 120 env ALLOCSPY_OUTPUT="$TMP/stress/%e.%p.json" LD_PRELOAD="$LIB" \
 	"$PROGS/rel_stress" >"$TMP/stress.out" 2>"$TMP/stress.err"
-check "stress: ends, exits 0, prints done" "done 0" "$(cat "$TMP/stress.out") $?"
+st=$?
+check "stress: ends, exits 0, prints done" "done 0" "$(cat "$TMP/stress.out") $st"
 parent=$(ls "$TMP/stress"/rel_stress.*.json | sort -t. -k2 -n | head -n 1)
 check "stress: a dump for the parent, the fork child, the spawned true and system's sh" \
 	"dash rel_stress rel_stress true" \
@@ -33,7 +34,8 @@ check "ALLOCSPY_FOLLOW_CHILDREN=no: only the program and its fork child dump" \
 
 # --- a signal handler that allocates -------------------------------------------------------
 timeout 60 env ALLOCSPY_OUTPUT="$TMP/sig.json" LD_PRELOAD="$LIB" "$PROGS/rel_signal" >"$TMP/sig.out" 2>/dev/null
-check "signal handler allocating: no deadlock, status 0" "handled=1 0" "$(cat "$TMP/sig.out") $?"
+st=$?
+check "signal handler allocating: no deadlock, status 0" "handled=1 0" "$(cat "$TMP/sig.out") $st"
 check "signal handler allocating: allocs - frees == blocks in use" True "$(consistent "$TMP/sig.json")"
 check "signal handler allocating: only stdout's buffer is left" 1 \
 	"$(json_get "$TMP/sig.json" 'd["heap"]["in_use_blocks"]')"
@@ -143,7 +145,8 @@ int main(int argc, char **argv)
 SRC
 cc -shared -fPIC -o "$TMP/libdeep.so" "$TMP/deep.c" && cc -o "$TMP/deepmain" "$TMP/deepmain.c"
 ALLOCSPY_OUTPUT="$TMP/deep.json" LD_PRELOAD="$LIB" "$TMP/deepmain" "$TMP/libdeep.so" >"$TMP/deep.out" 2>"$TMP/deep.err"
-check "RTLD_DEEPBIND: the program runs as without the shim" "kept yes 0" "$(cat "$TMP/deep.out") $?"
+st=$?
+check "RTLD_DEEPBIND: the program runs as without the shim" "kept yes 0" "$(cat "$TMP/deep.out") $st"
 check "RTLD_DEEPBIND: the flag is dropped with one warning" 1 \
 	"$(grep -c "^allocspy: warning: dlopen($TMP/libdeep.so, RTLD_DEEPBIND): the flag is dropped" "$TMP/deep.err")"
 check "RTLD_DEEPBIND: the library's allocations are counted" "True" \
