@@ -665,6 +665,41 @@ static void load_modules(struct rd *r, asp_dump_t *d, json_t *root)
 	}
 }
 
+static void load_stack_stats(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *a = get_array(r, root, "", "stack_stats", false);
+	size_t i;
+	json_t *v;
+
+	if (!a)
+		return;
+	d->stack_stats = alloc_array(r, json_array_size(a), sizeof *d->stack_stats);
+	json_array_foreach(a, i, v) {
+		char where[128], buf[128];
+		asp_stack_stat_t *s;
+		json_t *x;
+
+		if (r->failed)
+			return;
+		at_index(where, "stack_stats", i);
+		if (!json_is_object(v)) {
+			fail(r, "%s: expected an object, found %s", where, type_name(v));
+			return;
+		}
+		s = &d->stack_stats[d->nstack_stats++];
+		x = member(r, v, where, "stack", JSON_INTEGER, "an integer", true);
+		if (x)
+			s->stack = (size_t)check_int(r, x, at(buf, where, "stack"), 0, INT64_MAX);
+		if (!r->failed && s->stack >= d->nstacks)
+			fail(r, "%s.stack: %zu is not an index into stacks (%zu stacks)",
+			     where, s->stack, d->nstacks);
+		s->allocs = get_count(r, v, where, "allocs", true);
+		s->bytes = get_count(r, v, where, "bytes", true);
+		s->in_use_blocks = get_count(r, v, where, "in_use_blocks", true);
+		s->in_use_bytes = get_count(r, v, where, "in_use_bytes", true);
+	}
+}
+
 static void load_records(struct rd *r, asp_dump_t *d, json_t *root)
 {
 	json_t *recs = get_array(r, root, "", "loss_records", false);
@@ -786,6 +821,7 @@ static int build(asp_dump_t *d, const char *file, json_t *root, char *err)
 	load_stacks(&r, d, root);
 	load_modules(&r, d, root);
 	load_records(&r, d, root);
+	load_stack_stats(&r, d, root);
 	if (r.failed) {
 		asp_dump_free(d);
 		return -EINVAL;
@@ -866,6 +902,7 @@ void asp_dump_free(asp_dump_t *d)
 	free(d->threads);
 	free(d->records);
 	free(d->stacks);
+	free(d->stack_stats);
 	free(d->frames);
 	free(d->modules);
 	json_decref(d->root);

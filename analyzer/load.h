@@ -84,6 +84,12 @@ typedef struct asp_record {
 	size_t nalloc_stack;
 } asp_record_t;
 
+/* What one stack allocated (a backtrace run's "stack_stats"). */
+typedef struct asp_stack_stat {
+	size_t stack;		/* index into asp_dump_t.stacks */
+	uint64_t allocs, bytes, in_use_blocks, in_use_bytes;
+} asp_stack_stat_t;
+
 typedef struct asp_stack {
 	size_t n;
 	const uint64_t *frames;	/* return addresses, innermost first */
@@ -133,6 +139,8 @@ typedef struct asp_dump {
 	size_t nrecords;
 	asp_stack_t *stacks;
 	size_t nstacks;
+	asp_stack_stat_t *stack_stats;	/* largest first, as the dump lists them */
+	size_t nstack_stats;
 	uint64_t *frames;	/* storage for every stack's frames */
 	asp_module_t *modules;
 	size_t nmodules;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "symbolize.h"
 
 const char *const asp_leak_phrase[ASP_LEAK_NKINDS] = {
 	"definitely lost", "indirectly lost", "possibly lost",
@@ -20,6 +21,12 @@ const char *const asp_leak_phrase[ASP_LEAK_NKINDS] = {
 
 /* Widest thread name shown in the table. */
 #define NAME_W 16
+
+/* Stacks shown in the table of a backtrace run. */
+#define STACKS_SHOWN 10
+
+/* Frames of a stack named in that table. */
+#define STACK_FRAMES_SHOWN 3
 
 void asp_summary_prefix(FILE *out, const asp_dump_t *d)
 {
@@ -231,6 +238,46 @@ static void histogram_text(FILE *out, const asp_dump_t *d)
 		fputs("  (no blocks)\n", out);
 }
 
+/* A backtrace run: the stacks that allocated most, each with its first
+ * frames ("make_pair (leaky.c:10) < main (leaky.c:22)"). */
+static void stacks_text(FILE *out, const asp_dump_t *d)
+{
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX];
+	asp_symbolizer_t *sym;
+
+	if (d->nstack_stats == 0)
+		return;
+	sym = asp_symbolizer_new(d);
+	fputs("\nStacks (most bytes allocated first)\n", out);
+	fprintf(out, "  %14s %12s %14s  %s\n", "bytes", "allocs", "in use (bytes)", "where");
+	for (size_t i = 0; i < d->nstack_stats && i < STACKS_SHOWN; i++) {
+		const asp_stack_stat_t *s = &d->stack_stats[i];
+		const asp_stack_t *st = &d->stacks[s->stack];
+
+		fprintf(out, "  %14s %12s %14s  ", asp_fmt_count(a, s->bytes),
+			asp_fmt_count(b, s->allocs), asp_fmt_count(c, s->in_use_bytes));
+		for (size_t j = 0; j < st->n && j < STACK_FRAMES_SHOWN; j++) {
+			asp_line_t l;
+			bool main_frame;
+
+			if (!sym || asp_symbolize(sym, st->frames[j], &l, 1) == 0)
+				l = (asp_line_t){ .addr = st->frames[j] };
+			if (j > 0)
+				fputs(" < ", out);
+			asp_put_text(out, l.fn ? l.fn : "???");
+			if (l.file)
+				fprintf(out, " (%s:%u)", l.file, l.line);
+			main_frame = l.fn && strcmp(l.fn, "main") == 0;
+			if (main_frame)
+				break;
+		}
+		putc('\n', out);
+	}
+	if (d->nstack_stats > STACKS_SHOWN)
+		fprintf(out, "  (%zu more stacks)\n", d->nstack_stats - STACKS_SHOWN);
+	asp_symbolizer_free(sym);
+}
+
 void asp_summary_text(FILE *out, const asp_dump_t *d)
 {
 	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX];
@@ -239,6 +286,7 @@ void asp_summary_text(FILE *out, const asp_dump_t *d)
 	functions_text(out, d);
 	threads_text(out, d);
 	histogram_text(out, d);
+	stacks_text(out, d);
 	if (d->has_peak)
 		fprintf(out, "\nPeak: %s bytes in use\n",
 			asp_fmt_count(a, d->peak_bytes));

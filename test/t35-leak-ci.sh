@@ -166,3 +166,6 @@ status=$?
 check "fun:malloc / fun:main, match-leak-kinds: definite: the leak moves to suppressed, the status stays 0" \
 	"definitely lost: 0 bytes in 0 blocks suppressed: 5 bytes in 1 blocks 0" \
 	"$(leaks | grep -E 'definitely|suppressed' | tr '\n' ' ')$status"
+"$REPORT" "$TMP/bt.json" >"$TMP/summary.txt" 2>&1
+check_match "the summary of a backtrace dump lists its stacks, symbolized" \
+	"^ +32 +1 +32  make_pair \\(leaky.c:11\\) < main \\(leaky.c:22\\)$" "$(cat "$TMP/summary.txt")"
