@@ -2,6 +2,8 @@
  * bump region for records that live as long as the process. Every mapping
  * is remembered so the leak scan can leave the shim's own memory out. */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -15,16 +17,34 @@
 struct asp_map { uintptr_t start, end; };
 
 static asp_lock_t g_lock = ASP_LOCK_INIT;
+
+/* The lock is taken with signals blocked: a signal handler that allocates
+ * while its thread is in here must not wait for itself. Mapping memory is
+ * rare (tables grow by doubling), so the two system calls do not show. */
+static void lock_arena(sigset_t *old)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+	asp_lock(&g_lock);
+}
+
+static void unlock_arena(const sigset_t *old)
+{
+	asp_unlock(&g_lock);
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
 static struct asp_map g_maps[ASP_MAX_MAPS];
 static size_t g_nmaps;
 static char *g_bump, *g_bump_end;
 
 static void note_map(void *p, size_t size)
 {
-	asp_lock(&g_lock);
+	sigset_t old;
+	lock_arena(&old);
 	if (g_nmaps < ASP_MAX_MAPS)
 		g_maps[g_nmaps++] = (struct asp_map){ (uintptr_t)p, (uintptr_t)p + size };
-	asp_unlock(&g_lock);
+	unlock_arena(&old);
 }
 
 void *asp__pages_alloc(size_t size)
@@ -41,7 +61,8 @@ void *asp__pages_alloc(size_t size)
 void asp__pages_free(void *p, size_t size)
 {
 	int saved = errno;
-	asp_lock(&g_lock);
+	sigset_t old;
+	lock_arena(&old);
 	/* Only a whole mapping leaves the list: a page given back out of a
 	 * larger one leaves the rest of it listed (and left out of scans). */
 	for (size_t i = 0; i < g_nmaps; i++) {
@@ -50,7 +71,7 @@ void asp__pages_free(void *p, size_t size)
 			break;
 		}
 	}
-	asp_unlock(&g_lock);
+	unlock_arena(&old);
 	munmap(p, size);
 	errno = saved;
 }
@@ -61,21 +82,22 @@ void *asp__arena_alloc(size_t size)
 	if (size > ASP_ARENA_CHUNK / 4)
 		return asp__pages_alloc(size);
 	for (;;) {
-		asp_lock(&g_lock);
+		sigset_t old;
+		lock_arena(&old);
 		if ((size_t)(g_bump_end - g_bump) >= size) {
 			void *p = g_bump;
 			g_bump += size;
-			asp_unlock(&g_lock);
+			unlock_arena(&old);
 			return p;
 		}
-		asp_unlock(&g_lock);
+		unlock_arena(&old);
 		char *chunk = asp__pages_alloc(ASP_ARENA_CHUNK);
 		if (chunk == NULL)
 			return NULL;
-		asp_lock(&g_lock);
+		lock_arena(&old);
 		g_bump = chunk;
 		g_bump_end = chunk + ASP_ARENA_CHUNK;
-		asp_unlock(&g_lock);
+		unlock_arena(&old);
 	}
 }
 
@@ -83,10 +105,11 @@ int asp__arena_contains(const void *p)
 {
 	uintptr_t a = (uintptr_t)p;
 	int hit = 0;
-	asp_lock(&g_lock);
+	sigset_t old;
+	lock_arena(&old);
 	for (size_t i = 0; i < g_nmaps && !hit; i++)
 		hit = a >= g_maps[i].start && a < g_maps[i].end;
-	asp_unlock(&g_lock);
+	unlock_arena(&old);
 	return hit;
 }
 
@@ -94,10 +117,11 @@ void asp__arena_ranges(void (*fn)(void *arg, const void *start, size_t len), voi
 {
 	/* fn may map memory itself: call it on a copy, without the lock. */
 	static struct asp_map copy[ASP_MAX_MAPS];
-	asp_lock(&g_lock);
+	sigset_t old;
+	lock_arena(&old);
 	size_t n = g_nmaps;
 	memcpy(copy, g_maps, n * sizeof *copy);
-	asp_unlock(&g_lock);
+	unlock_arena(&old);
 	for (size_t i = 0; i < n; i++)
 		fn(arg, (const void *)copy[i].start, copy[i].end - copy[i].start);
 }

@@ -156,12 +156,14 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 	int n;
 	if (g_stacks == NULL)
 		return 0;
+	/* Until the stack is interned, this thread's allocations (libunwind's,
+	 * or a signal handler's: the intern locks are not reentrant) are
+	 * forwarded uncounted. */
 	t->depth++;
 	if (asp__opt.unwind == ASP_UNWIND_LIBUNWIND && g_unw_backtrace)
 		n = g_unw_backtrace((void **)frames, want);
 	else
 		n = fp_walk(frames, want);
-	t->depth--;
 	/* The program's frames start at the interposer's return address. */
 	int skip = 0;
 	while (skip < n && skip < ASP_SKIP_FRAMES && frames[skip] != site)
@@ -170,7 +172,9 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 		skip = 0;
 	if (n - skip > asp__opt.backtrace)
 		n = skip + asp__opt.backtrace;
-	return intern(frames + skip, n - skip);
+	uintptr_t id = intern(frames + skip, n - skip);
+	t->depth--;
+	return id;
 }
 
 size_t asp__stack_frames(uintptr_t id, const uintptr_t **out)
