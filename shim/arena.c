@@ -101,18 +101,6 @@ void *asp__arena_alloc(size_t size)
 	}
 }
 
-int asp__arena_contains(const void *p)
-{
-	uintptr_t a = (uintptr_t)p;
-	int hit = 0;
-	sigset_t old;
-	lock_arena(&old);
-	for (size_t i = 0; i < g_nmaps && !hit; i++)
-		hit = a >= g_maps[i].start && a < g_maps[i].end;
-	unlock_arena(&old);
-	return hit;
-}
-
 void asp__arena_ranges(void (*fn)(void *arg, const void *start, size_t len), void *arg)
 {
 	/* fn may map memory itself: call it on a copy, without the lock. */

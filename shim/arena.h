@@ -12,9 +12,6 @@ void asp__pages_free(void *p, size_t size);
 /* Zeroed, 64-byte aligned memory that lives as long as the process. */
 void *asp__arena_alloc(size_t size);
 
-/* Whether p lies in memory this module handed out (for the leak scan). */
-int asp__arena_contains(const void *p);
-
 /* Calls fn for every range this module has mapped and not unmapped (on a
  * snapshot: fn may map memory; not thread-safe against other callers). */
 void asp__arena_ranges(void (*fn)(void *arg, const void *start, size_t len), void *arg);

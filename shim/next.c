@@ -142,11 +142,6 @@ void *asp__next_sym(const char *name)
 	return dlsym(RTLD_NEXT, name);
 }
 
-int asp__next_ready(void)
-{
-	return asp_atomic_load_acquire(&g_state) == 2;
-}
-
 int asp__next_init(void)
 {
 	int state = asp_atomic_load_acquire(&g_state);

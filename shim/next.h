@@ -29,7 +29,6 @@ extern struct asp_next asp__next;
 /* Resolves asp__next. Returns 0, or -1 while a resolution is under way on
  * this path (the caller then uses the bootstrap arena). */
 int asp__next_init(void);
-int asp__next_ready(void);
 
 /* Bootstrap arena: zeroed memory for dlsym's own allocations. Never freed. */
 #define ASP_BOOT_SIZE (256 * 1024)

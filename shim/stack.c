@@ -185,8 +185,3 @@ size_t asp__stack_frames(uintptr_t id, const uintptr_t **out)
 	*out = g_stacks[id - 1]->frames;
 	return g_stacks[id - 1]->depth;
 }
-
-size_t asp__stack_count(void)
-{
-	return asp_atomic_load_acquire(&g_nstacks);
-}

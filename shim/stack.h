@@ -19,7 +19,4 @@ uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site);
 /* The frames of stack id into out; returns the depth (0: unknown id). */
 size_t asp__stack_frames(uintptr_t id, const uintptr_t **out);
 
-/* How many stacks have been interned. */
-size_t asp__stack_count(void);
-
 #endif
