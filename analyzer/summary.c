@@ -221,7 +221,8 @@ static void histogram_text(FILE *out, const asp_dump_t *d)
 	fprintf(out, "  %-*s %14s\n", 2 * w + 3, "bytes", "blocks");
 	for (size_t i = 0; i < d->nhist; i++) {
 		const asp_bucket_t *b = &d->hist[i];
-		int bar = (int)((double)b->count / (double)max * BAR_W + 0.5);
+		/* Every bucket may count 0 (a hand-made dump): no bar then. */
+		int bar = max ? (int)((double)b->count / (double)max * BAR_W + 0.5) : 0;
 
 		asp_fmt_count(lo, bucket_min(b->le));
 		asp_fmt_count(hi, b->le);
