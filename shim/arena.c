@@ -18,22 +18,6 @@ struct asp_map { uintptr_t start, end; };
 
 static asp_lock_t g_lock = ASP_LOCK_INIT;
 
-/* The lock is taken with signals blocked: a signal handler that allocates
- * while its thread is in here must not wait for itself. Mapping memory is
- * rare (tables grow by doubling), so the two system calls do not show. */
-static void lock_arena(sigset_t *old)
-{
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, old);
-	asp_lock(&g_lock);
-}
-
-static void unlock_arena(const sigset_t *old)
-{
-	asp_unlock(&g_lock);
-	pthread_sigmask(SIG_SETMASK, old, NULL);
-}
 static struct asp_map g_maps[ASP_MAX_MAPS];
 static size_t g_nmaps;
 static char *g_bump, *g_bump_end;
@@ -41,10 +25,10 @@ static char *g_bump, *g_bump_end;
 static void note_map(void *p, size_t size)
 {
 	sigset_t old;
-	lock_arena(&old);
+	asp_lock_nosig(&g_lock, &old);
 	if (g_nmaps < ASP_MAX_MAPS)
 		g_maps[g_nmaps++] = (struct asp_map){ (uintptr_t)p, (uintptr_t)p + size };
-	unlock_arena(&old);
+	asp_unlock_nosig(&g_lock, &old);
 }
 
 void *asp__pages_alloc(size_t size)
@@ -62,7 +46,7 @@ void asp__pages_free(void *p, size_t size)
 {
 	int saved = errno;
 	sigset_t old;
-	lock_arena(&old);
+	asp_lock_nosig(&g_lock, &old);
 	/* Only a whole mapping leaves the list: a page given back out of a
 	 * larger one leaves the rest of it listed (and left out of scans). */
 	for (size_t i = 0; i < g_nmaps; i++) {
@@ -71,7 +55,7 @@ void asp__pages_free(void *p, size_t size)
 			break;
 		}
 	}
-	unlock_arena(&old);
+	asp_unlock_nosig(&g_lock, &old);
 	munmap(p, size);
 	errno = saved;
 }
@@ -83,21 +67,21 @@ void *asp__arena_alloc(size_t size)
 		return asp__pages_alloc(size);
 	for (;;) {
 		sigset_t old;
-		lock_arena(&old);
+		asp_lock_nosig(&g_lock, &old);
 		if ((size_t)(g_bump_end - g_bump) >= size) {
 			void *p = g_bump;
 			g_bump += size;
-			unlock_arena(&old);
+			asp_unlock_nosig(&g_lock, &old);
 			return p;
 		}
-		unlock_arena(&old);
+		asp_unlock_nosig(&g_lock, &old);
 		char *chunk = asp__pages_alloc(ASP_ARENA_CHUNK);
 		if (chunk == NULL)
 			return NULL;
-		lock_arena(&old);
+		asp_lock_nosig(&g_lock, &old);
 		g_bump = chunk;
 		g_bump_end = chunk + ASP_ARENA_CHUNK;
-		unlock_arena(&old);
+		asp_unlock_nosig(&g_lock, &old);
 	}
 }
 
@@ -106,10 +90,10 @@ void asp__arena_ranges(void (*fn)(void *arg, const void *start, size_t len), voi
 	/* fn may map memory itself: call it on a copy, without the lock. */
 	static struct asp_map copy[ASP_MAX_MAPS];
 	sigset_t old;
-	lock_arena(&old);
+	asp_lock_nosig(&g_lock, &old);
 	size_t n = g_nmaps;
 	memcpy(copy, g_maps, n * sizeof *copy);
-	unlock_arena(&old);
+	asp_unlock_nosig(&g_lock, &old);
 	for (size_t i = 0; i < n; i++)
 		fn(arg, (const void *)copy[i].start, copy[i].end - copy[i].start);
 }

@@ -4,7 +4,9 @@
 #ifndef ASP_LOCK_H
 #define ASP_LOCK_H
 
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include "glue.h"
 
 typedef struct { unsigned char held; } asp_lock_t;
@@ -35,6 +37,23 @@ static inline void asp_lock(asp_lock_t *l)
 static inline void asp_unlock(asp_lock_t *l)
 {
 	__atomic_store_n(&l->held, 0, __ATOMIC_RELEASE);
+}
+
+/* Locks that a signal handler's allocation could also want are taken with
+ * signals blocked, so the handler never waits for its own thread. For rare
+ * paths only: two system calls each way. */
+static inline void asp_lock_nosig(asp_lock_t *l, sigset_t *old)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+	asp_lock(l);
+}
+
+static inline void asp_unlock_nosig(asp_lock_t *l, const sigset_t *old)
+{
+	asp_unlock(l);
+	pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
 /* After fork only one thread exists: whatever it did not hold is free. */

@@ -116,21 +116,6 @@ static struct asp_thread_summary *summary_of(const struct asp_thread *t)
 	return t->summary < ASP_MAX_THREAD_SUMMARIES && g_summaries ? &g_summaries[t->summary] : NULL;
 }
 
-/* The registry lock is taken with signals blocked: a handler that
- * allocates must not find its own thread holding it. */
-static void lock_registry(sigset_t *old)
-{
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, old);
-	asp_lock(&g_lock);
-}
-
-static void unlock_registry(const sigset_t *old)
-{
-	asp_unlock(&g_lock);
-	pthread_sigmask(SIG_SETMASK, old, NULL);
-}
 
 /* Moves what t counted into the dead total and its thread line. Lock held. */
 static void fold(struct asp_thread *t)
@@ -150,7 +135,7 @@ static void thread_exit(void *arg)
 	int saved = errno;
 	sigset_t old;
 	prctl(PR_GET_NAME, name, 0, 0, 0);
-	lock_registry(&old);
+	asp_lock_nosig(&g_lock, &old);
 	fold(t);
 	struct asp_thread_summary *s = summary_of(t);
 	if (s != NULL) {
@@ -163,7 +148,7 @@ static void thread_exit(void *arg)
 		g_dying++;
 		asp_atomic_add_relaxed(&asp__threads_active, -1);
 	}
-	unlock_registry(&old);
+	asp_unlock_nosig(&g_lock, &old);
 	errno = saved;
 }
 
@@ -243,7 +228,7 @@ struct asp_thread *asp__thread_self_slow(void)
 	struct asp_thread *t;
 	sigset_t old;
 
-	lock_registry(&old);
+	asp_lock_nosig(&g_lock, &old);
 	for (t = g_records; t; t = t->next) {
 		if (t->tid != tid || t->self != self)
 			continue;
@@ -290,7 +275,7 @@ struct asp_thread *asp__thread_self_slow(void)
 	if (asp__thread_key_ok)
 		pthread_setspecific(asp__thread_key, t);
 out:
-	unlock_registry(&old);
+	asp_unlock_nosig(&g_lock, &old);
 	errno = saved;
 	return t;
 }
@@ -356,7 +341,7 @@ size_t asp__threads_summaries(struct asp_thread_summary *out, size_t max)
 void asp__threads_sites(void (*fn)(void *arg, const struct asp_site_stat *s), void *arg)
 {
 	sigset_t old;
-	lock_registry(&old);
+	asp_lock_nosig(&g_lock, &old);
 	for (struct asp_thread *t = g_records; t; t = t->next) {
 		struct asp_site_stat *sites = asp_atomic_load_acquire(&t->sites);
 		uint32_t mask = asp_atomic_load_relaxed(&t->site_mask);
@@ -364,7 +349,7 @@ void asp__threads_sites(void (*fn)(void *arg, const struct asp_site_stat *s), vo
 			if (asp_atomic_load_relaxed(&sites[i].site) != 0)
 				fn(arg, &sites[i]);
 	}
-	unlock_registry(&old);
+	asp_unlock_nosig(&g_lock, &old);
 }
 
 size_t asp__threads_stacks(struct asp_thread_stack *out, size_t max)
