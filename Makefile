@@ -57,9 +57,15 @@ SHIM_CFLAGS := -fPIC -fvisibility=hidden -fno-builtin-malloc -fno-builtin-free \
 $(B)/shim/%.o: shim/%.c shim/*.h include/allocspy.h | $(B)/shim
 	$(CC) $(ALL_CFLAGS) $(SHIM_CFLAGS) -c -o $@ $<
 
+# jansson is linked in, its symbols kept inside: the report's jansson takes
+# its memory from the shim's arena (json_set_alloc_funcs) without touching
+# a jansson the program may use itself.
+JANSSON_STATIC := $(shell $(PKG_CONFIG) --variable=libdir jansson 2>/dev/null)/libjansson.a
+
 $(LIB): $(SHIM_OBJ) shim/liballocspy.map
 	$(CC) $(LDFLAGS) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/liballocspy.map \
-		-Wl,-z,nodelete -Wl,-soname,liballocspy.so $(JANSSON_LIBS) -ldl -lpthread
+		-Wl,-z,nodelete -Wl,-soname,liballocspy.so $(JANSSON_STATIC) -Wl,--exclude-libs,ALL \
+		-ldl -lpthread
 	@if readelf -lW $@ | grep -q ' TLS '; then \
 		echo "error: $@ has a TLS segment (it would change every thread's DTV size)"; \
 		rm -f $@; exit 1; fi

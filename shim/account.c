@@ -4,11 +4,21 @@
  * The fast path takes no lock and makes no shared read-modify-write in
  * count mode: it finds the thread's record, forwards the call, and bumps
  * counters the thread owns. Track mode adds one insert or remove in a
- * sharded table. The peak: each thread keeps the in-use delta it has not
- * published and publishes it in steps of ASP_PEAK_STEP bytes; the peak is
- * the largest "published total + own delta" any thread saw. It is exact
- * while one thread runs, and low by at most ASP_PEAK_STEP per other
- * running thread otherwise. */
+ * sharded table, and counts the operation while it holds the shard: so
+ * whoever holds every shard (fork, the exit report) sees counts and table
+ * agree, allocs - frees == blocks in the table.
+ *
+ * A signal handler that allocates or frees while its thread is inside the
+ * table (it may hold a shard) never waits for a shard: it tries once, and
+ * when that fails its table operation waits in the thread's record for the
+ * thread's next one. A deferred free keeps its block from the allocator
+ * until then, so its address cannot be handed out again meanwhile.
+ *
+ * The peak: each thread keeps the in-use delta it has not published and
+ * publishes it in steps of ASP_PEAK_STEP bytes; the peak is the largest
+ * "published total + own delta" any thread saw. It is exact while one
+ * thread runs, and low by at most ASP_PEAK_STEP per other thread running
+ * at the same time (asp__peak_bound). */
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
@@ -19,77 +29,21 @@
 #include "live.h"
 #include "next.h"
 #include "options.h"
+#include "process.h"
 #include "report.h"
+#include "snapshot.h"
 #include "stack.h"
-#include "start.h"
 
-#define ASP_PEAK_STEP (64 * 1024)
+#define ASP_PEAK_STEP (16 * 1024)
 
 int asp__state;
 int asp__fast;
-pid_t asp__scanning;
+pid_t asp__frozen;
+uint32_t asp__epoch;
 int64_t asp__in_use;
+int64_t asp__in_use_blocks;
 int64_t asp__peak;
-
-/* Start-up ------------------------------------------------------------- */
-
-/* Before fork: every shard, then no thread left between a table
- * operation and its counts (a thread that wants a shard now waits before
- * it counts anything), then the registry. The child's figures then agree:
- * allocs - frees is the blocks in its table. */
-static void atfork_prepare(void)
-{
-	asp__live_atfork_prepare();
-	asp__threads_quiesce();
-	asp__threads_atfork_prepare();
-}
-
-static void atfork_parent(void)
-{
-	asp__threads_atfork_parent();
-	asp__live_atfork_parent();
-}
-
-static void atfork_child(void)
-{
-	asp__threads_atfork_child();
-	asp__live_atfork_child();
-}
-
-/* Returns with the shim counting (or finished); 0 while dlsym is still
- * resolving the allocator on this path: the caller uses the bootstrap arena. */
-static ASP_COLD int init_slow(void)
-{
-	static int once;
-	if (asp__next_init() < 0)
-		return 0;
-	int expected = 0;
-	if (__atomic_compare_exchange_n(&once, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		asp__report_start();
-		asp__options_init();
-		asp__thread_init();
-		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-		asp__start_process();
-		asp__fast = asp__opt.mode == ASP_MODE_COUNT ? ASP_FAST_COUNT
-		          : asp__opt.backtrace > 1 ? ASP_FAST_STACKS : ASP_FAST_TRACK;
-		asp_atomic_store_release(&asp__state, 1);
-		/* dlopen of libunwind allocates: forward that uncounted. */
-		struct asp_thread *t = asp__thread_self();
-		t->depth++;
-		asp__stack_init();
-		t->depth--;
-	} else {
-		while (asp_atomic_load_acquire(&asp__state) == 0)
-			asp_cpu_relax();
-	}
-	return 1;
-}
-
-void asp__init(void)
-{
-	if (asp_atomic_load_acquire(&asp__state) == 0)
-		init_slow();
-}
+uint64_t asp__peak_ns;
 
 /* The record to count in, or NULL to forward without counting. */
 static inline struct asp_thread *enter(void)
@@ -100,50 +54,66 @@ static inline struct asp_thread *enter(void)
 	return ASP_LIKELY(t->depth == 0) ? t : NULL;
 }
 
-/* While the leak scan reads the heap, frees wait: a block must not go
- * back to the allocator (or be unmapped) under the scan. */
-static ASP_COLD void wait_scan(void)
+void asp__wait_frozen(void)
 {
-	pid_t scanner = asp_atomic_load_acquire(&asp__scanning);
-	if (scanner == 0 || scanner == asp_gettid())
+	pid_t reader = asp_atomic_load_acquire(&asp__frozen);
+	if (reader == 0 || reader == asp_gettid())
 		return;
-	while (asp_atomic_load_acquire(&asp__scanning))
+	while (asp_atomic_load_acquire(&asp__frozen) != 0)
 		sched_yield();
 }
 
 /* In-use total and peak ----------------------------------------------- */
 
-void asp__publish(struct asp_thread *t)
+uint64_t asp__peak_bound(void)
 {
-	int64_t total = asp_atomic_add_relaxed(&asp__in_use, t->net);
-	t->net = 0;
-	int64_t peak = asp_atomic_load_relaxed(&asp__peak);
-	while (total > peak && !asp_atomic_cas_relaxed(&asp__peak, &peak, total))
-		;
+	int most = asp_atomic_load_relaxed(&asp__threads_active_max);
+	return most > 1 ? (uint64_t)(most - 1) * ASP_PEAK_STEP : 0;
 }
 
 static ASP_COLD void raise_peak(int64_t seen)
 {
+	static int64_t timed;	/* the peak when its time was last taken */
 	int64_t peak = asp_atomic_load_relaxed(&asp__peak);
 	while (seen > peak && !asp_atomic_cas_relaxed(&asp__peak, &peak, seen))
 		;
+	/* A growing heap sets a new peak at nearly every allocation: its time
+	 * is taken each time it has grown by 1/64 since. */
+	int64_t last = asp_atomic_load_relaxed(&timed);
+	if (seen > peak && seen - last >= last / 64) {
+		asp_atomic_store_relaxed(&timed, seen);
+		asp_atomic_store_relaxed(&asp__peak_ns, asp_now_ns(CLOCK_MONOTONIC));
+	}
 }
 
-static inline void net_add(struct asp_thread *t, int64_t delta)
+void asp__publish(struct asp_thread *t)
+{
+	int64_t total = asp_atomic_add_relaxed(&asp__in_use, t->net);
+	asp_atomic_add_relaxed(&asp__in_use_blocks, t->net_blocks);
+	uint64_t volume = t->volume;
+	t->net = t->net_blocks = 0;
+	t->volume = 0;
+	if (total > asp_atomic_load_relaxed(&asp__peak))
+		raise_peak(total);
+	asp__snapshot_note(t, volume, total);
+}
+
+static inline void net_add(struct asp_thread *t, int64_t delta, int64_t blocks)
 {
 	t->net += delta;
+	t->net_blocks += blocks;
+	t->volume += (uint64_t)(delta < 0 ? -delta : delta);
 	if (delta > 0) {
 		int64_t seen = asp_atomic_load_relaxed(&asp__in_use) + t->net;
 		if (ASP_UNLIKELY(seen > asp_atomic_load_relaxed(&asp__peak)))
 			raise_peak(seen);
 	}
-	if (ASP_UNLIKELY(t->net > ASP_PEAK_STEP || t->net < -ASP_PEAK_STEP))
+	if (ASP_UNLIKELY(t->net > ASP_PEAK_STEP || t->net < -ASP_PEAK_STEP ||
+	                 t->volume > asp__snapshot_volume_step))
 		asp__publish(t);
 }
 
 /* Counting ------------------------------------------------------------- */
-
-/* A block of size bytes was handed out by fn. */
 
 static ASP_COLD void count_failed(struct asp_thread *t, enum asp_fn fn)
 {
@@ -151,93 +121,12 @@ static ASP_COLD void count_failed(struct asp_thread *t, enum asp_fn fn)
 	asp_owned_add(&t->c.fn[fn].failed, 1);
 }
 
-/* The result of an allocation function: counted when it is a block. */
-static inline void count_result(struct asp_thread *t, enum asp_fn fn, void *p, size_t size,
-                                uintptr_t site)
-{
-	if (ASP_LIKELY(p != NULL))
-		asp__count_alloc(t, asp__fast, fn, p, size, site);
-	else
-		count_failed(t, fn);
-}
-
-/* Track mode: removes p from the table; its size, or -1 when untracked. */
-/* A signal handler freed a block while its thread was inside the same
- * shard: the block leaves the table at the thread's next operation. */
-static ASP_COLD int64_t untrack_later(struct asp_thread *t, void *p, struct asp_live_entry *e)
-{
-	if (t->npending < ASP_ARRAY_SIZE(t->pending))
-		t->pending[t->npending++] = (uintptr_t)p;
-	e->size = 0;
-	return 0;
-}
-
-static ASP_COLD void flush_pending(struct asp_thread *t)
-{
-	struct asp_live_entry e;
-	uint32_t n = t->npending;
-	t->npending = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		int found = asp__live_remove(&t->inflight, t->pending[i], &e);
-		if (found == 1)
-			net_add(t, -(int64_t)e.size);
-		else if (found < 0 && t->npending < ASP_ARRAY_SIZE(t->pending))
-			t->pending[t->npending++] = t->pending[i];
-	}
-}
-
-/* Track mode: removes p from the table; its size, or -1 when untracked. */
-static inline int64_t untrack(struct asp_thread *t, void *p, struct asp_live_entry *e)
-{
-	if (ASP_UNLIKELY(t->npending != 0))
-		flush_pending(t);
-	int found = asp__live_remove(&t->inflight, (uintptr_t)p, e);
-	if (ASP_LIKELY(found >= 0))
-		return found ? (int64_t)e->size : -1;
-	return untrack_later(t, p, e);
-}
-
-/* p goes back to the allocator through fn. */
-static inline void count_release(struct asp_thread *t, int fast, enum asp_fn fn, void *p)
-{
-	struct asp_fn_stat *st = &t->c.fn[fn];
-	if (fast == ASP_FAST_COUNT) {
-		asp_owned_add(&st->calls, 1);
-		return;
-	}
-	struct asp_live_entry e;
-	int64_t size = untrack(t, p, &e);
-	asp_owned_add(&st->calls, 1);
-	if (ASP_LIKELY(size >= 0)) {
-		asp_owned_add(&st->bytes, (uint64_t)size);
-		net_add(t, -size);
-	} else {
-		asp_owned_add(&t->c.untracked_frees, 1);
-	}
-	asp__op_done(t);
-}
-
-/* The allocation functions ------------------------------------------------ */
-
-void *asp__alloc_slow(enum asp_fn fn, size_t size, uintptr_t site)
-{
-	if (asp__state == 0 && !init_slow())
-		return asp__boot_alloc(size, 16);
-	void *p = asp__next.malloc(size);
-	struct asp_thread *t = enter();
-	if (t != NULL)
-		count_result(t, fn, p, size, site);
-	return p;
-}
-
-void *asp__alloc_odd(struct asp_thread *t, enum asp_fn fn, void *p)
-{
-	if (t->depth == 0)
-		count_failed(t, fn);
-	return p;
-}
-
 /* Per-stack totals ------------------------------------------------------ */
+
+static inline uint32_t site_slot(uintptr_t site, uint32_t mask)
+{
+	return (uint32_t)((site * 0x9E3779B97F4A7C15ull) >> 40) & mask;
+}
 
 static ASP_COLD int sites_grow(struct asp_thread *t)
 {
@@ -249,7 +138,7 @@ static ASP_COLD int sites_grow(struct asp_thread *t)
 		const struct asp_site_stat *o = &t->sites[i];
 		if (o->site == 0)
 			continue;
-		uint32_t j = (uint32_t)((o->site * 0x9E3779B97F4A7C15ull) >> 40) & (slots - 1);
+		uint32_t j = site_slot(o->site, slots - 1);
 		while (n[j].site != 0)
 			j = (j + 1) & (slots - 1);
 		n[j] = *o;
@@ -260,15 +149,14 @@ static ASP_COLD int sites_grow(struct asp_thread *t)
 	return 0;
 }
 
-/* Adds one allocation to the thread's total for stack id site. */
-static void site_add(struct asp_thread *t, uintptr_t site, size_t size)
+/* The thread's totals for stack id site, made on first use; NULL when
+ * memory runs out. */
+static struct asp_site_stat *site_of(struct asp_thread *t, uintptr_t site)
 {
-	if (site == 0)
-		return;
 	if (t->sites == NULL || (t->nsites + 1) * 4 > (t->site_mask + 1) * 3)
 		if (sites_grow(t) != 0)
-			return;
-	uint32_t j = (uint32_t)((site * 0x9E3779B97F4A7C15ull) >> 40) & t->site_mask;
+			return NULL;
+	uint32_t j = site_slot(site, t->site_mask);
 	while (t->sites[j].site != 0 && t->sites[j].site != site)
 		j = (j + 1) & t->site_mask;
 	struct asp_site_stat *s = &t->sites[j];
@@ -276,38 +164,292 @@ static void site_add(struct asp_thread *t, uintptr_t site, size_t size)
 		asp_atomic_store_relaxed(&s->site, site);
 		t->nsites++;
 	}
-	asp_owned_add(&s->allocs, 1);
-	asp_owned_add(&s->bytes, size);
+	return s;
 }
 
-/* Every ASP_TICK allocations of a thread: time for a periodic dump? */
-#define ASP_TICK 4096
-
-void asp__tick(struct asp_thread *t)
+static void site_add(struct asp_thread *t, uintptr_t site, size_t size)
 {
-	t->tick = ASP_TICK;
-	if (asp__opt.interval_ms > 0 && t->depth == 0)
-		asp__report_tick(t);
+	struct asp_site_stat *s = site != 0 ? site_of(t, site) : NULL;
+	if (s != NULL) {
+		asp_owned_add(&s->allocs, 1);
+		asp_owned_add(&s->bytes, size);
+	}
 }
+
+/* A free of the block this thread allocated last, before it allocated
+ * anything else: a temporary allocation. */
+void asp__count_temporary(struct asp_thread *t)
+{
+	asp_owned_add(&t->c.fn[t->last_fn].temporary, 1);
+	if (t->last_site != 0 && asp__fast == ASP_FAST_STACKS) {
+		struct asp_site_stat *s = site_of(t, t->last_site);
+		if (s != NULL)
+			asp_owned_add(&s->temporary, 1);
+	}
+	t->last = 0;
+}
+
+/* Deferred table operations ------------------------------------------------ */
+
+static int defer(struct asp_thread *t, uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site,
+                 int op)
+{
+	uint32_t n = t->ndefer;
+	if (n == ASP_MAX_DEFERRED)
+		return -1;
+	t->defer[n] = (struct asp_deferred){ ptr, size, fn, site, op };
+	asp_atomic_store_release(&t->ndefer, n + 1);
+	return 0;
+}
+
+static void release_counted(struct asp_thread *t, enum asp_fn fn, int found,
+                            const struct asp_live_entry *e);
+
+/* Makes the table operations a signal handler left, in their order. Only
+ * outside the table (in_table 0): then every shard can be waited for. */
+static ASP_COLD void flush_deferred(struct asp_thread *t)
+{
+	for (uint32_t i = 0; i < t->ndefer; i++) {
+		struct asp_deferred d = t->defer[i];
+		t->in_table++;
+		struct asp_shard *s = asp__live_lock(d.ptr, (uintptr_t)t, 0);
+		struct asp_live_entry e;
+		int found = 0;
+		if (d.op == ASP_DEFER_INSERT)
+			asp__live_insert(s, d.ptr, d.size, (unsigned)d.fn, d.site);
+		else
+			found = asp__live_remove(s, d.ptr, &e);
+		if (d.op == ASP_DEFER_FREE) {
+			release_counted(t, (enum asp_fn)d.fn, found, &e);
+		} else if (d.op == ASP_DEFER_UNTRACK && found) {
+			/* realloc counted it as a free of an unknown block */
+			asp_owned_add(&t->c.untracked_frees, (uint64_t)-1);
+			asp_owned_add(&t->c.realloc_freed_bytes, e.size);
+		}
+		asp__live_unlock(s);
+		t->in_table--;
+		if (found)
+			net_add(t, -(int64_t)e.size, -1);
+		if (d.op == ASP_DEFER_FREE) {
+			asp__wait_frozen();
+			asp__next.free((void *)d.ptr);
+		}
+	}
+	asp_atomic_store_release(&t->ndefer, 0);
+}
+
+/* A thread's end (its key destructor): what it deferred is made, and its
+ * delta published. */
+void asp__account_thread_exit(struct asp_thread *t)
+{
+	if (t->ndefer != 0 && t->in_table == 0)
+		flush_deferred(t);
+	asp__publish(t);
+}
+
+/* fork's child, for a record whose thread did not come along. The child
+ * holds every shard and the snapshot lock: the operations are made
+ * directly, and the delta added without a snapshot. */
+void asp__account_thread_gone(struct asp_thread *t)
+{
+	for (uint32_t i = 0; i < t->ndefer; i++) {
+		struct asp_deferred d = t->defer[i];
+		struct asp_shard *s = asp__live_shard(d.ptr);
+		struct asp_live_entry e;
+		if (d.op == ASP_DEFER_INSERT) {
+			asp__live_insert(s, d.ptr, d.size, (unsigned)d.fn, d.site);
+			continue;
+		}
+		int found = asp__live_remove(s, d.ptr, &e);
+		if (found)
+			t->net -= (int64_t)e.size, t->net_blocks--;
+		if (d.op == ASP_DEFER_FREE) {
+			release_counted(t, (enum asp_fn)d.fn, found, &e);
+			asp__next.free((void *)d.ptr);
+		}
+	}
+	t->ndefer = 0;
+	asp__in_use += t->net;
+	asp__in_use_blocks += t->net_blocks;
+	t->net = t->net_blocks = 0;
+}
+
+/* Track mode --------------------------------------------------------------- */
 
 void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, size_t size,
                       uintptr_t site)
 {
-	if (fast == ASP_FAST_STACKS) {
+	if (fast == ASP_FAST_STACKS)
 		site = asp__stack_capture(t, site);
-		site_add(t, site, size);
+	if (ASP_UNLIKELY(t->ndefer != 0) && t->in_table == 0)
+		flush_deferred(t);
+	int nested = t->in_table++;
+	struct asp_shard *s = asp__live_lock((uintptr_t)p, (uintptr_t)t, nested);
+	if (ASP_LIKELY(s != NULL)) {
+		asp__live_insert(s, (uintptr_t)p, size, fn, site);
+		asp__count_block(t, fn, size);
+		if (fast == ASP_FAST_STACKS)
+			site_add(t, site, size);
+		asp__live_unlock(s);
+	} else {
+		defer(t, (uintptr_t)p, size, fn, site, ASP_DEFER_INSERT);
+		asp__count_block(t, fn, size);
+		if (fast == ASP_FAST_STACKS)
+			site_add(t, site, size);
 	}
-	if (ASP_UNLIKELY(t->npending != 0))
-		flush_pending(t);
-	asp__live_insert(&t->inflight, (uintptr_t)p, size, fn, site);
-	net_add(t, (int64_t)size);
+	t->in_table--;
+	t->last = (uintptr_t)p;
+	t->last_fn = fn;
+	t->last_site = site;
+	net_add(t, (int64_t)size, 1);
+	asp__check_epoch(t);
+}
+
+/* A free of a block the table held (found) or not, in the counters. */
+static void release_counted(struct asp_thread *t, enum asp_fn fn, int found,
+                            const struct asp_live_entry *e)
+{
+	struct asp_fn_stat *st = &t->c.fn[fn];
+	asp_owned_add(&st->calls, 1);
+	if (found)
+		asp_owned_add(&st->bytes, e->size);
+	else
+		asp_owned_add(&t->c.untracked_frees, 1);
+}
+
+int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p)
+{
+	if (ASP_UNLIKELY(t->ndefer != 0) && t->in_table == 0)
+		flush_deferred(t);
+	/* The heap may be at its peak: who holds it, before it shrinks. */
+	int64_t seen = asp_atomic_load_relaxed(&asp__in_use) + t->net;
+	if (ASP_UNLIKELY(seen >= asp_atomic_load_relaxed(&asp__snapshot_peak_next)))
+		asp__snapshot_peak(t, seen);
+	int nested = t->in_table++;
+	struct asp_shard *s = asp__live_lock((uintptr_t)p, (uintptr_t)t, nested);
+	if (ASP_UNLIKELY(s == NULL)) {
+		t->in_table--;
+		/* Inside the table already: p waits in the record, still
+		 * allocated; when that is full it is freed now and its entry
+		 * stays (counted as freed: the totals stay right). */
+		if (t->depth == 0 && defer(t, (uintptr_t)p, 0, fn, 0, ASP_DEFER_FREE) == 0)
+			return 1;
+		if (t->depth == 0)
+			release_counted(t, fn, 0, NULL);
+		return 0;
+	}
+	struct asp_live_entry e;
+	int found = asp__live_remove(s, (uintptr_t)p, &e);
+	/* The shim's own frees (depth > 0) count only when the block is the
+	 * program's: a signal handler's, landing inside the shim. */
+	if (t->depth == 0 || found)
+		release_counted(t, fn, found, &e);
+	asp__live_unlock(s);
+	t->in_table--;
+	if (found) {
+		if ((uintptr_t)p == t->last)
+			asp__count_temporary(t);
+		net_add(t, -(int64_t)e.size, -1);
+	}
+	if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
+		asp__wait_frozen();
+	return 0;
+}
+
+/* realloc's first half: p leaves the table and the free is counted.
+ * Returns its entry's size (-1: untracked) with *e filled. */
+static int64_t untrack_realloc(struct asp_thread *t, void *p, struct asp_live_entry *e, int array)
+{
+	if (ASP_UNLIKELY(t->ndefer != 0) && t->in_table == 0)
+		flush_deferred(t);
+	int nested = t->in_table++;
+	struct asp_shard *s = asp__live_lock((uintptr_t)p, (uintptr_t)t, nested);
+	int found = 0;
+	if (s != NULL)
+		found = asp__live_remove(s, (uintptr_t)p, e);
+	else
+		defer(t, (uintptr_t)p, 0, ASP_FN_REALLOC, 0, ASP_DEFER_UNTRACK);
+	if (!array)
+		asp_owned_add(&t->c.realloc_frees, 1);
+	if (found) {
+		asp_owned_add(&t->c.realloc_freed_bytes, e->size);
+	} else {
+		asp_owned_add(&t->c.untracked_frees, 1);
+	}
+	if (s != NULL)
+		asp__live_unlock(s);
+	t->in_table--;
+	if (found) {
+		if ((uintptr_t)p == t->last)
+			t->last = 0;
+		net_add(t, -(int64_t)e->size, -1);
+	}
+	if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
+		asp__wait_frozen();
+	return found ? (int64_t)e->size : -1;
+}
+
+/* A failed realloc leaves p where it was: back into the table, and the
+ * attempt counted as valgrind does (an alloc of the new size). */
+static void retrack_realloc(struct asp_thread *t, void *p, const struct asp_live_entry *e,
+                            int64_t old, size_t bytes, int array)
+{
+	enum asp_fn fn = array ? ASP_FN_REALLOCARRAY : ASP_FN_REALLOC;
+	int nested = t->in_table++;
+	struct asp_shard *s = old >= 0 ? asp__live_lock((uintptr_t)p, (uintptr_t)t, nested) : NULL;
+	if (s != NULL)
+		asp__live_insert(s, (uintptr_t)p, e->size, e->fn, e->site);
+	else if (old >= 0)
+		defer(t, (uintptr_t)p, e->size, e->fn, e->site, ASP_DEFER_INSERT);
+	count_failed(t, fn);
+	if (!array) {
+		asp_owned_add(&t->c.fn[fn].bytes, bytes);
+		asp_owned_add(&t->c.hist[asp_hist_bucket(bytes)], 1);
+		asp_owned_add(&t->c.realloc_failed_moves, 1);
+	}
+	if (s != NULL)
+		asp__live_unlock(s);
+	t->in_table--;
+	if (old >= 0)
+		net_add(t, old, 1);
+}
+
+/* The allocation functions ------------------------------------------------ */
+
+/* The result of an allocation function: counted when it is a block. */
+static inline void count_result(struct asp_thread *t, enum asp_fn fn, void *p, size_t size,
+                                uintptr_t site)
+{
+	if (ASP_LIKELY(p != NULL))
+		asp__count_alloc(t, asp__fast, fn, p, size, site);
+	else
+		count_failed(t, fn);
+}
+
+void *asp__alloc_slow(enum asp_fn fn, size_t size, uintptr_t site)
+{
+	if (asp__state == 0 && !asp__init_slow())
+		return asp__boot_alloc(size, 16);
+	void *p = asp__next.malloc(size);
+	struct asp_thread *t = enter();
+	if (t != NULL)
+		count_result(t, fn, p, size, site);
+	return p;
+}
+
+void *asp__alloc_odd(struct asp_thread *t, enum asp_fn fn, void *p, size_t size)
+{
+	(void)size;
+	if (t->depth == 0)
+		count_failed(t, fn);
+	return p;
 }
 
 void *asp__calloc(size_t n, size_t size, uintptr_t site)
 {
 	size_t bytes;
 	int overflow = __builtin_mul_overflow(n, size, &bytes);
-	if (ASP_UNLIKELY(asp__state == 0) && !init_slow())
+	if (ASP_UNLIKELY(asp__state == 0) && !asp__init_slow())
 		return overflow ? NULL : asp__boot_alloc(bytes, 16);
 	void *p = asp__next.calloc(n, size);
 	struct asp_thread *t = enter();
@@ -334,7 +476,7 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 	enum asp_fn fn = array ? ASP_FN_REALLOCARRAY : ASP_FN_REALLOC;
 	size_t bytes;
 	int overflow = __builtin_mul_overflow(n, size, &bytes);
-	if (ASP_UNLIKELY(asp__state == 0) && !init_slow()) {
+	if (ASP_UNLIKELY(asp__state == 0) && !asp__init_slow()) {
 		void *q = overflow ? NULL : asp__boot_alloc(bytes, 16);
 		if (q && p)
 			memcpy(q, p, asp__boot_size(p) < bytes ? asp__boot_size(p) : bytes);
@@ -350,7 +492,7 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 	struct asp_thread *t = enter();
 	if (t == NULL || p == NULL) {
 		if (t == NULL && p != NULL)
-			wait_scan();
+			asp__wait_frozen();
 		void *q = array ? asp__next.reallocarray(p, n, size) : asp__next.realloc(p, bytes);
 		if (t != NULL && array && q != NULL)
 			count_invisible(t, fn, bytes);
@@ -361,43 +503,41 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 
 	int fast = asp__fast;
 	struct asp_live_entry e;
-	int64_t old = fast == ASP_FAST_COUNT ? 0 : untrack(t, p, &e);
+	int64_t old;
+	if (fast == ASP_FAST_COUNT) {
+		old = 0;
+		if (!array)
+			asp_owned_add(&t->c.realloc_frees, 1);
+		if ((uintptr_t)p == t->last)
+			t->last = 0;
+	} else {
+		old = untrack_realloc(t, p, &e, array);
+	}
 	void *q = array ? asp__next.reallocarray(p, n, size) : asp__next.realloc(p, bytes);
 	if (q == NULL && (bytes != 0 || overflow)) {
-		/* Failed: p is untouched and still live. valgrind counts the
-		 * attempt as an alloc of the new size and a free. */
-		if (old >= 0 && fast != ASP_FAST_COUNT)
-			asp__live_insert(&t->inflight, (uintptr_t)p, e.size, e.fn, e.site);
-		count_failed(t, fn);
-		if (!array) {
-			asp_owned_add(&t->c.fn[fn].bytes, bytes);
-			asp_owned_add(&t->c.hist[asp_hist_bucket(bytes)], 1);
-			asp_owned_add(&t->c.realloc_failed_moves, 1);
+		/* Failed: p is untouched and still live. */
+		if (fast == ASP_FAST_COUNT) {
+			count_failed(t, fn);
+			if (!array) {
+				asp_owned_add(&t->c.fn[fn].bytes, bytes);
+				asp_owned_add(&t->c.hist[asp_hist_bucket(bytes)], 1);
+				asp_owned_add(&t->c.realloc_failed_moves, 1);
+			}
+		} else {
+			retrack_realloc(t, p, &e, old, bytes, array);
 		}
-		asp__op_done(t);
 		return NULL;
-	}
-	if (!array)
-		asp_owned_add(&t->c.realloc_frees, 1);
-	if (old >= 0) {
-		asp_owned_add(&t->c.realloc_freed_bytes, (uint64_t)old);
-		if (fast != ASP_FAST_COUNT)
-			net_add(t, -old);
-	} else {
-		asp_owned_add(&t->c.untracked_frees, 1);
 	}
 	if (q == NULL) {
 		/* realloc(p, 0) freed p. */
 		asp_owned_add(&t->c.fn[fn].calls, 1);
 		asp_owned_add(&t->c.realloc_free_only, 1);
-		asp__op_done(t);
 		return NULL;
 	}
 	if (array)
 		count_invisible(t, fn, bytes);
 	else
 		asp__count_alloc(t, fast, fn, q, bytes, site);
-	asp__op_done(t);
 	return q;
 }
 
@@ -413,7 +553,7 @@ void *asp__reallocarray(void *p, size_t n, size_t size, uintptr_t site)
 
 int asp__posix_memalign(void **out, size_t align, size_t size, uintptr_t site)
 {
-	if (ASP_UNLIKELY(asp__state == 0) && !init_slow()) {
+	if (ASP_UNLIKELY(asp__state == 0) && !asp__init_slow()) {
 		*out = asp__boot_alloc(size, align);
 		return *out ? 0 : ENOMEM;
 	}
@@ -426,7 +566,7 @@ int asp__posix_memalign(void **out, size_t align, size_t size, uintptr_t site)
 
 void *asp__memalign(enum asp_fn fn, size_t align, size_t size, uintptr_t site)
 {
-	if (ASP_UNLIKELY(asp__state == 0) && !init_slow())
+	if (ASP_UNLIKELY(asp__state == 0) && !asp__init_slow())
 		return asp__boot_alloc(size, align > 4096 ? 4096 : align);
 	void *p;
 	switch (fn) {
@@ -444,22 +584,18 @@ void *asp__memalign(enum asp_fn fn, size_t align, size_t size, uintptr_t site)
 void asp__free_slow(void *p, enum asp_fn fn)
 {
 	if (p == NULL) {
+		/* freeres's free(NULL)s are not the program's. */
 		struct asp_thread *t = enter();
-		if (t != NULL)
+		if (t != NULL && !asp__in_freeres())
 			asp_owned_add(&t->c.fn[fn].null, 1);
 		return;
 	}
 	if (asp__boot_owns(p))
 		return;
 	if (asp__state == 0)
-		init_slow();
-	wait_scan();
+		asp__init_slow();
+	asp__wait_frozen();
 	asp__next.free(p);
-}
-
-void asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p)
-{
-	count_release(t, asp__fast, fn, p);
 }
 
 size_t asp__usable_size(void *p)
@@ -469,7 +605,7 @@ size_t asp__usable_size(void *p)
 	if (asp__boot_owns(p))
 		return asp__boot_size(p);
 	if (ASP_UNLIKELY(asp__state == 0))
-		init_slow();
+		asp__init_slow();
 	struct asp_thread *t = enter();
 	if (t != NULL)
 		asp_owned_add(&t->c.fn[ASP_FN_USABLE_SIZE].calls, 1);

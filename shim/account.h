@@ -19,26 +19,43 @@ extern int asp__state;
 enum { ASP_FAST_COUNT = 1, ASP_FAST_TRACK = 2, ASP_FAST_STACKS = 3 };
 extern int asp__fast;
 
-/* The tid of the thread running the leak scan, while it reads the heap:
- * the other threads' frees wait. */
-extern pid_t asp__scanning;
+/* The tid of the thread that reads the heap for the exit report, from the
+ * moment it holds the whole table until it is done: other threads' frees
+ * wait, so that no block it reads goes back to the allocator meanwhile. */
+extern pid_t asp__frozen;
 
-/* In-use bytes published by threads, and the largest total seen. */
+/* Bumped by the ticker (process.c) when periodic work is due: a thread
+ * that sees it change does that work at its next allocation. */
+extern uint32_t asp__epoch;
+
+/* The in-use figures threads have published, the largest total any thread
+ * saw, and how far off the peak can be (account.c). */
 extern int64_t asp__in_use;
+extern int64_t asp__in_use_blocks;
 extern int64_t asp__peak;
+extern uint64_t asp__peak_ns;
 
 /* Publishes t's unpublished in-use delta. */
 void asp__publish(struct asp_thread *t);
 
-/* The fast paths are inline, so that each interposed function carries its
- * own; the rest lives in account.c. */
+/* The largest error of the peak: every other thread that was running may
+ * hold up to this much unpublished. */
+uint64_t asp__peak_bound(void);
+
+/* Out-of-line paths; the fast paths below are inline, so that each
+ * interposed function carries its own. */
 void *asp__alloc_slow(enum asp_fn fn, size_t size, uintptr_t site);
-void *asp__alloc_odd(struct asp_thread *t, enum asp_fn fn, void *p);
+void *asp__alloc_odd(struct asp_thread *t, enum asp_fn fn, void *p, size_t size);
 void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, size_t size,
                       uintptr_t site);
+/* Track mode: p leaves the table. Returns 0 when the caller frees p now,
+ * 1 when p's free was deferred (a signal handler inside the table). */
+int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p);
 void asp__free_slow(void *p, enum asp_fn fn);
-void asp__tick(struct asp_thread *t);
-void asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p);
+void asp__count_temporary(struct asp_thread *t);
+void asp__account_thread_exit(struct asp_thread *t);
+void asp__account_thread_gone(struct asp_thread *t);
+void asp__periodic(struct asp_thread *t);
 
 /* A block of size bytes handed out by fn, in the thread's counters. */
 static inline void asp__count_block(struct asp_thread *t, enum asp_fn fn, size_t size)
@@ -46,25 +63,28 @@ static inline void asp__count_block(struct asp_thread *t, enum asp_fn fn, size_t
 	asp_owned_add(&t->c.fn[fn].calls, 1);
 	asp_owned_add(&t->c.fn[fn].bytes, size);
 	asp_owned_add(&t->c.hist[asp_hist_bucket(size)], 1);
-	if (ASP_UNLIKELY(--t->tick == 0))
-		asp__tick(t);
 }
 
-/* The end of a counted operation: a fork may go ahead (thread.h). */
-static inline void asp__op_done(struct asp_thread *t)
+/* Periodic work (dumps, snapshots) is looked at once per allocation: one
+ * load of a line that is written a few times a second at most. */
+static inline void asp__check_epoch(struct asp_thread *t)
 {
-	asp_atomic_store_release(&t->inflight, 0);
+	if (ASP_UNLIKELY(t->epoch != asp_atomic_load_relaxed(&asp__epoch)))
+		asp__periodic(t);
 }
 
-/* A block p of size bytes handed out by fn: the table first, then the
- * counters (see asp__live_atfork_prepare). */
+/* A block p of size bytes handed out by fn. */
 static inline void asp__count_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p,
                                     size_t size, uintptr_t site)
 {
-	if (fast != ASP_FAST_COUNT)
+	if (fast != ASP_FAST_COUNT) {
 		asp__track_alloc(t, fast, fn, p, size, site);
+		return;
+	}
 	asp__count_block(t, fn, size);
-	asp__op_done(t);
+	t->last = (uintptr_t)p;
+	t->last_fn = fn;
+	asp__check_epoch(t);
 }
 
 /* malloc and the functions that are malloc underneath (strdup, new). */
@@ -76,7 +96,7 @@ static inline void *asp__alloc(enum asp_fn fn, size_t size, uintptr_t site)
 	void *p = asp__next.malloc(size);
 	struct asp_thread *t = asp__thread_self();
 	if (ASP_UNLIKELY(p == NULL || t->depth != 0))
-		return asp__alloc_odd(t, fn, p);
+		return asp__alloc_odd(t, fn, p, size);
 	asp__count_alloc(t, fast, fn, p, size, site);
 	return p;
 }
@@ -90,11 +110,12 @@ static inline void asp__free(void *p, enum asp_fn fn)
 		return;
 	}
 	struct asp_thread *t = asp__thread_self();
-	if (ASP_LIKELY(t->depth == 0)) {
-		if (fast == ASP_FAST_COUNT)
-			asp_owned_add(&t->c.fn[fn].calls, 1);
-		else
-			asp__track_release(t, fn, p);
+	if (fast == ASP_FAST_COUNT && ASP_LIKELY(t->depth == 0)) {
+		asp_owned_add(&t->c.fn[fn].calls, 1);
+		if (ASP_UNLIKELY((uintptr_t)p == t->last))
+			asp__count_temporary(t);
+	} else if (fast != ASP_FAST_COUNT && asp__track_release(t, fn, p) != 0) {
+		return;
 	}
 	asp__next.free(p);
 }
@@ -122,10 +143,17 @@ void *asp__new_aligned(enum asp_fn fn, size_t size, size_t align, int nothrow,
 /* The shim's own interposer of fn (override.c). */
 const void *asp__fn_address(unsigned fn);
 
-/* Makes sure the shim is set up (also the constructor's job). */
+/* Counting starts and stops (process.c): asp__init makes sure the shim is
+ * set up; asp__init_slow returns 0 while this thread may not count yet
+ * (dlsym or the shim's own set-up runs): the caller uses the bootstrap
+ * arena then. */
 void asp__init(void);
+int asp__init_slow(void);
 
-/* The exit report, once: from the destructor or _exit. */
+/* The exit report, once: from the last exit handler or from _exit. */
 void asp__finish(void);
+
+/* Waits while another thread reads the heap for the exit report. */
+void asp__wait_frozen(void);
 
 #endif

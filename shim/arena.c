@@ -97,3 +97,71 @@ void asp__arena_ranges(void (*fn)(void *arg, const void *start, size_t len), voi
 	for (size_t i = 0; i < n; i++)
 		fn(arg, (const void *)copy[i].start, copy[i].end - copy[i].start);
 }
+
+/* The shim's heap: power-of-two classes from 16 bytes to 64 KiB on free
+ * lists, larger blocks in mappings of their own. A header before each
+ * block says which. */
+#define ASP_HEAP_CLASSES 13	/* 16 << 12 = 64 KiB */
+
+struct heap_header {
+	size_t size;		/* the class's size, or the mapping's length */
+	size_t cls;		/* its class, or ASP_HEAP_CLASSES: a mapping */
+};
+
+static void *g_free_lists[ASP_HEAP_CLASSES];
+
+void *asp__heap_alloc(size_t size)
+{
+	size_t cls = 0;
+	while (cls < ASP_HEAP_CLASSES && ((size_t)16 << cls) < size)
+		cls++;
+	if (cls == ASP_HEAP_CLASSES) {
+		size_t len = (size + sizeof(struct heap_header) + 4095) & ~(size_t)4095;
+		if (len < size)
+			return NULL;
+		struct heap_header *h = asp__pages_alloc(len);
+		if (h == NULL)
+			return NULL;
+		*h = (struct heap_header){ len, cls };
+		return h + 1;
+	}
+	sigset_t old;
+	asp_lock_nosig(&g_lock, &old);
+	void *p = g_free_lists[cls];
+	if (p != NULL)
+		g_free_lists[cls] = *(void **)p;
+	asp_unlock_nosig(&g_lock, &old);
+	if (p != NULL)
+		return p;
+	struct heap_header *h = asp__arena_alloc(sizeof *h + ((size_t)16 << cls));
+	if (h == NULL)
+		return NULL;
+	*h = (struct heap_header){ (size_t)16 << cls, cls };
+	return h + 1;
+}
+
+void asp__heap_free(void *p)
+{
+	if (p == NULL)
+		return;
+	struct heap_header *h = (struct heap_header *)p - 1;
+	if (h->cls == ASP_HEAP_CLASSES) {
+		asp__pages_free(h, h->size);
+		return;
+	}
+	sigset_t old;
+	asp_lock_nosig(&g_lock, &old);
+	*(void **)p = g_free_lists[h->cls];
+	g_free_lists[h->cls] = p;
+	asp_unlock_nosig(&g_lock, &old);
+}
+
+void asp__arena_atfork_prepare(void)
+{
+	asp_lock(&g_lock);
+}
+
+void asp__arena_atfork_release(void)
+{
+	asp_unlock(&g_lock);
+}

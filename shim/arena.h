@@ -12,6 +12,16 @@ void asp__pages_free(void *p, size_t size);
 /* Zeroed, 64-byte aligned memory that lives as long as the process. */
 void *asp__arena_alloc(size_t size);
 
+/* A small heap of the shim's own, for the libraries it runs inside the
+ * program (jansson): malloc's semantics, memory from the arena, safe to call
+ * with the program's allocator in any state (a signal handler's report). */
+void *asp__heap_alloc(size_t size);
+void asp__heap_free(void *p);
+
+/* fork: the arena's lock is held across it. */
+void asp__arena_atfork_prepare(void);
+void asp__arena_atfork_release(void);
+
 /* Calls fn for every range this module has mapped and not unmapped (on a
  * snapshot: fn may map memory; not thread-safe against other callers). */
 void asp__arena_ranges(void (*fn)(void *arg, const void *start, size_t len), void *arg);

@@ -38,8 +38,10 @@
 #include "next.h"
 #include "options.h"
 #include "stack.h"
+#include "sort.h"
 #include "suppress.h"
 #include "thread.h"
+#include "world.h"
 
 /* memcheck's states, in its order (loss records sort by it). */
 enum { REACHABLE, POSSIBLE, INDIRECT, UNREACHED };
@@ -291,7 +293,7 @@ static int sort_blocks(struct scan *s)
 	/* A few blocks: a plain sort costs less than three passes over a
 	 * 256 KiB count table. */
 	if (n < 16384) {
-		qsort(a, n, sizeof *a, by_addr);
+		asp__sort(a, n, sizeof *a, by_addr);
 		goto place;
 	}
 	for (int shift = 4; shift < 52; shift += 16) {
@@ -671,76 +673,11 @@ static void skip_block_mappings(struct scan *s)
 
 /* Threads ---------------------------------------------------------------------- */
 
-#define ASP_MAX_SIGNALLED 1024
-
-struct regs {
-	pid_t tid;
-	int done;
-	uintptr_t sp;
-	uintptr_t gregs[NGREG];
-};
-
-static struct regs *g_regs;
-static size_t g_nregs;
-
-static void on_regs_signal(int sig, siginfo_t *si, void *ctx)
+/* The stack pointer of a live thread, as world.c found it (0: unknown). */
+static uintptr_t live_sp(pid_t tid)
 {
-	(void)sig;
-	(void)si;
-	pid_t tid = asp_gettid();
-	const ucontext_t *uc = ctx;
-	for (size_t i = 0; i < g_nregs; i++) {
-		if (g_regs[i].tid != tid)
-			continue;
-		for (int r = 0; r < NGREG; r++)
-			g_regs[i].gregs[r] = (uintptr_t)uc->uc_mcontext.gregs[r];
-		g_regs[i].sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-		asp_atomic_store_release(&g_regs[i].done, 1);
-	}
-}
-
-/* Asks every other live thread for its registers; waits at most 200 ms. */
-static void collect_registers(const struct asp_thread_stack *threads, size_t n)
-{
-	g_regs = asp__pages_alloc(ASP_MAX_SIGNALLED * sizeof *g_regs);
-	if (g_regs == NULL)
-		return;
-	pid_t me = asp_gettid();
-	for (size_t i = 0; i < n && g_nregs < ASP_MAX_SIGNALLED; i++)
-		if (threads[i].live && threads[i].tid != me)
-			g_regs[g_nregs++].tid = threads[i].tid;
-	if (g_nregs == 0)
-		return;
-	struct sigaction sa, old;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_regs_signal;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigfillset(&sa.sa_mask);
-	int sig = SIGRTMAX;
-	if (sigaction(sig, &sa, &old) != 0)
-		return;
-	pid_t pid = getpid();
-	for (size_t i = 0; i < g_nregs; i++)
-		if (syscall(SYS_tgkill, pid, g_regs[i].tid, sig) != 0)
-			g_regs[i].done = -1;
-	for (int waited = 0; waited < 200; waited++) {
-		size_t pending = 0;
-		for (size_t i = 0; i < g_nregs; i++)
-			pending += asp_atomic_load_acquire(&g_regs[i].done) == 0;
-		if (pending == 0)
-			break;
-		struct timespec ms = { 0, 1000000 };
-		nanosleep(&ms, NULL);
-	}
-	sigaction(sig, &old, NULL);
-}
-
-static const struct regs *regs_of(pid_t tid)
-{
-	for (size_t i = 0; i < g_nregs; i++)
-		if (g_regs[i].tid == tid && asp_atomic_load_acquire(&g_regs[i].done) == 1)
-			return &g_regs[i];
-	return NULL;
+	const struct asp_world_thread *w = asp__world_thread(tid);
+	return w != NULL ? w->sp : 0;
 }
 
 /* Dead stack: below the first frame of exited threads, below the stack
@@ -751,14 +688,14 @@ static void skip_dead_stacks(struct scan *s, uintptr_t my_sp)
 	if (t == NULL)
 		return;
 	size_t n = asp__threads_stacks(t, ASP_MAX_THREAD_SUMMARIES);
-	collect_registers(t, n);
+	asp__world_stop();
 	pid_t me = asp_gettid();
 	for (size_t i = 0; i < n; i++) {
 		uintptr_t below;
 		if (t[i].live && t[i].tid == me)
 			below = my_sp;
 		else if (t[i].live)
-			below = regs_of(t[i].tid) ? regs_of(t[i].tid)->sp : 0;
+			below = live_sp(t[i].tid);
 		else
 			below = t[i].start_sp;
 		const struct mapping *m = below ? mapping_of(s, below) : NULL;
@@ -769,10 +706,8 @@ static void skip_dead_stacks(struct scan *s, uintptr_t my_sp)
 	uintptr_t main_sp = g_main_returned && g_main_frame ? g_main_frame : 0;
 	if (main_sp == 0 && me == getpid())
 		main_sp = g_exit_sp ? g_exit_sp : my_sp;
-	if (main_sp == 0) {
-		const struct regs *r = regs_of(getpid());
-		main_sp = r ? r->sp : 0;
-	}
+	if (main_sp == 0)
+		main_sp = live_sp(getpid());
 	for (size_t i = 0; i < s->nmaps; i++)
 		if (s->maps[i].stack && main_sp > s->maps[i].start && main_sp <= s->maps[i].end)
 			skip_range(s, s->maps[i].start, main_sp);
@@ -788,7 +723,7 @@ static int by_range(const void *a, const void *b)
 /* Scans every root: rw mappings less the skipped ranges, then registers. */
 static void scan_roots(struct scan *s)
 {
-	qsort(s->skip, s->nskip, sizeof *s->skip, by_range);
+	asp__sort(s->skip, s->nskip, sizeof *s->skip, by_range);
 	for (size_t i = 0; i < s->nmaps; i++) {
 		const struct mapping *m = &s->maps[i];
 		if (!m->r || !m->w)
@@ -806,9 +741,11 @@ static void scan_roots(struct scan *s)
 		if (at < m->end)
 			scan_root(s, at, m->end);
 	}
-	for (size_t i = 0; i < g_nregs; i++)
-		if (asp_atomic_load_acquire(&g_regs[i].done) == 1)
-			scan_words(s, g_regs[i].gregs, NGREG, 1, -1, 0);
+	size_t n;
+	const struct asp_world_thread *w = asp__world_threads(&n);
+	for (size_t i = 0; i < n; i++)
+		if (asp_atomic_load_acquire(&w[i].state) == ASP_WORLD_PARKED)
+			scan_words(s, w[i].gregs, NGREG, 1, -1, 0);
 }
 
 /* Loss records ---------------------------------------------------------------- */
@@ -888,7 +825,7 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 	}
 	asp__pages_free(recno, s->n * sizeof *recno);
 	asp__pages_free(table, slots * sizeof *table);
-	qsort(rec, nrec, sizeof *rec, by_loss);
+	asp__sort(rec, nrec, sizeof *rec, by_loss);
 	out->records = rec;
 	out->nrecords = nrec;
 	return 0;
@@ -938,30 +875,14 @@ size_t asp__site_frames(uintptr_t site, const uintptr_t **out, uintptr_t *one)
 
 /* The scan ----------------------------------------------------------------- */
 
-int asp__leak_check(struct asp_leak_result *out)
+int asp__leak_check(const struct asp_live_entry *e, size_t n, struct asp_leak_result *out)
 {
 	struct scan s;
 	memset(&s, 0, sizeof s);
 	memset(out, 0, sizeof *out);
 	uintptr_t my_sp = (uintptr_t)__builtin_frame_address(0);
 
-	size_t cap = 0;
-	uint64_t blocks, bytes;
-	asp__live_totals(&blocks, &bytes);
-	struct asp_live_entry *e = NULL;
-	for (;;) {
-		cap = blocks + blocks / 8 + 64;
-		e = asp__pages_alloc(cap * sizeof *e);
-		if (e == NULL)
-			return -ENOMEM;
-		size_t n = asp__live_snapshot(e, cap);
-		if (n <= cap) {
-			s.n = n;
-			break;
-		}
-		asp__pages_free(e, cap * sizeof *e);
-		blocks = n;
-	}
+	s.n = n;
 	s.b = asp__pages_alloc((s.n + 1) * sizeof *s.b);
 	s.stack = asp__pages_alloc((s.n + 1) * sizeof *s.stack);
 	if (s.b == NULL || s.stack == NULL)
@@ -969,7 +890,6 @@ int asp__leak_check(struct asp_leak_result *out)
 	for (size_t i = 0; i < s.n; i++)
 		s.b[i] = (struct block){ .start = e[i].ptr, .size = e[i].size, .site = e[i].site,
 		                         .fn = e[i].fn, .state = UNREACHED };
-	asp__pages_free(e, cap * sizeof *e);
 	if (s.n == 0)
 		return 0;
 	int err = sort_blocks(&s);
@@ -993,6 +913,10 @@ int asp__leak_check(struct asp_leak_result *out)
 	skip_dead_stacks(&s, my_sp);
 
 	scan_roots(&s);
+	/* What the loader allocated for the shim's own libraries lives in the
+	 * bootstrap arena, inside the shim's skipped data: the loader's list of
+	 * objects runs through it, so it is a root. */
+	scan_root(&s, (uintptr_t)asp__boot, (uintptr_t)asp__boot + asp__boot_used());
 	process(&s, -1);
 	for (size_t i = 0; i < s.n; i++) {
 		if (s.b[i].state != UNREACHED)

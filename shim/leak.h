@@ -42,8 +42,11 @@ int asp__alloc_frames(unsigned fn, const char *out[3]);
 /* The program's frames of a record's site: raw return addresses. */
 size_t asp__site_frames(uintptr_t site, const uintptr_t **out, uintptr_t *one);
 
-/* Runs the scan. 0, or a negative errno when it could not run. */
-int asp__leak_check(struct asp_leak_result *out);
+/* Runs the scan over the n live blocks e (the table, read by the caller,
+ * whose blocks are not freed meanwhile). 0, or a negative errno when it
+ * could not run. */
+struct asp_live_entry;
+int asp__leak_check(const struct asp_live_entry *e, size_t n, struct asp_leak_result *out);
 
 /* Where main's frame ended (the frame main was called from), that main
  * returned, and the stack pointer exit() was called with: they bound the

@@ -13,51 +13,55 @@
 #include "live.h"
 
 #define ASP_SHARD_BITS 6
-#define ASP_SHARDS (1u << ASP_SHARD_BITS)
 #define ASP_SHARD_MIN_SLOTS 128	/* 3 KiB: one page per shard to start */
+_Static_assert(ASP_SHARDS == 1u << ASP_SHARD_BITS, "shard count");
 _Static_assert(ASP_SHARD_MIN_SLOTS * sizeof(struct asp_live_entry) <= 4096, "first array fits a page");
 
-/* A shard's lock remembers its holder (the address of the holder's
- * in-flight flag, one per thread), so that a signal handler that allocates
- * while its thread holds the same shard gives up on tracking that one
- * block instead of waiting for itself forever. */
-struct shard {
-	uintptr_t holder;	/* 0: free; else the holder's record */
+struct asp_shard {
+	uintptr_t holder;	/* 0: free; else the holder's identity */
 	size_t count;
+	uint64_t bytes;		/* the sizes of its entries */
 	size_t limit;		/* grow when count reaches it (3/4 load) */
 	size_t mask;		/* slots - 1; 0 while unallocated */
 	struct asp_live_entry *slots;
 } __attribute__((aligned(ASP_CACHE_LINE)));
 
-static struct shard g_shards[ASP_SHARDS];
+static struct asp_shard g_shards[ASP_SHARDS];
 
-/* 0 with the shard held, or -EDEADLK when self already holds it. */
-static inline int shard_lock(struct shard *s, uintptr_t self)
+static inline int try_take(struct asp_shard *s, uintptr_t self)
 {
 	uintptr_t free_ = 0;
-	self |= !self;		/* no record: an anonymous holder, 1 */
-	if (ASP_LIKELY(__atomic_compare_exchange_n(&s->holder, &free_, self, 0, __ATOMIC_ACQUIRE,
-	                                           __ATOMIC_RELAXED)))
-		return 0;
-	if (self != 1 && free_ == self)
-		return -EDEADLK;
+	return __atomic_compare_exchange_n(&s->holder, &free_, self, 0, __ATOMIC_ACQUIRE,
+	                                   __ATOMIC_RELAXED);
+}
+
+/* A holder only ever runs a few hundred instructions (or one mmap) before
+ * it lets go, so a short spin finds the shard free; a holder preempted on
+ * a busy machine is waited for with the CPU given up. */
+static ASP_NOINLINE void take_slow(struct asp_shard *s, uintptr_t self)
+{
 	for (unsigned spins = 0;; spins++) {
 		while (asp_atomic_load_relaxed(&s->holder) != 0) {
-			if (spins++ < 64)
+			if (spins++ < 256)
 				asp_cpu_relax();
 			else
 				sched_yield();
 		}
-		free_ = 0;
-		if (__atomic_compare_exchange_n(&s->holder, &free_, self, 0, __ATOMIC_ACQUIRE,
-		                                __ATOMIC_RELAXED))
-			return 0;
+		if (try_take(s, self))
+			return;
 	}
 }
 
-static inline void shard_unlock(struct shard *s)
+/* 0 with s held, -EDEADLK when self holds it already. */
+static inline int take(struct asp_shard *s, uintptr_t self)
 {
-	__atomic_store_n(&s->holder, 0, __ATOMIC_RELEASE);
+	self |= !self;		/* no identity: an anonymous holder, 1 */
+	if (ASP_LIKELY(try_take(s, self)))
+		return 0;
+	if (self != 1 && asp_atomic_load_relaxed(&s->holder) == self)
+		return -EDEADLK;
+	take_slow(s, self);
+	return 0;
 }
 
 static inline uint64_t hash(uintptr_t p)
@@ -65,21 +69,39 @@ static inline uint64_t hash(uintptr_t p)
 	return (uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull;
 }
 
-static inline struct shard *shard_of(uint64_t h)
+static inline struct asp_shard *shard_of(uint64_t h)
 {
 	return &g_shards[h >> (64 - ASP_SHARD_BITS)];
 }
 
-static inline size_t home(const struct shard *s, uint64_t h)
+static inline size_t home(const struct asp_shard *s, uint64_t h)
 {
 	return (size_t)(h >> 20) & s->mask;
+}
+
+struct asp_shard *asp__live_shard(uintptr_t ptr)
+{
+	return shard_of(hash(ptr));
+}
+
+struct asp_shard *asp__live_lock(uintptr_t ptr, uintptr_t self, int nested)
+{
+	struct asp_shard *s = shard_of(hash(ptr));
+	if (ASP_LIKELY(!nested))
+		return take(s, self) == 0 ? s : NULL;
+	return try_take(s, self | !self) ? s : NULL;
+}
+
+void asp__live_unlock(struct asp_shard *s)
+{
+	__atomic_store_n(&s->holder, 0, __ATOMIC_RELEASE);
 }
 
 /* The first array of every shard: one page each, out of one mapping made
  * on the first insert (one system call, not 64). */
 static char *g_first_pages;
 
-static struct asp_live_entry *first_array(const struct shard *s)
+static struct asp_live_entry *first_array(const struct asp_shard *s)
 {
 	char *pages = asp_atomic_load_acquire(&g_first_pages);
 	if (pages == NULL) {
@@ -95,7 +117,7 @@ static struct asp_live_entry *first_array(const struct shard *s)
 	return (struct asp_live_entry *)(pages + (size_t)(s - g_shards) * 4096);
 }
 
-static int grow(struct shard *s)
+static int grow(struct asp_shard *s)
 {
 	size_t slots = s->mask ? (s->mask + 1) * 2 : ASP_SHARD_MIN_SLOTS;
 	struct asp_live_entry *n = s->mask ? asp__pages_alloc(slots * sizeof *n) : first_array(s);
@@ -119,32 +141,25 @@ static int grow(struct shard *s)
 	return 0;
 }
 
-int asp__live_insert(int *inflight, uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site)
+int asp__live_insert(struct asp_shard *s, uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site)
 {
+	if (ASP_UNLIKELY(s->count >= s->limit) && grow(s) != 0)
+		return -ENOMEM;
 	uint64_t h = hash(ptr);
-	struct shard *s = shard_of(h);
-	if (ASP_UNLIKELY(shard_lock(s, (uintptr_t)inflight) != 0))
-		return -EDEADLK;
-	if (inflight)
-		*inflight = 1;
-	if (ASP_UNLIKELY(s->count >= s->limit)) {
-		if (grow(s) != 0) {
-			shard_unlock(s);
-			return -ENOMEM;
-		}
-	}
 	size_t i = home(s, h);
 	while (s->slots[i].ptr != 0 && s->slots[i].ptr != ptr)
 		i = (i + 1) & s->mask;
-	/* The same address again means it was freed behind the shim's back. */
-	s->count += s->slots[i].ptr != ptr;
+	if (s->slots[i].ptr == ptr)
+		s->bytes -= s->slots[i].size;
+	else
+		s->count++;
+	s->bytes += size;
 	s->slots[i] = (struct asp_live_entry){ ptr, size, fn, site };
-	shard_unlock(s);
 	return 0;
 }
 
 /* The slot holding ptr, or -1. Lock held. */
-static ptrdiff_t lookup(const struct shard *s, uint64_t h, uintptr_t ptr)
+static ptrdiff_t lookup(const struct asp_shard *s, uint64_t h, uintptr_t ptr)
 {
 	if (s->mask == 0)
 		return -1;
@@ -156,22 +171,15 @@ static ptrdiff_t lookup(const struct shard *s, uint64_t h, uintptr_t ptr)
 	}
 }
 
-int asp__live_remove(int *inflight, uintptr_t ptr, struct asp_live_entry *out)
+int asp__live_remove(struct asp_shard *s, uintptr_t ptr, struct asp_live_entry *out)
 {
-	uint64_t h = hash(ptr);
-	struct shard *s = shard_of(h);
-	if (ASP_UNLIKELY(shard_lock(s, (uintptr_t)inflight) != 0))
-		return -EDEADLK;
-	if (inflight)
-		*inflight = 1;
-	ptrdiff_t at = lookup(s, h, ptr);
-	if (at < 0) {
-		shard_unlock(s);
+	ptrdiff_t at = lookup(s, hash(ptr), ptr);
+	if (at < 0)
 		return 0;
-	}
 	size_t i = (size_t)at;
 	*out = s->slots[i];
 	s->count--;
+	s->bytes -= out->size;
 	/* Backward shift: pull later entries of the probe run into the hole
 	 * unless their home lies cyclically in (i, j]. */
 	for (size_t j = (i + 1) & s->mask; s->slots[j].ptr != 0; j = (j + 1) & s->mask) {
@@ -183,41 +191,47 @@ int asp__live_remove(int *inflight, uintptr_t ptr, struct asp_live_entry *out)
 		i = j;
 	}
 	s->slots[i].ptr = 0;
-	shard_unlock(s);
 	return 1;
 }
 
-int asp__live_find(uintptr_t ptr, struct asp_live_entry *out)
+/* Readers: a shard self holds is read as it is. */
+static int read_lock(struct asp_shard *s, uintptr_t self)
+{
+	return take(s, self) == 0;
+}
+
+int asp__live_find(uintptr_t ptr, struct asp_live_entry *out, uintptr_t self)
 {
 	uint64_t h = hash(ptr);
-	struct shard *s = shard_of(h);
-	shard_lock(s, 1);
+	struct asp_shard *s = shard_of(h);
+	int mine = read_lock(s, self);
 	ptrdiff_t at = lookup(s, h, ptr);
 	if (at >= 0)
 		*out = s->slots[at];
-	shard_unlock(s);
+	if (mine)
+		asp__live_unlock(s);
 	return at >= 0;
 }
 
-void asp__live_totals(uint64_t *blocks, uint64_t *bytes)
+void asp__live_totals(uint64_t *blocks, uint64_t *bytes, uintptr_t self)
 {
 	*blocks = *bytes = 0;
 	for (size_t i = 0; i < ASP_SHARDS; i++) {
-		struct shard *s = &g_shards[i];
-		shard_lock(s, 1);
+		struct asp_shard *s = &g_shards[i];
+		int mine = read_lock(s, self);
 		*blocks += s->count;
-		for (size_t j = 0; s->mask && j <= s->mask; j++)
-			*bytes += s->slots[j].ptr ? s->slots[j].size : 0;
-		shard_unlock(s);
+		*bytes += s->bytes;
+		if (mine)
+			asp__live_unlock(s);
 	}
 }
 
-size_t asp__live_snapshot(struct asp_live_entry *out, size_t max)
+size_t asp__live_snapshot(struct asp_live_entry *out, size_t max, uintptr_t self)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < ASP_SHARDS; i++) {
-		struct shard *s = &g_shards[i];
-		shard_lock(s, 1);
+		struct asp_shard *s = &g_shards[i];
+		int mine = read_lock(s, self);
 		for (size_t j = 0; s->mask && j <= s->mask; j++) {
 			if (s->slots[j].ptr == 0)
 				continue;
@@ -225,25 +239,24 @@ size_t asp__live_snapshot(struct asp_live_entry *out, size_t max)
 				out[n] = s->slots[j];
 			n++;
 		}
-		shard_unlock(s);
+		if (mine)
+			asp__live_unlock(s);
 	}
 	return n;
 }
 
-void asp__live_atfork_prepare(void)
+uint64_t asp__live_lock_all(uintptr_t self)
 {
+	uint64_t taken = 0;
 	for (size_t i = 0; i < ASP_SHARDS; i++)
-		shard_lock(&g_shards[i], 1);
+		if (take(&g_shards[i], self) == 0)
+			taken |= 1ull << i;
+	return taken;
 }
 
-void asp__live_atfork_parent(void)
+void asp__live_unlock_all(uint64_t taken)
 {
 	for (size_t i = ASP_SHARDS; i-- > 0;)
-		shard_unlock(&g_shards[i]);
-}
-
-void asp__live_atfork_child(void)
-{
-	for (size_t i = 0; i < ASP_SHARDS; i++)
-		g_shards[i].holder = 0;
+		if (taken & (1ull << i))
+			asp__live_unlock(&g_shards[i]);
 }

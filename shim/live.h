@@ -14,32 +14,51 @@ struct asp_live_entry {
 	uintptr_t site;		/* the caller, or a stack id with backtraces */
 };
 
-/* inflight is the calling thread's in-flight flag (or NULL): it is set
- * under the shard lock, and the caller clears it once it has counted the
- * operation, so that fork can wait for whole operations. It also tells a
- * thread's calls apart: a signal handler that allocates while its thread is
- * inside the same shard does not wait for itself.
- * 0; -ENOMEM when the table could not grow, -EDEADLK when the thread is
- * inside the same shard already (the block then goes untracked). */
-int asp__live_insert(int *inflight, uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site);
+#define ASP_SHARDS 64
 
-/* 1 and the entry when ptr was live (it is removed), 0 when it was not,
- * -EDEADLK when self is inside the same shard already (try again later). */
-int asp__live_remove(int *inflight, uintptr_t ptr, struct asp_live_entry *out);
+struct asp_shard;
+
+/* A shard's lock remembers its holder: self is the caller's identity (its
+ * thread record; 0 for none). The table's users count an operation while
+ * they hold the shard, so whoever holds every shard (fork, the exit report)
+ * sees counts and table agree, and never waits for a thread that waits for
+ * it: a holder of a shard waits for nothing but the arena's leaf lock.
+ *
+ * Takes the shard of ptr. With nested set (a signal handler may have
+ * interrupted this thread inside the table) it only tries once, so a
+ * thread never holds one shard while it waits for another. NULL when the
+ * shard cannot be had now: self holds it already, or nested and busy. */
+struct asp_shard *asp__live_lock(uintptr_t ptr, uintptr_t self, int nested);
+void asp__live_unlock(struct asp_shard *s);
+
+/* The shard of ptr, for a caller that holds every shard (fork's child). */
+struct asp_shard *asp__live_shard(uintptr_t ptr);
+
+/* With s held: 0, or -ENOMEM when the table could not grow. The same
+ * address again replaces its entry (it was freed behind the shim's back). */
+int asp__live_insert(struct asp_shard *s, uintptr_t ptr, uint64_t size, unsigned fn,
+                     uintptr_t site);
+
+/* With s held: 1 and the entry when ptr was live (it is removed), else 0. */
+int asp__live_remove(struct asp_shard *s, uintptr_t ptr, struct asp_live_entry *out);
+
+/* The readers take each shard in turn as self; a shard self holds already
+ * (asp__live_lock_all, or a signal handler inside the table) is read as
+ * it is. */
 
 /* 1 and the entry when ptr is live, else 0. */
-int asp__live_find(uintptr_t ptr, struct asp_live_entry *out);
+int asp__live_find(uintptr_t ptr, struct asp_live_entry *out, uintptr_t self);
 
 /* The number of live blocks and their bytes. */
-void asp__live_totals(uint64_t *blocks, uint64_t *bytes);
+void asp__live_totals(uint64_t *blocks, uint64_t *bytes, uintptr_t self);
 
-/* Copies every entry into out (at most max) and returns how many there are.
- * Each shard is copied under its lock. */
-size_t asp__live_snapshot(struct asp_live_entry *out, size_t max);
+/* Copies every entry into out (at most max) and returns how many there are. */
+size_t asp__live_snapshot(struct asp_live_entry *out, size_t max, uintptr_t self);
 
-/* fork: all shard locks held across it. */
-void asp__live_atfork_prepare(void);
-void asp__live_atfork_parent(void);
-void asp__live_atfork_child(void);
+/* Every shard, in order, for whoever must see the whole table still: fork's
+ * prepare handler and the exit report. Shards self holds already are left
+ * alone. Returns the set it took (bit i: shard i), for unlock_all. */
+uint64_t asp__live_lock_all(uintptr_t self);
+void asp__live_unlock_all(uint64_t taken);
 
 #endif

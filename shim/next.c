@@ -18,7 +18,7 @@ struct asp_next asp__next;
 
 /* Each bootstrap block is preceded by its size, so realloc can copy it. */
 _Alignas(64) unsigned char asp__boot[ASP_BOOT_SIZE];
-static size_t asp__boot_used;
+static size_t g_boot_used;
 static int g_state; /* 0 unresolved, 1 resolving, 2 ready */
 
 void *asp__boot_alloc(size_t size, size_t align)
@@ -26,16 +26,21 @@ void *asp__boot_alloc(size_t size, size_t align)
 	if (align < 16)
 		align = 16;
 	for (;;) {
-		size_t used = asp_atomic_load_relaxed(&asp__boot_used);
+		size_t used = asp_atomic_load_relaxed(&g_boot_used);
 		size_t start = (used + sizeof(size_t) + align - 1) & ~(align - 1);
 		size_t end = start + size;
 		if (end > ASP_BOOT_SIZE || end < start)
 			return NULL;
-		if (asp_atomic_cas_relaxed(&asp__boot_used, &used, end)) {
+		if (asp_atomic_cas_relaxed(&g_boot_used, &used, end)) {
 			memcpy(asp__boot + start - sizeof(size_t), &size, sizeof size);
 			return asp__boot + start;
 		}
 	}
+}
+
+size_t asp__boot_used(void)
+{
+	return asp_atomic_load_relaxed(&g_boot_used);
 }
 
 size_t asp__boot_size(const void *p)

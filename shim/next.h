@@ -43,6 +43,9 @@ static inline int asp__boot_owns(const void *p)
 
 size_t asp__boot_size(const void *p);
 
+/* How much of the bootstrap arena is in use. */
+size_t asp__boot_used(void);
+
 /* Looks a symbol up in the objects after the shim (RTLD_NEXT), once. */
 void *asp__next_sym(const char *name);
 

@@ -17,6 +17,8 @@ struct asp_options asp__opt = {
 	.leak_check = ASP_LEAK_SUMMARY,
 	.error_exitcode = -1,
 	.error_kinds = ASP_KIND_DEFINITE | ASP_KIND_POSSIBLE,
+	.snapshots = 100,
+	.freeres = ASP_FREERES_LIBC | ASP_FREERES_CXX,
 };
 
 int asp__err_fd = 2;
@@ -202,6 +204,11 @@ void asp__options_init(void)
 	o->dump_on_signal = boolean("ALLOCSPY_DUMP_ON_SIGNAL", 0);
 	o->interval_ms = integer("ALLOCSPY_INTERVAL_MS", 0, 86400000, 0);
 	o->ref_cross = boolean("ALLOCSPY_REF_CROSS", 0);
+	o->snapshots = integer("ALLOCSPY_SNAPSHOTS", 0, 100000, 100);
+	static const char *const freeres[] = { "no", "libc", "cxx", "yes" };
+	int fr = pick("ALLOCSPY_FREERES", freeres, 4, "yes, no, libc, cxx; the default, yes, is used");
+	if (fr >= 0)
+		o->freeres = fr;
 	const char *v;
 	v = getenv("ALLOCSPY_ERRORS_FOR_LEAK_KINDS");
 	if (v != NULL && *v != '\0') {

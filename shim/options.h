@@ -18,6 +18,9 @@ enum {
 	ASP_KIND_REACHABLE = 8,
 };
 
+/* ALLOCSPY_FREERES, as bits. */
+enum { ASP_FREERES_LIBC = 1, ASP_FREERES_CXX = 2 };
+
 #define ASP_PATH_MAX 4096
 #define ASP_MAX_BACKTRACE 64
 
@@ -36,6 +39,8 @@ struct asp_options {
 	int interval_ms;		/* 0: no periodic dumps */
 	int dump_on_signal;		/* report on SIGSEGV and kin, then re-raise */
 	int ref_cross;			/* count cross-thread ref operations */
+	int snapshots;			/* snapshots kept (track mode); 0: none */
+	int freeres;			/* ASP_FREERES_* bits */
 	int secure;			/* AT_SECURE: no paths from the environment */
 	char exe[PATH_MAX];		/* /proc/self/exe */
 };

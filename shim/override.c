@@ -8,8 +8,7 @@
 #include "account.h"
 #include "glue.h"
 #include "refs.h"
-#include "report.h"
-#include "start.h"
+#include "process.h"
 
 #define CALLER ((uintptr_t)__builtin_return_address(0))
 
@@ -95,33 +94,20 @@ DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, ASP_FN_DELETE_ALIGNED, size_t align,
 DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, ASP_FN_DELETE_ARR_ALIGNED, size_t align, const void *nt)
 
 /* The exit report also happens on _exit, as valgrind's does. */
-static __attribute__((noreturn)) void finish_and_exit(int status)
-{
-	if (getpid() != asp__process_pid())
-		asp__exit_now(status);	/* a vfork child: the memory is the parent's */
-	asp__finish();
-	int st = asp__report_exit_status();
-	asp__exit_now(st >= 0 ? st : status);
-}
-
-ASP_EXTERN void _exit(int status) { finish_and_exit(status); }
-ASP_EXTERN void _Exit(int status) { finish_and_exit(status); }
+ASP_EXTERN void _exit(int status) { asp__exit_fast(status); }
+ASP_EXTERN void _Exit(int status) { asp__exit_fast(status); }
 
 __attribute__((constructor)) static void asp_constructor(int argc, char **argv)
 {
-	asp__init();
-	asp__set_argv(argc, argv);
+	asp__constructor(argc, argv);
 }
 
 __attribute__((destructor)) static void asp_destructor(void)
 {
-	asp__finish();
-	int st = asp__report_exit_status();
-	if (st >= 0)
-		asp__exit_now(st);
+	asp__destructor();
 }
 
-/* Where the program and its threads start and end (start.c). */
+/* Where the program and its threads start and end (process.c). */
 ASP_EXTERN int __libc_start_main(void *main, int argc, char **argv, void (*init)(void),
                                  void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
 {
@@ -206,31 +192,58 @@ ASP_EXTERN void g_ref_string_release(char *str)
 	asp__g_box_release("g_ref_string_release", str, NULL);
 }
 
-/* The interposer of each function, for the "at" line of a loss record. */
+/* The interposer of each function, for the "at" line of a loss record.
+ * Taken through local aliases: inside a shared library, malloc's address
+ * is the canonical one, which for a non-PIE executable that calls malloc
+ * is that executable's PLT slot, not this code. */
+#define LOCAL(sym) \
+	extern __typeof__(sym) asp_local_##sym __attribute__((alias(#sym), copy(sym), visibility("hidden")));
+LOCAL(malloc)
+LOCAL(calloc)
+LOCAL(realloc)
+LOCAL(reallocarray)
+LOCAL(posix_memalign)
+LOCAL(aligned_alloc)
+LOCAL(memalign)
+LOCAL(valloc)
+LOCAL(pvalloc)
+LOCAL(strdup)
+LOCAL(strndup)
+LOCAL(wcsdup)
+LOCAL(_Znwm)
+LOCAL(_Znam)
+LOCAL(_ZnwmRKSt9nothrow_t)
+LOCAL(_ZnamRKSt9nothrow_t)
+LOCAL(_ZnwmSt11align_val_t)
+LOCAL(_ZnamSt11align_val_t)
+LOCAL(g_strdup)
+LOCAL(g_strndup)
+LOCAL(g_memdup2)
+
 const void *asp__fn_address(unsigned fn)
 {
 	static const void *const table[ASP_FN_COUNT] = {
-		[ASP_FN_MALLOC] = (const void *)malloc,
-		[ASP_FN_CALLOC] = (const void *)calloc,
-		[ASP_FN_REALLOC] = (const void *)realloc,
-		[ASP_FN_REALLOCARRAY] = (const void *)reallocarray,
-		[ASP_FN_POSIX_MEMALIGN] = (const void *)posix_memalign,
-		[ASP_FN_ALIGNED_ALLOC] = (const void *)aligned_alloc,
-		[ASP_FN_MEMALIGN] = (const void *)memalign,
-		[ASP_FN_VALLOC] = (const void *)valloc,
-		[ASP_FN_PVALLOC] = (const void *)pvalloc,
-		[ASP_FN_STRDUP] = (const void *)strdup,
-		[ASP_FN_STRNDUP] = (const void *)strndup,
-		[ASP_FN_WCSDUP] = (const void *)wcsdup,
-		[ASP_FN_NEW] = (const void *)_Znwm,
-		[ASP_FN_NEW_ARR] = (const void *)_Znam,
-		[ASP_FN_NEW_NOTHROW] = (const void *)_ZnwmRKSt9nothrow_t,
-		[ASP_FN_NEW_ARR_NOTHROW] = (const void *)_ZnamRKSt9nothrow_t,
-		[ASP_FN_NEW_ALIGNED] = (const void *)_ZnwmSt11align_val_t,
-		[ASP_FN_NEW_ARR_ALIGNED] = (const void *)_ZnamSt11align_val_t,
-		[ASP_FN_G_STRDUP] = (const void *)g_strdup,
-		[ASP_FN_G_STRNDUP] = (const void *)g_strndup,
-		[ASP_FN_G_MEMDUP2] = (const void *)g_memdup2,
+		[ASP_FN_MALLOC] = (const void *)asp_local_malloc,
+		[ASP_FN_CALLOC] = (const void *)asp_local_calloc,
+		[ASP_FN_REALLOC] = (const void *)asp_local_realloc,
+		[ASP_FN_REALLOCARRAY] = (const void *)asp_local_reallocarray,
+		[ASP_FN_POSIX_MEMALIGN] = (const void *)asp_local_posix_memalign,
+		[ASP_FN_ALIGNED_ALLOC] = (const void *)asp_local_aligned_alloc,
+		[ASP_FN_MEMALIGN] = (const void *)asp_local_memalign,
+		[ASP_FN_VALLOC] = (const void *)asp_local_valloc,
+		[ASP_FN_PVALLOC] = (const void *)asp_local_pvalloc,
+		[ASP_FN_STRDUP] = (const void *)asp_local_strdup,
+		[ASP_FN_STRNDUP] = (const void *)asp_local_strndup,
+		[ASP_FN_WCSDUP] = (const void *)asp_local_wcsdup,
+		[ASP_FN_NEW] = (const void *)asp_local__Znwm,
+		[ASP_FN_NEW_ARR] = (const void *)asp_local__Znam,
+		[ASP_FN_NEW_NOTHROW] = (const void *)asp_local__ZnwmRKSt9nothrow_t,
+		[ASP_FN_NEW_ARR_NOTHROW] = (const void *)asp_local__ZnamRKSt9nothrow_t,
+		[ASP_FN_NEW_ALIGNED] = (const void *)asp_local__ZnwmSt11align_val_t,
+		[ASP_FN_NEW_ARR_ALIGNED] = (const void *)asp_local__ZnamSt11align_val_t,
+		[ASP_FN_G_STRDUP] = (const void *)asp_local_g_strdup,
+		[ASP_FN_G_STRNDUP] = (const void *)asp_local_g_strndup,
+		[ASP_FN_G_MEMDUP2] = (const void *)asp_local_g_memdup2,
 	};
 	return fn < ASP_FN_COUNT ? table[fn] : NULL;
 }

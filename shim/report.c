@@ -1,13 +1,19 @@
-/* report.c - the exit report: valgrind's HEAP SUMMARY and LEAK SUMMARY on
- * the shim's private stderr (or ALLOCSPY_LOG_FILE), then the JSON dump.
+/* report.c - what the shim leaves: valgrind's HEAP SUMMARY and LEAK SUMMARY
+ * on the shim's private stderr (or ALLOCSPY_LOG_FILE), and the JSON dump, at
+ * exit, on a fatal signal, and every ALLOCSPY_INTERVAL_MS.
  *
- * Once the report begins the shim stops counting (asp__state 2): what the
- * report itself allocates, jansson included, is forwarded uncounted. */
+ * The figures are read with the whole table held (live.c), so counts and
+ * blocks agree. The dump is built with a jansson of the shim's own (linked
+ * in, its memory from the arena): the report never takes memory from the
+ * program's heap, so it can run in a signal handler that interrupted the
+ * program's allocator. Once the exit report begins the shim stops counting
+ * (asp__state 2). */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <link.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -22,15 +28,16 @@
 #include "live.h"
 #include "next.h"
 #include "options.h"
+#include "process.h"
 #include "report.h"
+#include "snapshot.h"
+#include "sort.h"
 #include "stack.h"
 #include "symbols.h"
 #include "text.h"
 
 static uint64_t g_start_mono_ns;
 static double g_start_unix;
-static int g_argc;
-static char **g_argv;
 static int g_exit_status = -1;
 
 static uint64_t g_last_dump_ns;
@@ -40,12 +47,7 @@ void asp__report_start(void)
 	g_start_mono_ns = asp_now_ns(CLOCK_MONOTONIC);
 	g_last_dump_ns = g_start_mono_ns;
 	g_start_unix = (double)asp_now_ns(CLOCK_REALTIME) / 1e9;
-}
-
-void asp__set_argv(int argc, char **argv)
-{
-	g_argc = argc;
-	g_argv = argv;
+	json_set_alloc_funcs(asp__heap_alloc, asp__heap_free);
 }
 
 int asp__report_exit_status(void)
@@ -65,30 +67,74 @@ void asp__exit_now(int status)
 
 /* The figures of the report ---------------------------------------------- */
 
+enum reason { REASON_EXIT, REASON_INTERVAL, REASON_SIGNAL };
+
 struct figures {
+	enum reason reason;
+	int signo;
+	uint64_t t_ns;
 	struct asp_counts c;
 	struct asp_totals tot;
 	uint64_t in_use_bytes, in_use_blocks;
 	int tracked;
+	int64_t peak;
+	struct asp_live_entry *entries;	/* the table, when it is needed */
+	size_t nentries, capentries;
 	int leaks_ran;
 	struct asp_leak_result leaks;
 };
 
-static void gather(struct figures *f, int leak_check)
+/* The counts and the table, read with every shard held. At the exit
+ * report, counting stops there, and frees wait until the heap has been
+ * read (asp__frozen, cleared by the caller). */
+static void gather(struct figures *f, enum reason reason, int need_entries)
 {
 	memset(f, 0, sizeof *f);
+	f->reason = reason;
+	f->signo = reason == REASON_SIGNAL ? asp__fatal_signal() : 0;
+	f->tracked = asp__opt.mode == ASP_MODE_TRACK;
+	struct asp_thread *self = asp__thread_self();
+	uint64_t taken = asp__live_lock_all((uintptr_t)self);
+	f->t_ns = asp_now_ns(CLOCK_MONOTONIC);
+	if (reason != REASON_INTERVAL) {
+		asp_atomic_store_release(&asp__frozen, asp_gettid());
+		asp_atomic_store_release(&asp__fast, 0);
+		asp_atomic_store_release(&asp__state, 2);
+	}
 	asp__threads_sum(&f->c);
 	asp__totals(&f->c, &f->tot);
-	f->tracked = asp__opt.mode == ASP_MODE_TRACK;
-	if (f->tracked)
-		asp__live_totals(&f->in_use_blocks, &f->in_use_bytes);
-	else
+	if (f->tracked) {
+		asp__live_totals(&f->in_use_blocks, &f->in_use_bytes, (uintptr_t)self);
+		if (need_entries) {
+			f->capentries = f->in_use_blocks + 1;
+			f->entries = asp__pages_alloc(f->capentries * sizeof *f->entries);
+			if (f->entries != NULL)
+				f->nentries = asp__live_snapshot(f->entries, f->capentries, (uintptr_t)self);
+			if (f->nentries > f->capentries)
+				f->nentries = f->capentries;
+		}
+	} else {
 		f->in_use_blocks = f->tot.allocs - f->tot.frees;
-	if (leak_check && f->tracked && asp__opt.leak_check != ASP_LEAK_NO && f->in_use_blocks > 0) {
-		asp_atomic_store_release(&asp__scanning, asp_gettid());
-		f->leaks_ran = asp__leak_check(&f->leaks) == 0;
-		asp_atomic_store_release(&asp__scanning, 0);
 	}
+	asp__live_unlock_all(taken);
+	/* The peak is never below what is in use now. */
+	f->peak = asp_atomic_load_relaxed(&asp__peak);
+	if (f->tracked && (int64_t)f->in_use_bytes > f->peak)
+		f->peak = (int64_t)f->in_use_bytes;
+}
+
+static void figures_free(struct figures *f)
+{
+	if (f->entries != NULL)
+		asp__pages_free(f->entries, f->capentries * sizeof *f->entries);
+	f->entries = NULL;
+}
+
+static void leak_check(struct figures *f)
+{
+	if (f->tracked && asp__opt.leak_check != ASP_LEAK_NO && f->in_use_blocks > 0 &&
+	    f->entries != NULL)
+		f->leaks_ran = asp__leak_check(f->entries, f->nentries, &f->leaks) == 0;
 }
 
 /* The text ------------------------------------------------------------------ */
@@ -199,8 +245,33 @@ static void heuristic_lines(struct asp_text *t, const struct asp_leak_result *l)
 	}
 }
 
+/* "SEGV" -> "SIGSEGV". */
+static void signal_name(int sig, char out[32])
+{
+	const char *abbrev = sigabbrev_np(sig);
+	struct asp_text t = { out, 0, 31, -1 };
+	if (abbrev != NULL) {
+		asp__text_str(&t, "SIG");
+		asp__text_str(&t, abbrev);
+	} else {
+		asp__text_str(&t, "SIG");
+		asp__text_u64(&t, (uint64_t)sig);
+	}
+	out[t.len] = '\0';
+}
+
 static void summary_text(struct asp_text *t, const struct figures *f)
 {
+	if (f->reason == REASON_SIGNAL && f->signo > 0) {
+		char name[32];
+		signal_name(f->signo, name);
+		line(t, "\n");
+		line(t, "Process terminating with default action of signal ");
+		asp__text_u64(t, (uint64_t)f->signo);
+		asp__text_str(t, " (");
+		asp__text_str(t, name);
+		asp__text_str(t, ")\n");
+	}
 	line(t, "HEAP SUMMARY:\n");
 	if (f->tracked) {
 		bytes_in_blocks(t, "    in use at exit: ", f->in_use_bytes, f->in_use_blocks);
@@ -216,9 +287,9 @@ static void summary_text(struct asp_text *t, const struct figures *f)
 	asp__text_str(t, " frees, ");
 	asp__text_commas(t, f->tot.bytes_allocated);
 	asp__text_str(t, " bytes allocated\n");
-	line(t, "\n");
 
 	if (f->tracked && asp__opt.leak_check != ASP_LEAK_NO) {
+		line(t, "\n");
 		if (f->in_use_blocks == 0) {
 			line(t, "All heap blocks were freed -- no leaks are possible\n");
 		} else if (f->leaks_ran) {
@@ -315,17 +386,24 @@ static json_t *bytes_blocks(uint64_t bytes, uint64_t blocks)
 static json_t *program_json(void)
 {
 	json_t *argv = json_array();
-	for (int i = 0; i < g_argc && g_argv && g_argv[i]; i++)
-		json_array_append_new(argv, json_string(g_argv[i]));
+	char *const *v = asp__argv();
+	for (int i = 0; i < asp__argc() && v && v[i]; i++)
+		json_array_append_new(argv, json_string(v[i]));
 	return json_pack("{s:I,s:I,s:s,s:o}", "pid", (json_int_t)getpid(),
 	                 "ppid", (json_int_t)getppid(), "exe", asp__opt.exe, "argv", argv);
+}
+
+/* Seconds since the shim started, of a CLOCK_MONOTONIC time. */
+static double since_start(uint64_t ns)
+{
+	return ns > g_start_mono_ns ? (double)(ns - g_start_mono_ns) / 1e9 : 0.0;
 }
 
 static json_t *time_json(void)
 {
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	double wall = (double)(asp_now_ns(CLOCK_MONOTONIC) - g_start_mono_ns) / 1e9;
+	double wall = since_start(asp_now_ns(CLOCK_MONOTONIC));
 	return json_pack("{s:f,s:f,s:f,s:f}", "wall_s", wall,
 	                 "user_s", (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
 	                 "sys_s", (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
@@ -337,20 +415,43 @@ static json_t *options_json(void)
 	static const char *const modes[] = { "track", "count" };
 	static const char *const unwinds[] = { "libunwind", "fp" };
 	static const char *const checks[] = { "summary", "full", "no" };
-	return json_pack("{s:s,s:i,s:s,s:s,s:s}", "mode", modes[asp__opt.mode],
+	static const char *const freeres[] = { "no", "libc", "cxx", "yes" };
+	return json_pack("{s:s,s:i,s:s,s:s,s:s,s:i,s:s,s:i}", "mode", modes[asp__opt.mode],
 	                 "backtrace", asp__opt.backtrace, "unwind", unwinds[asp__opt.unwind],
-	                 "leak_check", checks[asp__opt.leak_check], "output", asp__opt.output);
+	                 "leak_check", checks[asp__opt.leak_check], "output", asp__opt.output,
+	                 "snapshots", asp__opt.snapshots, "freeres", freeres[asp__opt.freeres & 3],
+	                 "interval_ms", asp__opt.interval_ms);
+}
+
+static json_t *dump_info_json(const struct figures *f)
+{
+	static const char *const reasons[] = { "exit", "interval", "signal" };
+	json_t *d = json_pack("{s:s,s:f}", "reason", reasons[f->reason], "t_s", since_start(f->t_ns));
+	if (f->reason == REASON_SIGNAL && f->signo > 0) {
+		char name[32];
+		signal_name(f->signo, name);
+		json_object_set_new(d, "signal", json_pack("{s:i,s:s}", "number", f->signo, "name", name));
+	}
+	return d;
 }
 
 static json_t *heap_json(const struct figures *f)
 {
+	uint64_t temporary = 0;
+	for (int i = 0; i < ASP_FN_ALLOC_END; i++)
+		temporary += f->c.fn[i].temporary;
 	json_t *h = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "allocs", jint(f->tot.allocs),
 	                      "frees", jint(f->tot.frees), "bytes_allocated", jint(f->tot.bytes_allocated),
 	                      "in_use_blocks", jint(f->in_use_blocks), "failed", jint(f->tot.failed),
 	                      "untracked_frees", jint(f->c.untracked_frees));
 	json_object_set_new(h, "in_use_bytes", f->tracked ? jint(f->in_use_bytes) : json_null());
-	int64_t peak = asp_atomic_load_relaxed(&asp__peak);
-	json_object_set_new(h, "peak_bytes", f->tracked ? jint((uint64_t)peak) : json_null());
+	json_object_set_new(h, "peak_bytes", f->tracked ? jint((uint64_t)f->peak) : json_null());
+	if (f->tracked) {
+		json_object_set_new(h, "peak_bytes_bound", jint(asp__peak_bound()));
+		uint64_t at = asp_atomic_load_relaxed(&asp__peak_ns);
+		json_object_set_new(h, "peak_t_s", json_real(since_start(at ? at : f->t_ns)));
+	}
+	json_object_set_new(h, "temporary", jint(temporary));
 	return h;
 }
 
@@ -363,8 +464,8 @@ static json_t *functions_json(const struct figures *f)
 			continue;
 		json_t *e;
 		if (i < ASP_FN_ALLOC_END)
-			e = json_pack("{s:o,s:o,s:o}", "calls", jint(s->calls), "bytes", jint(s->bytes),
-			              "failed", jint(s->failed));
+			e = json_pack("{s:o,s:o,s:o,s:o}", "calls", jint(s->calls), "bytes", jint(s->bytes),
+			              "failed", jint(s->failed), "temporary", jint(s->temporary));
 		else if (i == ASP_FN_USABLE_SIZE)
 			e = json_pack("{s:o}", "calls", jint(s->calls));
 		else
@@ -477,17 +578,21 @@ static size_t stack_number(struct stack_index *x, uintptr_t site)
 }
 
 /* Backtrace mode: what each stack allocated, summed over the threads,
- * and what of it is in use at exit; the STACK_STATS_MAX largest by bytes. */
+ * what of it is in use at exit, temporary, and held at the peak; the
+ * STACK_STATS_MAX largest by bytes. */
 #define STACK_STATS_MAX 200
+#define THREAD_STACKS_MAX 2000
 
 struct site_total {
 	uintptr_t site;
-	uint64_t allocs, bytes, in_use_blocks, in_use_bytes;
+	uint64_t allocs, bytes, in_use_blocks, in_use_bytes, temporary, peak_bytes, peak_blocks;
 };
 
 struct site_table {
 	struct site_total *v;
 	size_t mask, n;
+	json_t *per_thread;	/* thread_stacks, while threads are walked */
+	struct stack_index *x;
 };
 
 static struct site_total *site_slot(struct site_table *t, uintptr_t site)
@@ -502,13 +607,20 @@ static struct site_total *site_slot(struct site_table *t, uintptr_t site)
 	return t->v[j].site == site ? &t->v[j] : NULL;
 }
 
-static void add_site(void *arg, const struct asp_site_stat *s)
+static void add_site(void *arg, pid_t tid, const struct asp_site_stat *s)
 {
-	struct site_total *to = site_slot(arg, s->site);
+	struct site_table *t = arg;
+	struct site_total *to = site_slot(t, s->site);
 	if (to != NULL) {
 		to->allocs += s->allocs;
 		to->bytes += s->bytes;
+		to->temporary += s->temporary;
 	}
+	if (t->per_thread != NULL && json_array_size(t->per_thread) < THREAD_STACKS_MAX &&
+	    s->allocs > 0)
+		json_array_append_new(t->per_thread, json_pack("{s:i,s:o,s:o,s:o}", "tid", (int)tid,
+		                      "stack", jint(stack_number(t->x, s->site)),
+		                      "allocs", jint(s->allocs), "bytes", jint(s->bytes)));
 }
 
 static int by_bytes(const void *a, const void *b)
@@ -517,45 +629,81 @@ static int by_bytes(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static void stack_stats_json(json_t *root, struct stack_index *x)
+static void stack_stats_json(json_t *root, const struct figures *f, struct stack_index *x)
 {
-	struct site_table t = { NULL, (1u << 20) - 1, 0 };
+	struct site_table t = { NULL, (1u << 20) - 1, 0, json_array(), x };
 	t.v = asp__pages_alloc((t.mask + 1) * sizeof *t.v);
 	if (t.v == NULL)
 		return;
 	asp__threads_sites(add_site, &t);
-	uint64_t blocks, bytes;
-	asp__live_totals(&blocks, &bytes);
-	size_t cap = blocks + 1024;
-	struct asp_live_entry *e = asp__pages_alloc(cap * sizeof *e);
-	size_t n = e ? asp__live_snapshot(e, cap) : 0;
-	for (size_t i = 0; i < n && i < cap; i++) {
-		struct site_total *s = e[i].site ? site_slot(&t, e[i].site) : NULL;
+	json_object_set_new(root, "thread_stacks", t.per_thread);
+	for (size_t i = 0; i < f->nentries; i++) {
+		struct site_total *s = f->entries[i].site ? site_slot(&t, f->entries[i].site) : NULL;
 		if (s != NULL) {
 			s->in_use_blocks++;
-			s->in_use_bytes += e[i].size;
+			s->in_use_bytes += f->entries[i].size;
 		}
 	}
-	if (e != NULL)
-		asp__pages_free(e, cap * sizeof *e);
+	const struct asp_snapshot *peak = asp__snapshot_peak_of();
+	for (uint32_t i = 0; peak != NULL && i < peak->ndetail; i++) {
+		struct site_total *s = site_slot(&t, peak->detail[i].site);
+		if (s != NULL) {
+			s->peak_bytes = peak->detail[i].bytes;
+			s->peak_blocks = peak->detail[i].blocks;
+		}
+	}
 	/* Gather the used slots at the front, largest first. */
 	size_t used = 0;
 	for (size_t j = 0; j <= t.mask; j++)
 		if (t.v[j].site != 0)
 			t.v[used++] = t.v[j];
-	qsort(t.v, used, sizeof *t.v, by_bytes);
+	asp__sort(t.v, used, sizeof *t.v, by_bytes);
 	json_t *a = json_array();
 	for (size_t i = 0; i < used && i < STACK_STATS_MAX; i++) {
 		const struct site_total *s = &t.v[i];
-		json_array_append_new(a, json_pack("{s:o,s:o,s:o,s:o,s:o}", "stack",
+		json_array_append_new(a, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "stack",
 		                      jint(stack_number(x, s->site)), "allocs", jint(s->allocs),
 		                      "bytes", jint(s->bytes), "in_use_blocks", jint(s->in_use_blocks),
-		                      "in_use_bytes", jint(s->in_use_bytes)));
+		                      "in_use_bytes", jint(s->in_use_bytes), "temporary", jint(s->temporary),
+		                      "peak_bytes", jint(s->peak_bytes), "peak_blocks", jint(s->peak_blocks)));
 	}
 	json_object_set_new(root, "stack_stats", a);
 	if (used > STACK_STATS_MAX)
 		json_object_set_new(root, "stack_stats_omitted", jint(used - STACK_STATS_MAX));
 	asp__pages_free(t.v, (t.mask + 1) * sizeof *t.v);
+}
+
+/* The heap over time (track mode). */
+static void snapshots_json(json_t *root, const struct figures *f, struct stack_index *x)
+{
+	const struct asp_snapshot *v;
+	size_t n = asp__snapshots(&v, f->tot.bytes_allocated, f->tot.bytes_freed,
+	                          (int64_t)f->in_use_bytes, (int64_t)f->in_use_blocks);
+	if (n == 0)
+		return;
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_t *s = json_pack("{s:f,s:o,s:o,s:o,s:o}", "t_s", since_start(v[i].t_ns),
+		                      "bytes_allocated", jint(v[i].allocated), "bytes_freed",
+		                      jint(v[i].freed), "in_use_bytes",
+		                      jint(v[i].in_use > 0 ? (uint64_t)v[i].in_use : 0),
+		                      "in_use_blocks", jint(v[i].blocks > 0 ? (uint64_t)v[i].blocks : 0));
+		if (v[i].peak)
+			json_object_set_new(s, "peak", json_true());
+		if (v[i].detail != NULL) {
+			json_t *d = json_array();
+			for (uint32_t k = 0; k < v[i].ndetail; k++)
+				json_array_append_new(d, json_pack("{s:o,s:o,s:o}", "stack",
+				                      jint(stack_number(x, v[i].detail[k].site)),
+				                      "bytes", jint(v[i].detail[k].bytes),
+				                      "blocks", jint(v[i].detail[k].blocks)));
+			json_object_set_new(s, "detail", d);
+		}
+		json_array_append_new(a, s);
+	}
+	json_object_set_new(root, "snapshots", a);
+	json_object_set_new(root, "snapshot_info", json_pack("{s:i,s:s}", "max", asp__opt.snapshots,
+	                    "detail", asp__opt.backtrace > 1 ? "stacks" : "callers"));
 }
 
 static void leaks_json(json_t *root, const struct figures *f, struct stack_index *x)
@@ -649,6 +797,7 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 static json_t *dump_json(const struct figures *f)
 {
 	json_t *root = json_pack("{s:s,s:i}", "format", "allocspy-dump", "version", 1);
+	json_object_set_new(root, "dump", dump_info_json(f));
 	json_object_set_new(root, "program", program_json());
 	json_object_set_new(root, "time", time_json());
 	json_object_set_new(root, "options", options_json());
@@ -658,12 +807,15 @@ static json_t *dump_json(const struct figures *f)
 	threads_json(root);
 	json_object_set_new(root, "refs", refs_json(f));
 	struct stack_index x;
-	if (f->leaks_ran || asp__opt.backtrace > 1) {
-		stack_index_init(&x, (f->leaks_ran ? f->leaks.nrecords : 0) + STACK_STATS_MAX);
+	if (f->leaks_ran || f->tracked) {
+		stack_index_init(&x, (f->leaks_ran ? f->leaks.nrecords : 0) + STACK_STATS_MAX +
+		                 THREAD_STACKS_MAX + (size_t)asp__opt.snapshots * 8);
 		if (f->leaks_ran)
 			leaks_json(root, f, &x);
 		if (asp__opt.backtrace > 1 && f->tracked)
-			stack_stats_json(root, &x);
+			stack_stats_json(root, f, &x);
+		if (f->tracked)
+			snapshots_json(root, f, &x);
 		stack_index_done(&x, root);
 	}
 	json_t *modules = json_array();
@@ -693,7 +845,9 @@ static char g_dump_name[ASP_PATH_MAX + 16];
 /* Writes the dump to a temporary file, then gives it its name: the first
  * time with link(2), which never replaces a file (a taken name gets a
  * "-N" suffix), later with rename(2) over this process's own dump. A
- * reader never sees half a dump. Returns 0 or an errno. */
+ * reader never sees half a dump, and with signals blocked from the
+ * temporary file's creation to its removal, a signal cannot leave it
+ * behind. Returns 0 or an errno. */
 static int write_dump(const struct figures *f)
 {
 	if (asp__opt.output[0] == '\0')
@@ -705,20 +859,22 @@ static int write_dump(const struct figures *f)
 	memcpy(tmp + tl, ".tmp", 5);
 
 	json_t *root = dump_json(f);
+	char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	int fd = open_report(tmp, O_EXCL);
-	int err = fd < 0 ? errno : 0;
+	int err = fd < 0 ? errno : text == NULL ? ENOMEM : 0;
 	if (fd >= 0) {
-		/* One string, one write: the shim no longer counts what it
-		 * allocates now. */
-		char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-		if (text == NULL || asp__write_all(fd, text, strlen(text)) != 0 ||
-		    asp__write_all(fd, "\n", 1) != 0)
-			err = errno ? errno : EIO;
-		free(text);
+		int w = err != 0 ? 0 : asp__write_all(fd, text, strlen(text));
+		if (w == 0 && err == 0)
+			w = asp__write_all(fd, "\n", 1);
+		if (w != 0 && err == 0)
+			err = -w;
 		if (close(fd) != 0 && err == 0)
 			err = errno;
 	}
-	json_decref(root);
 	if (err == 0 && g_dump_name[0] != '\0') {
 		if (rename(tmp, g_dump_name) != 0)
 			err = errno;
@@ -736,32 +892,44 @@ static int write_dump(const struct figures *f)
 	}
 	if (fd >= 0)
 		unlink(tmp);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	json_free_t free_fn;
+	json_get_alloc_funcs(NULL, &free_fn);
+	if (text != NULL)
+		free_fn(text);
 	static int warned;
 	if (err != 0 && !warned++)
-		asp__warn("cannot write the dump ", path, err == EEXIST ? ": file exists" : ": write failed");
+		asp__warn("cannot write the dump ", path, err == EEXIST ? ": file exists" :
+		          strerror(err));
 	return err;
 }
 
 /* Periodic dumps (ALLOCSPY_INTERVAL_MS) ------------------------------------ */
 
-static int g_dumping;
+/* The tid of the thread writing a periodic dump, or 0. */
+static pid_t g_dumping;
 
-void asp__report_tick(struct asp_thread *t)
+void asp__periodic(struct asp_thread *t)
 {
+	t->epoch = asp_atomic_load_relaxed(&asp__epoch);
+	if (asp__opt.interval_ms <= 0 || t->depth != 0 || t->in_table != 0)
+		return;
 	uint64_t now = asp_now_ns(CLOCK_MONOTONIC);
 	uint64_t last = asp_atomic_load_relaxed(&g_last_dump_ns);
 	if (now - last < (uint64_t)asp__opt.interval_ms * 1000000u)
 		return;
-	if (__atomic_exchange_n(&g_dumping, 1, __ATOMIC_ACQUIRE))
+	pid_t me = asp_gettid(), none = 0;
+	if (!__atomic_compare_exchange_n(&g_dumping, &none, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return;
 	asp_atomic_store_relaxed(&g_last_dump_ns, now);
 	int saved = errno;
-	t->depth++;		/* what the dump allocates is not the program's */
+	t->depth++;
 	struct figures *f = asp__pages_alloc(sizeof *f);
 	if (f != NULL) {
-		gather(f, 0);
+		gather(f, REASON_INTERVAL, asp__opt.backtrace > 1);
 		if (asp_atomic_load_acquire(&asp__state) == 1)
 			write_dump(f);
+		figures_free(f);
 		asp__pages_free(f, sizeof *f);
 	}
 	t->depth--;
@@ -771,26 +939,37 @@ void asp__report_tick(struct asp_thread *t)
 
 /* The exit report ------------------------------------------------------------ */
 
+/* The tid of the thread making the exit report, or 0. */
+static pid_t g_finishing;
+
 void asp__finish(void)
 {
-	static int done;
-	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+	pid_t me = asp_gettid(), none = 0;
+	if (!__atomic_compare_exchange_n(&g_finishing, &none, me, 0, __ATOMIC_ACQ_REL,
+	                                 __ATOMIC_ACQUIRE))
 		return;
 	if (asp_atomic_load_acquire(&asp__state) == 0)
 		asp__init();
 	int saved = errno;
-	asp_atomic_store_release(&asp__fast, 0);
-	asp_atomic_store_release(&asp__state, 2);
-
 	/* A periodic dump under way in another thread finishes first. */
-	while (__atomic_exchange_n(&g_dumping, 1, __ATOMIC_ACQUIRE))
+	for (;;) {
+		pid_t d = asp_atomic_load_acquire(&g_dumping);
+		if (d == 0 || d == me)
+			break;
 		sched_yield();
+	}
 	struct figures *f = asp__pages_alloc(sizeof *f);
-	if (f == NULL)
+	if (f == NULL) {
+		asp_atomic_store_release(&asp__fast, 0);
+		asp_atomic_store_release(&asp__state, 2);
 		return;
-	gather(f, 1);
-	write_text(f);
+	}
+	int sig = asp__fatal_signal();
+	gather(f, sig ? REASON_SIGNAL : REASON_EXIT, 1);
+	leak_check(f);
+	asp_atomic_store_release(&asp__frozen, 0);
 	write_dump(f);
+	write_text(f);
 
 	if (f->leaks_ran && asp__opt.error_exitcode >= 0) {
 		int kinds = 0;
@@ -800,5 +979,21 @@ void asp__finish(void)
 		if (kinds & asp__opt.error_kinds)
 			g_exit_status = asp__opt.error_exitcode;
 	}
+	figures_free(f);
 	errno = saved;
+}
+
+/* fork's child: it is its own process, with a dump of its own; a report or
+ * a periodic dump that another thread was making is not its. */
+void asp__report_atfork_child(void)
+{
+	g_dump_name[0] = '\0';
+	g_dumping = 0;
+	if (g_finishing != 0) {
+		g_finishing = 0;
+		asp__frozen = 0;
+		asp__fast = asp__opt.mode == ASP_MODE_COUNT ? ASP_FAST_COUNT
+		          : asp__opt.backtrace > 1 ? ASP_FAST_STACKS : ASP_FAST_TRACK;
+		asp__state = 1;
+	}
 }

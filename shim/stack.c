@@ -3,13 +3,16 @@
  * Frames come from libunwind's unw_backtrace (loaded with dlopen only when
  * asked for: its TLS block would change every thread's DTV size) or from
  * a frame-pointer walk bounded by the thread's stack. Stacks are interned
- * in an append-only store: a lock-striped hash maps a stack to its id. */
+ * in an append-only store: a striped hash maps a stack to its id, read
+ * without a lock; only a stack seen for the first time takes its stripe's
+ * lock. */
 #include <dlfcn.h>
 #include <string.h>
 
 #include "arena.h"
 #include "lock.h"
 #include "options.h"
+#include "process.h"
 #include "stack.h"
 
 #define ASP_STACK_STRIPES 64
@@ -24,17 +27,24 @@ struct stored_stack {
 	uintptr_t frames[];
 };
 
+/* A stripe's index: ids of stacks by hash, open addressing; 0 is empty.
+ * Readers probe it without a lock: a full index is replaced by a larger
+ * one and never unmapped, and an id is written after its stack. */
+struct index {
+	size_t mask;
+	uint32_t ids[];
+};
+
 struct stripe {
-	asp_lock_t lock;
-	size_t mask, count;
-	uint32_t *ids;		/* 0: empty */
+	asp_lock_t lock;	/* taken with signals blocked, to add a stack */
+	size_t count;
+	struct index *index;
 } __attribute__((aligned(ASP_CACHE_LINE)));
 
 static int (*g_unw_backtrace)(void **, int);
 static struct stripe g_stripes[ASP_STACK_STRIPES];
 static struct stored_stack **g_stacks;	/* id - 1 -> stack */
 static uint32_t g_nstacks;
-static asp_lock_t g_append = ASP_LOCK_INIT;
 
 void asp__stack_init(void)
 {
@@ -44,7 +54,7 @@ void asp__stack_init(void)
 	g_stacks = asp__pages_alloc(ASP_STACK_MAX * sizeof *g_stacks); // NOLINT(bugprone-sizeof-expression)
 	if (asp__opt.unwind != ASP_UNWIND_LIBUNWIND)
 		return;
-	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+	void *h = asp__load_private("libunwind.so.8");
 	if (h != NULL)
 		g_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
 	if (g_unw_backtrace == NULL) {
@@ -86,67 +96,100 @@ static uint64_t hash_frames(const uintptr_t *f, int n)
 
 static int same(const struct stored_stack *s, uint64_t h, const uintptr_t *f, int n)
 {
-	return s->hash == h && s->depth == (uint32_t)n && memcmp(s->frames, f, (size_t)n * sizeof *f) == 0;
+	return s != NULL && s->hash == h && s->depth == (uint32_t)n &&
+	       memcmp(s->frames, f, (size_t)n * sizeof *f) == 0;
 }
 
-static int stripe_grow(struct stripe *st)
+/* The id of a known stack, without a lock; 0 when it is not known (yet). */
+static uint32_t find(const struct stripe *st, uint64_t h, const uintptr_t *f, int n)
 {
-	size_t slots = st->mask ? (st->mask + 1) * 2 : 1024;
-	uint32_t *ids = asp__pages_alloc(slots * sizeof *ids);
-	if (ids == NULL)
+	const struct index *x = asp_atomic_load_acquire(&st->index);
+	if (x == NULL)
+		return 0;
+	for (size_t i = (size_t)(h >> 6) & x->mask;; i = (i + 1) & x->mask) {
+		uint32_t id = asp_atomic_load_acquire(&x->ids[i]);
+		if (id == 0)
+			return 0;
+		if (same(asp_atomic_load_acquire(&g_stacks[id - 1]), h, f, n))
+			return id;
+	}
+}
+
+/* A larger index with the same ids. Stripe lock held. */
+static int grow_index(struct stripe *st)
+{
+	const struct index *old = st->index;
+	size_t slots = old ? (old->mask + 1) * 2 : 1024;
+	struct index *x = asp__pages_alloc(sizeof *x + slots * sizeof x->ids[0]);
+	if (x == NULL)
 		return -1;
-	for (size_t i = 0; st->mask && i <= st->mask; i++) {
-		uint32_t id = st->ids[i];
+	x->mask = slots - 1;
+	for (size_t i = 0; old && i <= old->mask; i++) {
+		uint32_t id = old->ids[i];
 		if (id == 0)
 			continue;
-		size_t j = (size_t)(g_stacks[id - 1]->hash >> 6) & (slots - 1);
-		while (ids[j] != 0)
-			j = (j + 1) & (slots - 1);
-		ids[j] = id;
+		size_t j = (size_t)(g_stacks[id - 1]->hash >> 6) & x->mask;
+		while (x->ids[j] != 0)
+			j = (j + 1) & x->mask;
+		x->ids[j] = id;
 	}
-	if (st->ids)
-		asp__pages_free(st->ids, (st->mask + 1) * sizeof *st->ids);
-	st->ids = ids;
-	st->mask = slots - 1;
+	/* The old index stays mapped: a reader may be probing it. */
+	asp_atomic_store_release(&st->index, x);
 	return 0;
 }
 
-static uintptr_t intern(const uintptr_t *f, int n)
+/* Adds a stack the lock-free lookup did not find. */
+static ASP_NOINLINE uint32_t add(struct stripe *st, uint64_t h, const uintptr_t *f, int n)
 {
-	uint64_t h = hash_frames(f, n);
-	struct stripe *st = &g_stripes[h % ASP_STACK_STRIPES];
-	uintptr_t id = 0;
-	asp_lock(&st->lock);
-	if (st->mask == 0 || (st->count + 1) * 4 > (st->mask + 1) * 3) {
-		if (stripe_grow(st) != 0)
-			goto out;
-	}
-	size_t i = (size_t)(h >> 6) & st->mask;
-	for (; st->ids[i] != 0; i = (i + 1) & st->mask) {
-		if (same(g_stacks[st->ids[i] - 1], h, f, n)) {
-			id = st->ids[i];
-			goto out;
-		}
-	}
+	uint32_t id = 0;
+	sigset_t old;
+	asp_lock_nosig(&st->lock, &old);
+	id = find(st, h, f, n);
+	if (id != 0)
+		goto out;
+	if ((st->index == NULL || (st->count + 1) * 4 > (st->index->mask + 1) * 3) &&
+	    grow_index(st) != 0)
+		goto out;
 	struct stored_stack *s = asp__arena_alloc(sizeof *s + (size_t)n * sizeof *f);
 	if (s == NULL)
 		goto out;
 	s->hash = h;
 	s->depth = (uint32_t)n;
 	memcpy(s->frames, f, (size_t)n * sizeof *f);
-	asp_lock(&g_append);
-	if (g_nstacks < ASP_STACK_MAX) {
-		g_stacks[g_nstacks] = s;
-		id = ++g_nstacks;
-	}
-	asp_unlock(&g_append);
-	if (id != 0) {
-		st->ids[i] = (uint32_t)id;
-		st->count++;
-	}
+	uint32_t slot = __atomic_fetch_add(&g_nstacks, 1, __ATOMIC_RELAXED);
+	if (slot >= ASP_STACK_MAX)
+		goto out;	/* full: the stack goes without an id */
+	asp_atomic_store_release(&g_stacks[slot], s);
+	id = slot + 1;
+	struct index *x = st->index;
+	size_t i = (size_t)(h >> 6) & x->mask;
+	while (x->ids[i] != 0)
+		i = (i + 1) & x->mask;
+	asp_atomic_store_release(&x->ids[i], id);
+	st->count++;
 out:
-	asp_unlock(&st->lock);
+	asp_unlock_nosig(&st->lock, &old);
 	return id;
+}
+
+static uintptr_t intern(const uintptr_t *f, int n)
+{
+	uint64_t h = hash_frames(f, n);
+	struct stripe *st = &g_stripes[h % ASP_STACK_STRIPES];
+	uint32_t id = find(st, h, f, n);
+	return id != 0 ? id : add(st, h, f, n);
+}
+
+void asp__stack_atfork_prepare(void)
+{
+	for (size_t i = 0; i < ASP_STACK_STRIPES; i++)
+		asp_lock(&g_stripes[i].lock);
+}
+
+void asp__stack_atfork_release(void)
+{
+	for (size_t i = ASP_STACK_STRIPES; i-- > 0;)
+		asp_unlock(&g_stripes[i].lock);
 }
 
 ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
@@ -179,9 +222,11 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 
 size_t asp__stack_frames(uintptr_t id, const uintptr_t **out)
 {
-	uint32_t n = asp_atomic_load_acquire(&g_nstacks);
-	if (id == 0 || id > n)
+	if (g_stacks == NULL || id == 0 || id > ASP_STACK_MAX)
 		return 0;
-	*out = g_stacks[id - 1]->frames;
-	return g_stacks[id - 1]->depth;
+	const struct stored_stack *s = asp_atomic_load_acquire(&g_stacks[id - 1]);
+	if (s == NULL)
+		return 0;
+	*out = s->frames;
+	return s->depth;
 }

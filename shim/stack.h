@@ -19,4 +19,8 @@ uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site);
 /* The frames of stack id into out; returns the depth (0: unknown id). */
 size_t asp__stack_frames(uintptr_t id, const uintptr_t **out);
 
+/* fork: every stripe's lock is held across it. */
+void asp__stack_atfork_prepare(void);
+void asp__stack_atfork_release(void);
+
 #endif

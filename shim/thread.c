@@ -55,10 +55,13 @@ const char *const asp__fn_names[ASP_FN_COUNT] = {
 /* Dying records past this many are checked for a gone tid on reuse. */
 #define ASP_DYING_RECHECK 64
 
+void (*asp__thread_exit_hook)(struct asp_thread *t);
+void (*asp__thread_gone_hook)(struct asp_thread *t);
 pthread_key_t asp__thread_key;
 int asp__thread_key_ok;
 uintptr_t asp__thread_slot;
 int asp__threads_active;
+int asp__threads_active_max;
 
 static asp_lock_t g_lock = ASP_LOCK_INIT;
 static struct asp_thread *g_records;	/* every record, live or dying */
@@ -77,8 +80,9 @@ static void counts_add(struct asp_counts *dst, const struct asp_counts *src)
 }
 
 /* valgrind 3.19's figures: every non-NULL free counts, known block or not;
- * a failed realloc of a block counts an alloc and a free; reallocarray's
- * blocks are not seen at all. */
+ * a failed realloc of a block counts an alloc and a free (the free in
+ * realloc_frees, as for every realloc of a block); reallocarray's blocks
+ * are not seen at all. */
 void asp__totals(const struct asp_counts *c, struct asp_totals *out)
 {
 	struct asp_totals t = { 0 };
@@ -95,7 +99,7 @@ void asp__totals(const struct asp_counts *c, struct asp_totals *out)
 		t.frees += c->fn[i].calls;
 		t.bytes_freed += c->fn[i].bytes;
 	}
-	t.frees += c->realloc_frees + c->realloc_failed_moves;
+	t.frees += c->realloc_frees;
 	t.bytes_freed += c->realloc_freed_bytes;
 	*out = t;
 }
@@ -135,6 +139,8 @@ static void thread_exit(void *arg)
 	int saved = errno;
 	sigset_t old;
 	prctl(PR_GET_NAME, name, 0, 0, 0);
+	if (asp__thread_exit_hook != NULL)
+		asp__thread_exit_hook(t);
 	asp_lock_nosig(&g_lock, &old);
 	fold(t);
 	struct asp_thread_summary *s = summary_of(t);
@@ -261,7 +267,6 @@ struct asp_thread *asp__thread_self_slow(void)
 		g_records = t;
 	}
 	t->state = ASP_THREAD_ACTIVE;
-	t->tick = 1;		/* the first allocation sets the real count */
 	t->tid = tid;
 	t->self = self;
 	t->serial = ++g_serial;
@@ -271,7 +276,9 @@ struct asp_thread *asp__thread_self_slow(void)
 		memset(s, 0, sizeof *s);
 		s->tid = tid;
 	}
-	asp_atomic_add_relaxed(&asp__threads_active, 1);
+	int active = asp_atomic_add_relaxed(&asp__threads_active, 1);
+	if (active > asp__threads_active_max)
+		asp__threads_active_max = active;
 	if (asp__thread_key_ok)
 		pthread_setspecific(asp__thread_key, t);
 out:
@@ -338,7 +345,7 @@ size_t asp__threads_summaries(struct asp_thread_summary *out, size_t max)
 	return all;
 }
 
-void asp__threads_sites(void (*fn)(void *arg, const struct asp_site_stat *s), void *arg)
+void asp__threads_sites(void (*fn)(void *arg, pid_t tid, const struct asp_site_stat *s), void *arg)
 {
 	sigset_t old;
 	asp_lock_nosig(&g_lock, &old);
@@ -347,7 +354,7 @@ void asp__threads_sites(void (*fn)(void *arg, const struct asp_site_stat *s), vo
 		uint32_t mask = asp_atomic_load_relaxed(&t->site_mask);
 		for (size_t i = 0; sites && i <= mask; i++)
 			if (asp_atomic_load_relaxed(&sites[i].site) != 0)
-				fn(arg, &sites[i]);
+				fn(arg, t->tid, &sites[i]);
 	}
 	asp_unlock_nosig(&g_lock, &old);
 }
@@ -362,20 +369,12 @@ size_t asp__threads_stacks(struct asp_thread_stack *out, size_t max)
 	return n;
 }
 
-void asp__threads_quiesce(void)
-{
-	struct asp_thread *me = asp__thread_key_ok ? pthread_getspecific(asp__thread_key) : NULL;
-	for (struct asp_thread *t = g_records; t; t = t->next)
-		while (t != me && asp_atomic_load_acquire(&t->inflight))
-			sched_yield();
-}
-
 void asp__threads_atfork_prepare(void)
 {
 	asp_lock(&g_lock);
 }
 
-void asp__threads_atfork_parent(void)
+void asp__threads_atfork_release(void)
 {
 	asp_unlock(&g_lock);
 }
@@ -396,6 +395,8 @@ void asp__threads_atfork_child(void)
 				s->tid = tid;
 			active = 1;
 		} else if (t->state == ASP_THREAD_ACTIVE) {
+			if (asp__thread_gone_hook != NULL)
+				asp__thread_gone_hook(t);
 			t->state = ASP_THREAD_DYING;
 			g_dying++;
 			struct asp_thread_summary *s = summary_of(t);
@@ -404,5 +405,4 @@ void asp__threads_atfork_child(void)
 		}
 	}
 	asp__threads_active = active;
-	asp_lock_reset(&g_lock);
 }

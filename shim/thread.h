@@ -61,6 +61,9 @@ struct asp_fn_stat {
 	uint64_t bytes;		/* requested (or, for frees, released) bytes */
 	uint64_t failed;	/* allocations that returned NULL */
 	uint64_t null;		/* free(NULL) and its kin */
+	uint64_t temporary;	/* blocks freed by their thread before it
+				 * allocated anything else (heaptrack's
+				 * temporary allocations) */
 };
 
 /* Only uint64_t fields: records are summed as arrays of counters. The hot
@@ -72,7 +75,7 @@ struct asp_counts {
 	uint64_t realloc_freed_bytes;
 	uint64_t realloc_free_only;	/* realloc(p, 0): a free and no alloc */
 	uint64_t realloc_failed_moves;	/* failed realloc(p, n): valgrind counts
-					 * an alloc and a free */
+					 * an alloc (and a free: realloc_frees) */
 	uint64_t invisible_blocks;	/* reallocarray's: not in the totals */
 	uint64_t untracked_frees;	/* of blocks the table never saw */
 	uint64_t ref_acquires, ref_releases, ref_created, ref_destroyed, ref_cross;
@@ -92,17 +95,41 @@ enum { ASP_THREAD_ACTIVE, ASP_THREAD_DYING };
 /* What one stack allocated (backtrace mode), in its thread's table. */
 struct asp_site_stat {
 	uintptr_t site;		/* the stack id; 0: an empty slot */
-	uint64_t allocs, bytes;
+	uint64_t allocs, bytes, temporary;
 };
+
+/* A table operation a signal handler could not make because it landed
+ * while its thread was inside the table: made at the thread's next one. */
+enum {
+	ASP_DEFER_FREE,		/* remove, count the free, then free the block */
+	ASP_DEFER_INSERT,	/* insert (already counted) */
+	ASP_DEFER_UNTRACK,	/* remove (realloc counted the free) */
+};
+
+struct asp_deferred {
+	uintptr_t ptr;
+	uint64_t size : 56;
+	uint64_t fn : 8;
+	uintptr_t site;
+	int op;
+};
+
+#define ASP_MAX_DEFERRED 8
 
 struct asp_thread {
 	struct asp_counts c;
 	int64_t net;		/* in-use bytes not yet published (track mode) */
+	int64_t net_blocks;	/* and blocks */
+	uint64_t volume;	/* bytes allocated and freed since then */
 	int depth;		/* > 0: inside the shim's own calls, forward only */
-	int inflight;		/* between a table operation and its counts */
-	uint32_t tick;		/* allocations until the next periodic-dump check */
-	uint32_t npending;	/* frees a signal handler made inside the table */
-	uintptr_t pending[8];	/* their blocks, taken out of the table later */
+	int in_table;		/* > 0: inside the live table's code */
+	uint32_t epoch;		/* the periodic-work epoch last seen */
+	uint32_t ndefer;
+	struct asp_deferred defer[ASP_MAX_DEFERRED];
+	uintptr_t last;		/* the block this thread allocated last, while
+				 * not freed: a free of it is temporary */
+	uintptr_t last_site;
+	unsigned last_fn;
 	/* Per-stack totals (backtrace mode), owned by the thread: no lock.
 	 * A replaced table is never unmapped, so the exit report may read
 	 * it while its thread still runs. It stays with the record when a
@@ -155,8 +182,9 @@ static inline struct asp_thread *asp__thread_self(void)
 	return asp__thread_self_slow();
 }
 
-/* How many threads have a live record now. */
+/* How many threads have a live record now, and the most there were. */
 extern int asp__threads_active;
+extern int asp__threads_active_max;
 
 /* Sums every record, folded or live, into out. */
 void asp__threads_sum(struct asp_counts *out);
@@ -172,18 +200,27 @@ struct asp_thread_stack {
 	uintptr_t start_sp;	/* 0: unknown */
 };
 
-/* Calls fn for every per-stack total of every record. */
-void asp__threads_sites(void (*fn)(void *arg, const struct asp_site_stat *s), void *arg);
+/* Calls fn for every per-stack total of every record, with its thread. */
+void asp__threads_sites(void (*fn)(void *arg, pid_t tid, const struct asp_site_stat *s), void *arg);
 
 /* The stacks of every thread with a record; returns how many. */
 size_t asp__threads_stacks(struct asp_thread_stack *out, size_t max);
 
-/* fork: hold the registry across it; the child starts with it free.
- * asp__threads_quiesce waits until no other thread is between a table
- * operation and its counts (called with every shard lock held). */
-void asp__threads_quiesce(void);
+/* Called by a thread's key destructor with its record, before it is folded
+ * into the dead total (set by account.c: it publishes the record's in-use
+ * delta). */
+extern void (*asp__thread_exit_hook)(struct asp_thread *t);
+
+/* Called in fork's child for each record of a thread that did not come
+ * along (set by account.c: its deferred table operations are made and its
+ * delta published; the child holds every lock then). */
+extern void (*asp__thread_gone_hook)(struct asp_thread *t);
+
+/* fork: the registry is held across it (prepare, then release in both);
+ * the child first marks the records of the threads that did not come along
+ * as dying. */
 void asp__threads_atfork_prepare(void);
-void asp__threads_atfork_parent(void);
+void asp__threads_atfork_release(void);
 void asp__threads_atfork_child(void);
 
 #endif

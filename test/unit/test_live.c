@@ -15,20 +15,54 @@ static uintptr_t addr(uint64_t i)
 	return 0x100000 + i * 16;
 }
 
+/* One table operation as the shim makes them: take the shard, operate,
+ * let go. self is the caller's identity (0: none); nested, a signal
+ * handler's try. -EDEADLK when the shard could not be had. */
+static int insert_as(uintptr_t self, int nested, uintptr_t p, uint64_t size, unsigned fn,
+                     uintptr_t site)
+{
+	struct asp_shard *s = asp__live_lock(p, self, nested);
+	if (s == NULL)
+		return -EDEADLK;
+	int r = asp__live_insert(s, p, size, fn, site);
+	asp__live_unlock(s);
+	return r;
+}
+
+static int insert(uintptr_t p, uint64_t size, unsigned fn, uintptr_t site)
+{
+	return insert_as(0, 0, p, size, fn, site);
+}
+
+static int remove_as(uintptr_t self, uintptr_t p, struct asp_live_entry *e)
+{
+	struct asp_shard *s = asp__live_lock(p, self, 0);
+	if (s == NULL)
+		return -EDEADLK;
+	int r = asp__live_remove(s, p, e);
+	asp__live_unlock(s);
+	return r;
+}
+
+static int remove_(uintptr_t p, struct asp_live_entry *e)
+{
+	return remove_as(0, p, e);
+}
+
 TEST(insert_find_remove)
 {
 	struct asp_live_entry e;
-	ASSERT_EQ(asp__live_insert(NULL, addr(1), 100, 3, 0xabc), 0);
-	ASSERT(asp__live_find(addr(1), &e));
+	ASSERT_EQ(insert(addr(1), 100, 3, 0xabc), 0);
+	ASSERT(asp__live_find(addr(1), &e, 0));
 	ASSERT_EQ(e.size, 100);
 	ASSERT_EQ(e.fn, 3);
 	ASSERT_EQ(e.site, 0xabc);
-	ASSERT(!asp__live_find(addr(2), &e));
-	ASSERT(asp__live_remove(NULL, addr(1), &e));
+	ASSERT(!asp__live_find(addr(2), &e, 0));
+	ASSERT(remove_(addr(1), &e));
 	ASSERT_EQ(e.size, 100);
-	ASSERT(!asp__live_remove(NULL, addr(1), &e));
+	ASSERT(!remove_(addr(1), &e));
 	uint64_t blocks, bytes;
-	asp__live_totals(&blocks, &bytes);
+	asp__live_totals(&blocks, &bytes, 0);
 	ASSERT_EQ(blocks, 0);
 	ASSERT_EQ(bytes, 0);
 }
@@ -36,9 +70,9 @@ TEST(insert_find_remove)
 TEST(reinsert_same_address_counts_once)
 {
 	uint64_t blocks, bytes;
-	asp__live_insert(NULL, addr(7), 10, 0, 0);
-	asp__live_insert(NULL, addr(7), 30, 0, 0);
-	asp__live_totals(&blocks, &bytes);
+	insert(addr(7), 10, 0, 0);
+	insert(addr(7), 30, 0, 0);
+	asp__live_totals(&blocks, &bytes, 0);
 	ASSERT_EQ(blocks, 1);
 	ASSERT_EQ(bytes, 30);
 }
@@ -50,20 +84,20 @@ TEST(growth_and_backward_shift)
 	const uint64_t n = 300000;
 	struct asp_live_entry e;
 	for (uint64_t i = 0; i < n; i++)
-		ASSERT_EQ(asp__live_insert(NULL, addr(i), i, 0, i), 0);
+		ASSERT_EQ(insert(addr(i), i, 0, i), 0);
 	uint64_t blocks, bytes;
-	asp__live_totals(&blocks, &bytes);
+	asp__live_totals(&blocks, &bytes, 0);
 	ASSERT_EQ(blocks, n);
 	ASSERT_EQ(bytes, n * (n - 1) / 2);
 	for (uint64_t i = 0; i < n; i += 2)
-		ASSERT(asp__live_remove(NULL, addr(i), &e));
+		ASSERT(remove_(addr(i), &e));
 	for (uint64_t i = 0; i < n; i++) {
-		int found = asp__live_find(addr(i), &e);
+		int found = asp__live_find(addr(i), &e, 0);
 		ASSERT_EQ(found, i % 2);
 		if (found)
 			ASSERT_EQ(e.site, i);
 	}
-	asp__live_totals(&blocks, &bytes);
+	asp__live_totals(&blocks, &bytes, 0);
 	ASSERT_EQ(blocks, n / 2);
 }
 
@@ -71,14 +105,14 @@ TEST(snapshot_lists_every_entry)
 {
 	static struct asp_live_entry out[1000];
 	for (uint64_t i = 0; i < 1000; i++)
-		asp__live_insert(NULL, addr(i), 1, 0, 0);
-	ASSERT_EQ(asp__live_snapshot(out, 1000), 1000);
+		insert(addr(i), 1, 0, 0);
+	ASSERT_EQ(asp__live_snapshot(out, 1000, 0), 1000);
 	uint64_t sum = 0;
 	for (size_t i = 0; i < 1000; i++)
 		sum += (out[i].ptr - 0x100000) / 16;
 	ASSERT_EQ(sum, 999 * 1000 / 2);
 	/* Too small a buffer: it says how many there are. */
-	ASSERT_EQ(asp__live_snapshot(out, 10), 1000);
+	ASSERT_EQ(asp__live_snapshot(out, 10, 0), 1000);
 }
 
 /* Four threads insert and remove their own ranges at once. */
@@ -88,9 +122,9 @@ static void *churn(void *arg)
 	struct asp_live_entry e;
 	for (uint64_t round = 0; round < 20; round++) {
 		for (uint64_t i = 0; i < 5000; i++)
-			asp__live_insert(NULL, addr(base + i), 8, 0, 0);
+			insert(addr(base + i), 8, 0, 0);
 		for (uint64_t i = 0; i < 5000; i += 1 + (round & 1))
-			asp__live_remove(NULL, addr(base + i), &e);
+			remove_(addr(base + i), &e);
 	}
 	return NULL;
 }
@@ -104,20 +138,22 @@ TEST(threads)
 		pthread_join(t[i], NULL);
 	/* The last round (odd) removed every other block: 2500 stay each. */
 	uint64_t blocks, bytes;
-	asp__live_totals(&blocks, &bytes);
+	asp__live_totals(&blocks, &bytes, 0);
 	ASSERT_EQ(blocks, 4 * 2500);
 	ASSERT_EQ(bytes, 4 * 2500 * 8);
 }
 
 /* A signal handler that inserts while its thread is inside the table must
- * not wait for itself: the insert gives up with -EDEADLK. */
-static int sig_inflight;
+ * not wait: it only tries the shard, and gives up when the shard is its own
+ * thread's (or busy). The thread's identity is the same in the handler. */
+#define SELF ((uintptr_t)0x5e1f)
 static volatile uint64_t sig_ok, sig_gave_up, sig_next = 5000000;
+static volatile int inside;
 
 static void on_alarm(int sig)
 {
 	(void)sig;
-	int r = asp__live_insert(&sig_inflight, addr(sig_next++), 1, 0, 0);
+	int r = insert_as(SELF, inside, addr(sig_next++), 1, 0, 0);
 	if (r == 0)
 		sig_ok++;
 	else if (r == -EDEADLK)
@@ -132,23 +168,50 @@ TEST(signal_handler_inside_the_table)
 	setitimer(ITIMER_REAL, &it, NULL);
 	struct asp_live_entry e;
 	uint64_t mine = 0;
-	/* The same in-flight flag: the handler runs as this thread. */
 	for (uint64_t round = 0; round < 400 && (sig_gave_up == 0 || round < 20); round++) {
-		for (uint64_t i = 0; i < 20000; i++)
-			mine += asp__live_insert(&sig_inflight, addr(i), 8, 0, 0) == 0;
-		for (uint64_t i = 0; i < 20000; i++)
-			asp__live_remove(&sig_inflight, addr(i), &e);
+		for (uint64_t i = 0; i < 20000; i++) {
+			inside = 1;
+			mine += insert_as(SELF, 0, addr(i), 8, 0, 0) == 0;
+			inside = 0;
+		}
+		for (uint64_t i = 0; i < 20000; i++) {
+			inside = 1;
+			remove_as(SELF, addr(i), &e);
+			inside = 0;
+		}
 	}
 	struct itimerval off = { { 0, 0 }, { 0, 0 } };
 	setitimer(ITIMER_REAL, &off, NULL);
 	ASSERT(sig_ok > 0);
 	ASSERT(sig_gave_up > 0);	/* it did land inside the table */
 	uint64_t blocks, bytes;
-	asp__live_totals(&blocks, &bytes);
+	asp__live_totals(&blocks, &bytes, 0);
 	ASSERT_EQ(blocks, sig_ok);
 	ASSERT(mine > 0);
 }
 
+/* Whoever holds every shard (fork, the report) reads the table; a shard
+ * it held already is left as it was, and the others are let go. */
+TEST(lock_all_skips_what_self_holds)
+{
+	ASSERT_EQ(insert(addr(3), 24, 0, 0), 0);
+	struct asp_shard *mine = asp__live_lock(addr(3), SELF, 0);
+	ASSERT(mine != NULL);
+	uint64_t taken = asp__live_lock_all(SELF);
+	ASSERT_EQ(__builtin_popcountll(taken), ASP_SHARDS - 1);
+	uint64_t blocks, bytes;
+	asp__live_totals(&blocks, &bytes, SELF);	/* no wait for itself */
+	ASSERT_EQ(blocks, 1);
+	ASSERT_EQ(bytes, 24);
+	asp__live_unlock_all(taken);
+	/* Still held: another identity's try fails, the owner's goes on. */
+	ASSERT(asp__live_lock(addr(3), 0x77, 1) == NULL);
+	asp__live_unlock(mine);
+	struct asp_shard *s = asp__live_lock(addr(3), 0x77, 1);
+	ASSERT(s != NULL);
+	asp__live_unlock(s);
+}
+
 UNIT_MAIN(UNIT(insert_find_remove), UNIT(reinsert_same_address_counts_once),
           UNIT(growth_and_backward_shift), UNIT(snapshot_lists_every_entry), UNIT(threads),
-          UNIT(signal_handler_inside_the_table))
+          UNIT(signal_handler_inside_the_table), UNIT(lock_all_skips_what_self_holds))

@@ -1,0 +1,561 @@
+/* process.c - the process's life under the shim, in one place: start-up,
+ * threads, fork, the periodic ticker, fatal signals and the exit report.
+ *
+ * The invariants, to be checked against the code below and in the files
+ * named:
+ *
+ * 1. Locks. The shim owns these, taken in this order and never the other
+ *    way round:
+ *      stack stripes, then the stack append lock   (stack.c)
+ *      the snapshot lock                           (snapshot.c)
+ *      the 64 shards of the live table             (live.c)
+ *      the registry of thread records              (thread.c)
+ *      the thread-start list                       (here)
+ *      the arena                                   (arena.c: a leaf)
+ *    Every lock but the shards is held only with all signals blocked, so a
+ *    signal handler never finds its own thread holding one. A shard is
+ *    held only around one table operation and its counts, and its holder
+ *    waits for nothing but the arena; a signal handler that lands while its
+ *    thread is inside the table never waits for a shard: it tries once and
+ *    otherwise defers its operation to the thread's next one (account.c).
+ * 2. fork. The prepare handler is registered at start-up, before the
+ *    program can register its own, so it runs last: the program's handlers
+ *    may take locks whose holders allocate. It blocks signals and takes
+ *    every lock above in that order, except a shard the forking thread
+ *    holds already (a fork from a signal handler inside the table). It
+ *    waits only for holders to let go, and no holder waits for it. Parent
+ *    and child let go of the same locks; before that the child marks the
+ *    other threads' records dead, makes their deferred table operations,
+ *    publishes their in-use deltas, and restarts what it inherited half
+ *    done: an exit report or a periodic dump of another thread, the ticker.
+ * 3. Counting stops once (asp__state 2), in asp__finish. The report holds
+ *    every shard while it reads the counters and the table, so the two
+ *    agree (allocs - frees == blocks in use); from then until the leak scan
+ *    is done, other threads' frees wait (asp__frozen) so that no block it
+ *    reads goes back to the allocator.
+ * 4. The exit report runs after every exit handler and destructor: it is
+ *    an exit handler registered before __libc_start_main registers the
+ *    loader's, so it runs after that one (they run in reverse order). Then
+ *    glibc's and libstdc++'s freeres, as valgrind runs them at the very
+ *    end; an exit status asked for by ALLOCSPY_ERROR_EXITCODE is applied
+ *    after stdio has been flushed.
+ * 5. The shim's signal handlers (fatal signals, the registers of the leak
+ *    scan) allocate nothing from the program's heap and take no lock their
+ *    own thread may hold: the report writes its dump with a private jansson
+ *    whose memory comes from the arena.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "account.h"
+#include "arena.h"
+#include "leak.h"
+#include "live.h"
+#include "lock.h"
+#include "next.h"
+#include "options.h"
+#include "process.h"
+#include "report.h"
+#include "snapshot.h"
+#include "stack.h"
+#include "thread.h"
+#include "world.h"
+
+extern void __libc_freeres(void);
+extern FILE *_IO_list_all;	/* glibc: every open stream, chained by _chain */
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+static pid_t g_pid;
+static pid_t g_loading;		/* the thread setting the shim up */
+static int g_freeres_ran;
+static void (*g_cxx_freeres)(void);	/* libstdc++'s __gnu_cxx::__freeres */
+
+pid_t asp__process_pid(void)
+{
+	return g_pid;
+}
+
+/* Start-up ------------------------------------------------------------------ */
+
+static void atfork_prepare(void);
+static void atfork_parent(void);
+static void atfork_child(void);
+static void catch_fatal_signals(void);
+static void leave_ld_preload(void);
+static void start_ticker(void);
+
+int asp__init_slow(void)
+{
+	static int once;
+	if (asp__next_init() < 0)
+		return 0;
+	if (g_loading != 0 && g_loading == asp_gettid())
+		return 0;
+	int expected = 0;
+	if (__atomic_compare_exchange_n(&once, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		/* What this thread allocates meanwhile (dlsym, the loader) is
+		 * the shim's: it comes from the bootstrap arena. */
+		g_loading = asp_gettid();
+		asp__report_start();
+		asp__options_init();
+		asp__thread_init();
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		g_pid = getpid();
+		asp__thread_exit_hook = asp__account_thread_exit;
+		asp__thread_gone_hook = asp__account_thread_gone;
+		if (!asp__opt.follow_children)
+			leave_ld_preload();
+		if (asp__opt.dump_on_signal)
+			catch_fatal_signals();
+		asp__snapshot_init();
+		asp__stack_init();
+		/* Looked up now: a failed dlsym allocates its message. */
+		g_cxx_freeres = (void (*)(void))dlsym(RTLD_DEFAULT, "_ZN9__gnu_cxx9__freeresEv");
+		g_loading = 0;
+		asp__fast = asp__opt.mode == ASP_MODE_COUNT ? ASP_FAST_COUNT
+		          : asp__opt.backtrace > 1 ? ASP_FAST_STACKS : ASP_FAST_TRACK;
+		asp_atomic_store_release(&asp__state, 1);
+		start_ticker();
+	} else {
+		while (asp_atomic_load_acquire(&asp__state) == 0)
+			sched_yield();
+	}
+	return 1;
+}
+
+void asp__init(void)
+{
+	if (asp_atomic_load_acquire(&asp__state) == 0)
+		asp__init_slow();
+}
+
+void *asp__load_private(const char *name)
+{
+	/* Only at set-up (g_loading is this thread), so that this thread's
+	 * calls all take the bootstrap path. */
+	return dlopen(name, RTLD_NOW | RTLD_LOCAL);
+}
+
+/* ALLOCSPY_FOLLOW_CHILDREN=no: the shim leaves LD_PRELOAD, so programs
+ * this one executes run untraced. The entry is blanked in place (a space
+ * separates LD_PRELOAD entries as a colon does). */
+static void leave_ld_preload(void)
+{
+	Dl_info me;
+	if (!dladdr((void *)leave_ld_preload, &me) || me.dli_fname == NULL)
+		return;
+	const char *base = strrchr(me.dli_fname, '/');
+	base = base ? base + 1 : me.dli_fname;
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, "LD_PRELOAD=", 11) != 0)
+			continue;
+		for (char *p = *e + 11; *p;) {
+			size_t len = strcspn(p, ": ");
+			const char *slash = memrchr(p, '/', len);
+			const char *name = slash ? slash + 1 : p;
+			size_t nlen = len - (size_t)(name - p);
+			if (nlen == strlen(base) && memcmp(name, base, nlen) == 0)
+				memset(p, ' ', len);
+			p += len;
+			p += *p != '\0';
+		}
+	}
+}
+
+/* The program's arguments, copied before it can change them. */
+static int g_argc;
+static char **g_argv;
+
+int asp__argc(void)
+{
+	return g_argc;
+}
+
+char *const *asp__argv(void)
+{
+	return g_argv;
+}
+
+static void copy_argv(int argc, char **argv)
+{
+	size_t bytes = 0;
+	int n = 0;
+	while (n < argc && argv && argv[n] && n < 65536)
+		bytes += strlen(argv[n++]) + 1;
+	char **v = asp__pages_alloc((size_t)(n + 1) * sizeof *v + bytes);
+	if (v == NULL)
+		return;
+	char *s = (char *)(v + n + 1);
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(argv[i]) + 1;
+		memcpy(s, argv[i], len);
+		v[i] = s;
+		s += len;
+	}
+	g_argv = v;
+	g_argc = n;
+}
+
+void asp__constructor(int argc, char **argv)
+{
+	asp__init();
+	if (g_argv == NULL)
+		copy_argv(argc, argv);
+}
+
+/* Threads -------------------------------------------------------------------- */
+
+/* Thread start records, recycled through a free list of mmap'd memory. */
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+	struct start *next;
+};
+
+static asp_lock_t g_start_lock = ASP_LOCK_INIT;
+static struct start *g_free_starts;
+
+static void start_put(struct start *st)
+{
+	sigset_t old;
+	asp_lock_nosig(&g_start_lock, &old);
+	st->next = g_free_starts;
+	g_free_starts = st;
+	asp_unlock_nosig(&g_start_lock, &old);
+}
+
+static struct start *start_get(void)
+{
+	sigset_t old;
+	asp_lock_nosig(&g_start_lock, &old);
+	struct start *st = g_free_starts;
+	if (st != NULL)
+		g_free_starts = st->next;
+	asp_unlock_nosig(&g_start_lock, &old);
+	return st != NULL ? st : asp__arena_alloc(sizeof *st);
+}
+
+static void *thread_trampoline(void *p)
+{
+	struct start *st = p;
+	void *(*fn)(void *) = st->fn;
+	void *arg = st->arg;
+	start_put(st);
+	asp__init();
+	struct asp_thread *t = asp__thread_self();
+	t->start_sp = (uintptr_t)__builtin_frame_address(0);
+	return fn(arg);
+}
+
+int asp__pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+                        void *(*fn)(void *), void *arg)
+{
+	static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	asp__init();
+	if (real == NULL)
+		real = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
+			asp__next_sym("pthread_create");
+	struct start *st = start_get();
+	if (st == NULL)
+		return real(thread, attr, fn, arg);
+	st->fn = fn;
+	st->arg = arg;
+	int err = real(thread, attr, thread_trampoline, st);
+	if (err != 0)
+		start_put(st);
+	return err;
+}
+
+/* dlopen with RTLD_DEEPBIND would bind the library's malloc to libc past
+ * the shim: the flag is dropped, with one warning. The real dlopen is
+ * reached by a tail call, so it still sees the program as its caller (for
+ * the caller's RUNPATH and namespace). */
+void *asp__dlopen(const char *file, int flags)
+{
+	static void *(*real)(const char *, int);
+	static int warned;
+	if (real == NULL)
+		real = (void *(*)(const char *, int))asp__next_sym("dlopen");
+	if ((flags & RTLD_DEEPBIND) && !warned++)
+		asp__warn("dlopen(", file ? file : "NULL", ", RTLD_DEEPBIND): the flag is dropped");
+	return real(file, flags & ~RTLD_DEEPBIND);
+}
+
+/* fork ------------------------------------------------------------------------ */
+
+static uint64_t g_fork_shards;	/* the shards the forking thread took */
+static sigset_t g_fork_mask;	/* its signal mask before prepare */
+
+static void atfork_prepare(void)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	struct asp_thread *t = asp__fast != 0 ? asp__thread_self() : NULL;
+	asp__stack_atfork_prepare();
+	asp__snapshot_atfork_prepare();
+	uint64_t taken = asp__live_lock_all((uintptr_t)t);
+	asp__threads_atfork_prepare();
+	asp_lock(&g_start_lock);
+	asp__arena_atfork_prepare();
+	g_fork_shards = taken;
+	g_fork_mask = old;
+}
+
+static void unlock_after_fork(void)
+{
+	sigset_t mask = g_fork_mask;
+	asp__arena_atfork_release();
+	asp_unlock(&g_start_lock);
+	asp__threads_atfork_release();
+	asp__live_unlock_all(g_fork_shards);
+	asp__snapshot_atfork_release();
+	asp__stack_atfork_release();
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+}
+
+static void atfork_parent(void)
+{
+	unlock_after_fork();
+}
+
+static void atfork_child(void)
+{
+	g_pid = getpid();
+	/* Only this thread is left: every lock is this thread's. */
+	asp__threads_atfork_child();
+	asp__world_atfork_child();
+	asp__report_atfork_child();
+	unlock_after_fork();
+	start_ticker();
+}
+
+/* The ticker: ALLOCSPY_INTERVAL_MS asks for work every so often whether or
+ * not the program allocates much. A thread of the kernel's kind only (no
+ * pthread, no TLS of its own, every signal blocked, no allocation): it
+ * adds nothing to the program's figures, and it bumps asp__epoch; the
+ * next allocation of any thread then does the work (a dump). */
+#if defined(__x86_64__)
+static long raw_syscall2(long n, long a, long b)
+{
+	long r;
+	__asm__ __volatile__("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b) : "rcx", "r11", "memory");
+	return r;
+}
+
+static int ticker_main(void *arg)
+{
+	long half_ms = (long)(intptr_t)arg;
+	struct timespec ts = { half_ms / 1000, (half_ms % 1000) * 1000000 };
+	for (;;) {
+		raw_syscall2(SYS_nanosleep, (long)&ts, 0);
+		__atomic_add_fetch(&asp__epoch, 1, __ATOMIC_RELAXED);
+	}
+	return 0;
+}
+
+static void start_ticker(void)
+{
+	if (asp__opt.interval_ms <= 0)
+		return;
+	size_t size = 64 * 1024;
+	char *stack = asp__pages_alloc(size);
+	if (stack == NULL)
+		return;
+	long half = asp__opt.interval_ms / 2 > 0 ? asp__opt.interval_ms / 2 : 1;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int saved = errno;
+	int tid = clone(ticker_main, stack + size, CLONE_VM | CLONE_FS | CLONE_FILES |
+	                CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM, (void *)(intptr_t)half);
+	asp__world_ticker = tid > 0 ? tid : 0;
+	errno = saved;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+#else
+static void start_ticker(void)
+{
+}
+#endif
+
+/* Fatal signals (ALLOCSPY_DUMP_ON_SIGNAL) ------------------------------------- */
+
+static int g_fatal;
+
+int asp__fatal_signal(void)
+{
+	return g_fatal;
+}
+
+/* The report is made in the handler, on the thread the signal landed on:
+ * it takes no lock that thread may hold and allocates nothing from the
+ * program's heap (invariant 5). Then the signal is raised again with its
+ * default action, so the program ends as it would have. */
+static void on_fatal(int sig)
+{
+	int expected = 0;
+	__atomic_compare_exchange_n(&g_fatal, &expected, sig, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	if (getpid() == g_pid) {
+		asp__world_stop();
+		asp__finish();
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void catch_fatal_signals(void)
+{
+	static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS,
+	                            SIGFPE, SIGSEGV, SIGTERM, SIGXCPU, SIGXFSZ, SIGSYS };
+	for (size_t i = 0; i < ASP_ARRAY_SIZE(sigs); i++) {
+		struct sigaction old, sa;
+		if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
+			continue;	/* the program's own handler, or SIG_IGN, stays */
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_fatal;
+		sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+/* The end ------------------------------------------------------------------------ */
+
+static int g_in_freeres;
+
+int asp__in_freeres(void)
+{
+	return g_in_freeres;
+}
+
+/* valgrind's last act before its leak check: libstdc++'s freeres, then
+ * glibc's, which free what they keep for the whole run (the emergency
+ * exception pool, stdio buffers, thread stacks and DTVs, locale data).
+ * Only when no other thread can run (world.c): freeing those under a
+ * running thread could crash it. */
+static void run_freeres(void)
+{
+	if (asp__opt.freeres == 0 || !asp__world_stop())
+		return;
+	g_in_freeres = 1;
+	if ((asp__opt.freeres & ASP_FREERES_CXX) && g_cxx_freeres != NULL)
+		g_cxx_freeres();
+	if (asp__opt.freeres & ASP_FREERES_LIBC)
+		__libc_freeres();
+	g_in_freeres = 0;
+	g_freeres_ran = 1;
+}
+
+int asp__freeres_ran(void)
+{
+	return g_freeres_ran;
+}
+
+/* _exit leaves stdio's buffers unwritten, and glibc's freeres would write
+ * them: what is pending is dropped first (and what was read ahead is kept
+ * unread, so that no file offset moves). */
+static void drop_stdio_buffers(void)
+{
+	for (FILE *fp = _IO_list_all; fp != NULL; fp = fp->_chain) {
+		fp->_IO_write_ptr = fp->_IO_write_base;
+		fp->_IO_read_ptr = fp->_IO_read_end;
+	}
+}
+
+static int g_final_registered;
+
+/* Applies ALLOCSPY_ERROR_EXITCODE, once stdio's buffers are out. */
+static void exit_status_now(void)
+{
+	int st = asp__report_exit_status();
+	if (st < 0)
+		return;
+	fflush(NULL);
+	asp__exit_now(st);
+}
+
+static void final_exit(void *arg)
+{
+	(void)arg;
+	if (getpid() != g_pid)
+		return;
+	/* From here on this thread formats numbers in the C locale, whose
+	 * data is static: freeres may free the program's. */
+	locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+	if (c != (locale_t)0)
+		uselocale(c);
+	asp__world_stop();
+	run_freeres();
+	asp__finish();
+	exit_status_now();
+}
+
+typedef int (*main_fn)(int, char **, char **);
+static main_fn g_main;
+
+static int main_trampoline(int argc, char **argv, char **envp)
+{
+	/* Main's frame lies below this frame's return address. */
+	asp__leak_note_main_frame((uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *));
+	int status = g_main(argc, argv, envp);
+	asp__leak_note_main_returned();
+	return status;
+}
+
+int asp__libc_start_main(void *main, int argc, char **argv, void (*init)(void),
+                         void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+	asp__init();
+	if (g_argv == NULL)
+		copy_argv(argc, argv);
+	int (*real)(void *, int, char **, void (*)(void), void (*)(void), void (*)(void), void *) =
+		(int (*)(void *, int, char **, void (*)(void), void (*)(void), void (*)(void), void *))
+		asp__next_sym("__libc_start_main");
+	g_main = (main_fn)main;
+	g_final_registered = __cxa_atexit(final_exit, NULL, NULL) == 0;
+	return real((void *)main_trampoline, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+void asp__exit(int status, uintptr_t sp)
+{
+	asp__leak_note_exit(sp);
+	void (*real)(int) = (void (*)(int))asp__next_sym("exit");
+	real(status);
+	__builtin_unreachable();
+}
+
+/* _exit and _Exit: the report too, and freeres, as valgrind's. */
+void asp__exit_fast(int status)
+{
+	if (getpid() != g_pid)
+		asp__exit_now(status);	/* a vfork child: the memory is the parent's */
+	locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+	if (c != (locale_t)0)
+		uselocale(c);
+	if (asp__opt.freeres != 0 && asp__world_stop()) {
+		drop_stdio_buffers();
+		run_freeres();
+	}
+	asp__finish();
+	int st = asp__report_exit_status();
+	asp__exit_now(st >= 0 ? st : status);
+}
+
+/* Without __libc_start_main (a program started some other way), the
+ * report is made at the shim's own destructor. */
+void asp__destructor(void)
+{
+	if (g_final_registered || getpid() != g_pid)
+		return;
+	asp__finish();
+	exit_status_now();
+}

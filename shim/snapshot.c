@@ -1,0 +1,250 @@
+/* snapshot.c - the heap over time.
+ *
+ * The unit of time is the volume of the heap's traffic, bytes allocated
+ * plus bytes freed (massif's --time-unit=B), so that snapshots follow what
+ * the program does rather than how fast the machine is; each snapshot also
+ * keeps its wall time. Threads publish their in-use deltas at least every
+ * asp__snapshot_volume_step bytes of traffic; a publish that takes the
+ * process past the next snapshot's volume takes it. When ALLOCSPY_SNAPSHOTS
+ * are kept, every other one is dropped and the interval doubles, as massif
+ * culls.
+ *
+ * Detail (who held the memory) is read from the live table: the blocks
+ * grouped by site. The peak's: a free that finds the heap 5% above the
+ * last peak detail takes a new one first, so the kept one is within 5% of
+ * the peak; since each costs one pass over the table and they are 5% apart,
+ * all of them together cost about twenty passes over the largest table. */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#include "account.h"
+#include "arena.h"
+#include "live.h"
+#include "lock.h"
+#include "options.h"
+#include "snapshot.h"
+#include "thread.h"
+
+#define ASP_DETAIL_MAX 64	/* sites kept in one snapshot's detail */
+#define ASP_DETAIL_EVERY 10	/* every tenth snapshot has detail */
+#define ASP_GROUP_SLOTS (1u << 16)
+
+uint64_t asp__snapshot_volume_step = UINT64_MAX;
+int64_t asp__snapshot_peak_next = INT64_MAX;
+
+static asp_lock_t g_lock = ASP_LOCK_INIT;
+static struct asp_snapshot *g_snaps;	/* max + 1 slots */
+static size_t g_nsnaps, g_max, g_taken;
+static struct asp_snapshot g_peak;
+static struct asp_snapshot *g_out;	/* asp__snapshots' result */
+static uint64_t g_volume, g_next, g_interval;
+
+/* Sites grouped while the table is read: one page run, reused. */
+static struct asp_snap_detail *g_group;
+
+void asp__snapshot_init(void)
+{
+	if (asp__opt.mode != ASP_MODE_TRACK || asp__opt.snapshots == 0)
+		return;
+	g_max = (size_t)asp__opt.snapshots;
+	g_snaps = asp__pages_alloc((g_max + 1) * sizeof *g_snaps);
+	g_out = asp__pages_alloc((g_max + 3) * sizeof *g_out);
+	g_group = asp__pages_alloc(ASP_GROUP_SLOTS * sizeof *g_group);
+	if (g_snaps == NULL || g_out == NULL || g_group == NULL)
+		return;
+	/* The first interval: 64 KiB of traffic, doubled as the run grows. */
+	g_interval = 64 * 1024;
+	g_next = g_interval;
+	asp__snapshot_volume_step = g_interval / 4;
+	asp__snapshot_peak_next = 4096;
+}
+
+/* The heap's blocks grouped by site, largest first, at most
+ * ASP_DETAIL_MAX of them, into memory of their own; *n their number. */
+static struct asp_snap_detail *detail_of(struct asp_thread *t, uint32_t *n)
+{
+	struct asp_snap_detail *g = g_group;
+	memset(g, 0, ASP_GROUP_SLOTS * sizeof *g);
+	size_t cap = 0;
+	uint64_t blocks, bytes;
+	asp__live_totals(&blocks, &bytes, (uintptr_t)t);
+	cap = blocks + blocks / 4 + 64;
+	struct asp_live_entry *e = asp__pages_alloc(cap * sizeof *e);
+	if (e == NULL)
+		return NULL;
+	size_t all = asp__live_snapshot(e, cap, (uintptr_t)t);
+	if (all > cap)
+		all = cap;
+	for (size_t i = 0; i < all; i++) {
+		uintptr_t site = e[i].site ? e[i].site : 1;
+		uint32_t j = (uint32_t)((site * 0x9E3779B97F4A7C15ull) >> 48) & (ASP_GROUP_SLOTS - 1);
+		uint32_t probes = 0;
+		while (g[j].site != 0 && g[j].site != site && probes++ < 64)
+			j = (j + 1) & (ASP_GROUP_SLOTS - 1);
+		if (g[j].site != 0 && g[j].site != site)
+			continue;	/* a crowded table: this block is left out */
+		g[j].site = site;
+		g[j].bytes += e[i].size;
+		g[j].blocks++;
+	}
+	asp__pages_free(e, cap * sizeof *e);
+	/* The largest ASP_DETAIL_MAX, by selection: few, and rare. */
+	struct asp_snap_detail *d = asp__pages_alloc(ASP_DETAIL_MAX * sizeof *d);
+	if (d == NULL)
+		return NULL;
+	uint32_t k = 0;
+	for (uint32_t j = 0; j < ASP_GROUP_SLOTS; j++) {
+		if (g[j].site == 0)
+			continue;
+		if (k < ASP_DETAIL_MAX) {
+			d[k++] = g[j];
+		} else {
+			uint32_t least = 0;
+			for (uint32_t m = 1; m < k; m++)
+				if (d[m].bytes < d[least].bytes)
+					least = m;
+			if (g[j].bytes > d[least].bytes)
+				d[least] = g[j];
+		}
+	}
+	for (uint32_t a = 1; a < k; a++)
+		for (uint32_t b = a; b > 0 && d[b].bytes > d[b - 1].bytes; b--) {
+			struct asp_snap_detail x = d[b];
+			d[b] = d[b - 1];
+			d[b - 1] = x;
+		}
+	*n = k;
+	return d;
+}
+
+static void drop_detail(struct asp_snapshot *s)
+{
+	if (s->detail != NULL)
+		asp__pages_free(s->detail, ASP_DETAIL_MAX * sizeof *s->detail);
+	s->detail = NULL;
+	s->ndetail = 0;
+}
+
+/* The process's cumulative traffic: the sum of every record's counters. */
+static void traffic(uint64_t *allocated, uint64_t *freed)
+{
+	struct asp_counts c;
+	struct asp_totals tot;
+	asp__threads_sum(&c);
+	asp__totals(&c, &tot);
+	*allocated = tot.bytes_allocated;
+	*freed = tot.bytes_freed;
+}
+
+static void take(struct asp_thread *t, int64_t in_use)
+{
+	if (g_nsnaps == g_max) {
+		/* Full: keep every other one, and take half as many from now. */
+		size_t k = 0;
+		for (size_t i = 0; i < g_nsnaps; i++) {
+			if (i % 2 == 1)
+				drop_detail(&g_snaps[i]);
+			else
+				g_snaps[k++] = g_snaps[i];
+		}
+		g_nsnaps = k;
+		g_interval *= 2;
+		asp_atomic_store_relaxed(&asp__snapshot_volume_step, g_interval / 4);
+	}
+	struct asp_snapshot *s = &g_snaps[g_nsnaps];
+	memset(s, 0, sizeof *s);
+	s->t_ns = asp_now_ns(CLOCK_MONOTONIC);
+	traffic(&s->allocated, &s->freed);
+	s->in_use = in_use;
+	s->blocks = asp_atomic_load_relaxed(&asp__in_use_blocks) + t->net_blocks;
+	if (g_taken++ % ASP_DETAIL_EVERY == 0)
+		s->detail = detail_of(t, &s->ndetail);
+	g_nsnaps++;
+}
+
+void asp__snapshot_note(struct asp_thread *t, uint64_t volume, int64_t in_use)
+{
+	/* Not from a signal handler inside the table: reading the table
+	 * then could wait for a shard while this thread holds another. */
+	if (g_snaps == NULL || t->in_table != 0)
+		return;
+	uint64_t total = asp_atomic_add_relaxed(&g_volume, volume);
+	if (total < asp_atomic_load_relaxed(&g_next))
+		return;
+	sigset_t old;
+	asp_lock_nosig(&g_lock, &old);
+	if (total >= g_next) {
+		t->depth++;
+		take(t, in_use);
+		t->depth--;
+		g_next = total - total % g_interval + g_interval;
+	}
+	asp_unlock_nosig(&g_lock, &old);
+}
+
+void asp__snapshot_peak(struct asp_thread *t, int64_t seen)
+{
+	sigset_t old;
+	if (g_snaps == NULL || t->in_table != 0)
+		return;
+	asp_lock_nosig(&g_lock, &old);
+	if (seen >= asp__snapshot_peak_next) {
+		t->depth++;
+		struct asp_snapshot s = { 0 };
+		s.t_ns = asp_now_ns(CLOCK_MONOTONIC);
+		traffic(&s.allocated, &s.freed);
+		s.in_use = seen;
+		s.blocks = asp_atomic_load_relaxed(&asp__in_use_blocks) + t->net_blocks;
+		s.peak = 1;
+		s.detail = detail_of(t, &s.ndetail);
+		drop_detail(&g_peak);
+		g_peak = s;
+		asp_atomic_store_relaxed(&asp__snapshot_peak_next, seen + seen / 20 + 1);
+		t->depth--;
+	}
+	asp_unlock_nosig(&g_lock, &old);
+}
+
+const struct asp_snapshot *asp__snapshot_peak_of(void)
+{
+	return g_peak.peak ? &g_peak : NULL;
+}
+
+size_t asp__snapshots(const struct asp_snapshot **out, uint64_t allocated, uint64_t freed,
+                      int64_t in_use, int64_t blocks)
+{
+	*out = g_out;
+	if (g_snaps == NULL)
+		return 0;
+	size_t n = 0;
+	int peak_in = !g_peak.peak;
+	for (size_t i = 0; i < g_nsnaps; i++) {
+		if (!peak_in && g_peak.t_ns < g_snaps[i].t_ns) {
+			g_out[n++] = g_peak;
+			peak_in = 1;
+		}
+		g_out[n++] = g_snaps[i];
+	}
+	if (!peak_in)
+		g_out[n++] = g_peak;
+	struct asp_snapshot *last = &g_out[n++];
+	memset(last, 0, sizeof *last);
+	last->t_ns = asp_now_ns(CLOCK_MONOTONIC);
+	last->allocated = allocated;
+	last->freed = freed;
+	last->in_use = in_use;
+	last->blocks = blocks;
+	return n;
+}
+
+void asp__snapshot_atfork_prepare(void)
+{
+	asp_lock(&g_lock);
+}
+
+void asp__snapshot_atfork_release(void)
+{
+	asp_unlock(&g_lock);
+}

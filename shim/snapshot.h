@@ -1,0 +1,57 @@
+/* snapshot.h - the heap over time (track mode): in-use bytes and blocks at
+ * moments spread over the run, thinned as massif thins them, the peak's
+ * always kept, and for the peak and every tenth one, who held the memory. */
+#ifndef ASP_SNAPSHOT_H
+#define ASP_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct asp_thread;
+
+/* Threads publish at least every this many bytes allocated and freed
+ * (UINT64_MAX: snapshots are off). */
+extern uint64_t asp__snapshot_volume_step;
+
+/* A free that sees the heap at or above this takes the peak's detail
+ * first (INT64_MAX: off). */
+extern int64_t asp__snapshot_peak_next;
+
+/* Reads ALLOCSPY_SNAPSHOTS (from the options); once, at start-up. */
+void asp__snapshot_init(void);
+
+/* t published volume more bytes; the heap held in_use bytes then. */
+void asp__snapshot_note(struct asp_thread *t, uint64_t volume, int64_t in_use);
+
+/* The heap is at seen bytes, at least asp__snapshot_peak_next: who holds it? */
+void asp__snapshot_peak(struct asp_thread *t, int64_t seen);
+
+struct asp_snap_detail {
+	uintptr_t site;		/* a stack id, or the caller with 1 frame */
+	uint64_t bytes, blocks;
+};
+
+struct asp_snapshot {
+	uint64_t t_ns;		/* CLOCK_MONOTONIC */
+	uint64_t allocated, freed;	/* cumulative bytes */
+	int64_t in_use, blocks;
+	int peak;
+	uint32_t ndetail;
+	struct asp_snap_detail *detail;
+};
+
+/* The snapshots in time order, the peak's among them, after a last one of
+ * the heap as it is now (in_use, blocks exact, from the table: the report
+ * holds the whole table). Returns how many; *out stays valid until the
+ * next call. */
+size_t asp__snapshots(const struct asp_snapshot **out, uint64_t allocated, uint64_t freed,
+                      int64_t in_use, int64_t blocks);
+
+/* The peak snapshot's figures, for the dump's heap (0: none). */
+const struct asp_snapshot *asp__snapshot_peak_of(void);
+
+/* fork: the snapshot lock is held across it. */
+void asp__snapshot_atfork_prepare(void);
+void asp__snapshot_atfork_release(void);
+
+#endif
