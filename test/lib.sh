@@ -54,12 +54,22 @@ vg_env() {
 		PWD="$PWD" GLIBCXX_FORCE_NEW=1 "$@"
 }
 
+# FREERES=no: both runs without the libraries' freeres (valgrind's
+# --run-libc-freeres=no --run-cxx-freeres=no, the shim's ALLOCSPY_FREERES=no).
+# Both programs then see ALLOCSPY_FREERES=no in their environment.
+FREERES=${FREERES:-}
+freeres_env() { [ -n "$FREERES" ] && printf 'ALLOCSPY_FREERES=%s' "$FREERES"; return 0; }
+freeres_flags() {
+	[ "$FREERES" = no ] && printf '%s' "--run-libc-freeres=no --run-cxx-freeres=no"
+	return 0
+}
+
 # run_vg LOG PROG ARGS...: PROG under memcheck, its report in LOG.
 # The program's stdout goes to LOG.out and its status to LOG.rc.
 run_vg() {
 	log=$1; shift
-	env -i HOME="${HOME:-/root}" PATH=/usr/local/bin:/usr/bin:/bin LANG=C \
-		timeout -k 5 600 valgrind --run-libc-freeres=no --run-cxx-freeres=no \
+	env -i HOME="${HOME:-/root}" PATH=/usr/local/bin:/usr/bin:/bin LANG=C $(freeres_env) \
+		timeout -k 5 600 valgrind $(freeres_flags) \
 		--leak-check=summary --log-file="$log" "$@" >"$log.out" 2>"$log.err" </dev/null
 	echo $? >"$log.rc"
 }
@@ -69,7 +79,7 @@ run_vg() {
 # size, so parity tests leave it empty). The summary is read off stderr.
 run_shim() {
 	log=$1; shift
-	vg_env ${SHIM_ENV:-} LD_PRELOAD="$(padded_preload)" "$@" \
+	vg_env ${SHIM_ENV:-} $(freeres_env) LD_PRELOAD="$(padded_preload)" "$@" \
 		>"$log.out" 2>"$log.err" </dev/null
 	echo $? >"$log.rc"
 	grep -a '^==[0-9]*==' "$log.err" >"$log" || true
@@ -99,23 +109,32 @@ both_runs() {
 }
 
 # parity NAME PROG ARGS...: the HEAP SUMMARY lines under the shim equal
-# valgrind's, and the program's stdout and status are unchanged.
+# valgrind's, and the program's stdout and status are unchanged: with
+# valgrind's defaults, then both without freeres.
 parity() {
 	name=$1; shift
-	d=$TMP/$(echo "$name" | tr -c 'A-Za-z0-9_\n-' _)
-	both_runs "$d" "$@"
-	check "$name: heap summary equals valgrind's" "$(heap_lines "$d/vg")" "$(heap_lines "$d/asp")"
-	check "$name: same stdout and status" \
-		"$(cat "$d/vg.out" "$d/vg.rc")" "$(cat "$d/asp.out" "$d/asp.rc")"
+	for FREERES in "" no; do
+		n=$name${FREERES:+ (freeres=no)}
+		d=$TMP/$(echo "$n" | tr -c 'A-Za-z0-9_\n-' _)
+		both_runs "$d" "$@"
+		check "$n: heap summary equals valgrind's" "$(heap_lines "$d/vg")" "$(heap_lines "$d/asp")"
+		check "$n: same stdout and status" \
+			"$(cat "$d/vg.out" "$d/vg.rc")" "$(cat "$d/asp.out" "$d/asp.rc")"
+	done
+	FREERES=
 }
 
 # leak_parity NAME PROG ARGS...: the LEAK SUMMARY equals valgrind's too.
 leak_parity() {
 	name=$1; shift
-	d=$TMP/$(echo "$name" | tr -c 'A-Za-z0-9_\n-' _)
-	both_runs "$d" "$@"
-	check "$name: heap summary equals valgrind's" "$(heap_lines "$d/vg")" "$(heap_lines "$d/asp")"
-	check "$name: leak summary equals valgrind's" "$(leak_lines "$d/vg")" "$(leak_lines "$d/asp")"
+	for FREERES in "" no; do
+		n=$name${FREERES:+ (freeres=no)}
+		d=$TMP/$(echo "$n" | tr -c 'A-Za-z0-9_\n-' _)
+		both_runs "$d" "$@"
+		check "$n: heap summary equals valgrind's" "$(heap_lines "$d/vg")" "$(heap_lines "$d/asp")"
+		check "$n: leak summary equals valgrind's" "$(leak_lines "$d/vg")" "$(leak_lines "$d/asp")"
+	done
+	FREERES=
 }
 
 # json_get FILE EXPR: a value out of a dump, through python3's json module.

@@ -10,7 +10,7 @@
 # figures LOG: "in use bytes blocks allocs frees bytes" of a summary.
 figures() {
 	heap_lines "$1" | tr -d ',' |
-		sed -n 's/in use at exit: \([0-9]*\) bytes in \([0-9]*\) blocks/\1 \2/p; s/total heap usage: \([0-9]*\) allocs, \([0-9]*\) frees, \([0-9]*\) bytes allocated/\1 \2 \3/p' |
+		sed -n 's/in use at exit: \([0-9]*\) bytes in \([0-9]*\) blocks/\1 \2/p; s/total heap usage: \([0-9]*\) allocs \([0-9]*\) frees \([0-9]*\) bytes allocated/\1 \2 \3/p' |
 		tr '\n' ' '
 }
 
