@@ -49,13 +49,18 @@ deps:
 # -fvisibility=hidden plus a version script: only the interposed symbols
 # and asp_* leave the library.  -ftls-model is irrelevant: no __thread here.
 SHIM_SRC := $(wildcard shim/*.c)
-SHIM_OBJ := $(SHIM_SRC:%.c=$(B)/%.o)
+# common/: one source compiled into both the shim and the analyzer.
+COMMON_SRC := $(wildcard common/*.c)
+SHIM_OBJ := $(SHIM_SRC:%.c=$(B)/%.o) $(COMMON_SRC:common/%.c=$(B)/shim/common-%.o)
 SHIM_CFLAGS := -fPIC -fvisibility=hidden -fno-builtin-malloc -fno-builtin-free \
 	-fno-builtin-calloc -fno-builtin-realloc -fno-stack-protector \
 	-D_GNU_SOURCE -fexceptions -fno-omit-frame-pointer $(JANSSON_CFLAGS)
 
-$(B)/shim/%.o: shim/%.c shim/*.h include/allocspy.h | $(B)/shim
-	$(CC) $(ALL_CFLAGS) $(SHIM_CFLAGS) -c -o $@ $<
+$(B)/shim/%.o: shim/%.c shim/*.h common/*.h include/allocspy.h | $(B)/shim
+	$(CC) $(ALL_CFLAGS) $(SHIM_CFLAGS) -Icommon $(DW_CFLAGS) -c -o $@ $<
+
+$(B)/shim/common-%.o: common/%.c common/*.h | $(B)/shim
+	$(CC) $(ALL_CFLAGS) $(SHIM_CFLAGS) -Icommon $(DW_CFLAGS) -c -o $@ $<
 
 $(LIB): $(SHIM_OBJ) shim/liballocspy.map
 	$(CC) $(LDFLAGS) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/liballocspy.map \
@@ -66,13 +71,17 @@ $(LIB): $(SHIM_OBJ) shim/liballocspy.map
 
 # --- the analyzer ---------------------------------------------------------
 ANALYZER_SRC := $(wildcard analyzer/*.c)
-ANALYZER_OBJ := $(ANALYZER_SRC:%.c=$(B)/%.o)
+ANALYZER_OBJ := $(ANALYZER_SRC:%.c=$(B)/%.o) $(COMMON_SRC:common/%.c=$(B)/analyzer/common-%.o)
 
-$(B)/analyzer/%.o: analyzer/%.c analyzer/*.h | $(B)/analyzer
-	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE $(JANSSON_CFLAGS) $(DW_CFLAGS) -c -o $@ $<
+$(B)/analyzer/%.o: analyzer/%.c analyzer/*.h common/*.h | $(B)/analyzer
+	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE -Icommon $(JANSSON_CFLAGS) $(DW_CFLAGS) -c -o $@ $<
 
+$(B)/analyzer/common-%.o: common/%.c common/*.h | $(B)/analyzer
+	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE -Icommon $(DW_CFLAGS) -c -o $@ $<
+
+# -lstdc++: __cxa_demangle names C++ symbols as valgrind shows them.
 $(REPORT): $(ANALYZER_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $(ANALYZER_OBJ) $(JANSSON_LIBS) $(DW_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $(ANALYZER_OBJ) $(JANSSON_LIBS) $(DW_LIBS) -lstdc++ -lm
 
 # --- the launcher ---------------------------------------------------------
 $(LAUNCH): launcher/allocspy.c | $(B)
@@ -124,9 +133,9 @@ check-asan:
 # cppcheck and clang-tidy (.clang-tidy) over every source; quiet when clean.
 lint:
 	cppcheck --enable=warning,performance,portability --inline-suppr --quiet --error-exitcode=1 \
-		-Iinclude -Ishim -D__x86_64__ --suppress=missingIncludeSystem shim analyzer launcher
-	clang-tidy -quiet $(SHIM_SRC) $(ANALYZER_SRC) launcher/allocspy.c -- -std=gnu11 -D_GNU_SOURCE \
-		-Iinclude -Ishim -Ianalyzer $(JANSSON_CFLAGS) $(DW_CFLAGS) -DASP_VERSION='"$(VERSION)"' \
+		-Iinclude -Ishim -Icommon -D__x86_64__ --suppress=missingIncludeSystem shim analyzer common launcher
+	clang-tidy -quiet $(SHIM_SRC) $(ANALYZER_SRC) $(COMMON_SRC) launcher/allocspy.c -- -std=gnu11 -D_GNU_SOURCE \
+		-Iinclude -Ishim -Ianalyzer -Icommon $(JANSSON_CFLAGS) $(DW_CFLAGS) -DASP_VERSION='"$(VERSION)"' \
 		-DASP_LIBDIR='"$(LIBDIR)"' 2>/dev/null
 
 # --- the seed comparison and the benches -------------------------------------

@@ -61,6 +61,9 @@ static int stack_lines(asp_symbolizer_t *s, const asp_stack_t *st,
 	for (size_t j = 0; j < st->n; j++) {
 		const char *fn;
 
+		if (asp_symbolize_is_shim(s, st->frames[j]))
+			continue;	/* the shim's own frames */
+
 		if (ls->cap - ls->n < MAX_INLINE) {
 			size_t cap = ls->cap * 2 + MAX_INLINE;
 			asp_line_t *v = realloc(ls->v, cap * sizeof *v);
@@ -173,9 +176,10 @@ static json_t *line_json(const asp_line_t *l)
 	char addr[ASP_NUM_MAX];
 
 	snprintf(addr, sizeof addr, "0x%" PRIx64, l->addr);
-	return json_pack("{s:s,s:o,s:o,s:o,s:o,s:b}",
+	return json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:b}",
 			 "address", addr,
 			 "function", asp_json_text(l->fn),
+			 "symbol", asp_json_text(l->raw),
 			 "file", asp_json_text(l->file),
 			 "line", l->file ? json_integer(l->line) : json_null(),
 			 "module", asp_json_text(l->module),
