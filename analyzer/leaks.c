@@ -122,6 +122,32 @@ static void put_line(FILE *out, const asp_line_t *l, bool first)
 	putc('\n', out);
 }
 
+/* The shim's interposer, as valgrind shows its own malloc: "at malloc",
+ * then "by strdup" for the functions that called it, in the shim's
+ * object. alloc_pc is an entry point, not a return address. */
+static void alloc_lines(FILE *out, const asp_dump_t *d, asp_symbolizer_t *s,
+			const asp_record_t *rec)
+{
+	asp_line_t at;
+
+	asp_symbolize(s, rec->alloc_pc + 1, &at, 1);
+	at.addr = rec->alloc_pc;
+	if (rec->nalloc_stack == 0) {
+		asp_summary_prefix(out, d);
+		put_line(out, &at, true);
+		return;
+	}
+	at.file = NULL;
+	for (size_t k = 0; k < rec->nalloc_stack; k++) {
+		char *name = asp_demangle(rec->alloc_stack[k]);
+
+		at.fn = name ? name : rec->alloc_stack[k];
+		asp_summary_prefix(out, d);
+		put_line(out, &at, k == 0);
+		free(name);
+	}
+}
+
 void asp_leaks_text(FILE *out, const asp_dump_t *d, unsigned kinds,
 		    bool gen_suppressions)
 {
@@ -136,16 +162,8 @@ void asp_leaks_text(FILE *out, const asp_dump_t *d, unsigned kinds,
 		if (stack_lines(s, &d->stacks[rec->stack], &ls) < 0)
 			break;
 		record_head(out, d, i);
-		if (rec->alloc_pc) {
-			/* The shim's interposer, as valgrind shows its own
-			 * malloc; an entry point, not a return address. */
-			asp_line_t at;
-
-			asp_symbolize(s, rec->alloc_pc + 1, &at, 1);
-			at.addr = rec->alloc_pc;
-			asp_summary_prefix(out, d);
-			put_line(out, &at, true);
-		}
+		if (rec->alloc_pc)
+			alloc_lines(out, d, s, rec);
 		for (size_t j = 0; j < ls.n; j++) {
 			asp_summary_prefix(out, d);
 			put_line(out, &ls.v[j], j == 0 && !rec->alloc_pc);

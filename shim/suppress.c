@@ -9,9 +9,10 @@
  * A record's frames are the allocation functions valgrind would show
  * ("malloc", or "malloc" then "strdup"), then the program's frames as
  * valgrind shows them: one frame per inlined call, the shim's own frames
- * left out, down to main. fun: matches a frame's symbol as the object
- * writes it (mangled) or its demangled name; leak: matches the demangled
- * name, the symbol, the object or the source file. Matching runs once, at
+ * left out, down to main. As in valgrind, fun: matches a frame's symbol as
+ * the object writes it (mangled for C++), never its demangled name; as in
+ * LSan, leak: matches the demangled name, and also the symbol, the object
+ * or the source file. Matching runs once, at
  * exit, when the shim no longer counts: stdio is fine there. Only
  * asp__suppress_max_frames runs at start-up, with no malloc. */
 #include <fcntl.h>
@@ -195,23 +196,31 @@ static int line_matches(const struct supp_line *l, const struct frame *f)
 {
 	if (l->kind == LINE_OBJ)
 		return f->object != NULL && glob(l->pattern, f->object);
-	return (f->raw != NULL && glob(l->pattern, f->raw)) ||
-	       (f->func != NULL && f->func != f->raw && glob(l->pattern, f->func));
+	/* The symbol as the object writes it, mangled for C++: valgrind
+	 * matches fun: against nothing else. */
+	return f->raw != NULL && glob(l->pattern, f->raw);
 }
 
 /* Valgrind's rule: the lines match the frames from the top; "..." stands
- * for any number of frames, and the entry may be shorter than the stack. */
+ * for any number of frames, and the entry may be shorter than the stack.
+ * Returns 1 on a match, 0 on none, 2 when the frames ran out first. */
 static int frames_match(const struct supp_line *l, int nl, const struct frame *f, int nf)
 {
 	if (nl == 0)
 		return 1;
 	if (l->kind == LINE_ANY) {
-		for (int skip = 0; skip <= nf; skip++)
-			if (frames_match(l + 1, nl - 1, f + skip, nf - skip))
+		int out = 0;
+		for (int skip = 0; skip <= nf; skip++) {
+			int m = frames_match(l + 1, nl - 1, f + skip, nf - skip);
+			if (m == 1)
 				return 1;
-		return 0;
+			out |= m;
+		}
+		return out;
 	}
-	return nf > 0 && line_matches(l, f) && frames_match(l + 1, nl - 1, f + 1, nf - 1);
+	if (nf == 0)
+		return 2;
+	return line_matches(l, f) ? frames_match(l + 1, nl - 1, f + 1, nf - 1) : 0;
 }
 
 /* LSan: the pattern, with * wildcards, anywhere in a function, symbol,
@@ -235,8 +244,10 @@ static int lsan_matches(const char *pattern, const struct frame *f, int nf)
 	return 0;
 }
 
-/* The frames of a record as valgrind shows them; returns how many. */
-static int record_frames(const struct asp_loss_record *rec, struct frame *frames, int cap)
+/* The frames of a record as valgrind shows them; returns how many, and
+ * in *cut whether the capture may have cut the stack short (it holds
+ * ALLOCSPY_BACKTRACE frames and main is not among them). */
+static int record_frames(const struct asp_loss_record *rec, struct frame *frames, int cap, int *cut)
 {
 	const char *alloc[3];
 	int nf = asp__alloc_frames(rec->fn, alloc);
@@ -245,6 +256,7 @@ static int record_frames(const struct asp_loss_record *rec, struct frame *frames
 	const uintptr_t *pcs;
 	uintptr_t one;
 	size_t n = asp__site_frames(rec->site, &pcs, &one);
+	*cut = n >= (size_t)asp__opt.backtrace;
 	for (size_t k = 0; k < n && nf < cap; k++) {
 		asp_dwline_t l[16];
 		if (asp__symbols_is_shim(pcs[k]))
@@ -253,8 +265,10 @@ static int record_frames(const struct asp_loss_record *rec, struct frame *frames
 		size_t nl = asp__symbolize_lines(pcs[k] - 1, l, ASP_ARRAY_SIZE(l));
 		for (size_t j = 0; j < nl && nf < cap; j++) {
 			frames[nf++] = (struct frame){ l[j].fn, l[j].raw, l[j].module, l[j].file };
-			if (!l[j].inlined && l[j].fn != NULL && strcmp(l[j].fn, "main") == 0)
+			if (!l[j].inlined && l[j].fn != NULL && strcmp(l[j].fn, "main") == 0) {
+				*cut = 0;
 				return nf;	/* valgrind stops at main */
+			}
 		}
 	}
 	return nf;
@@ -352,29 +366,32 @@ void asp__suppress_apply(struct asp_leak_result *r)
 	if (list == NULL)
 		return;
 
-	int need = asp__suppress_max_frames();
-	if (need > asp__opt.backtrace) {
-		char what[160];
-		snprintf(what, sizeof what, "an entry needs %d frames of stack, ALLOCSPY_BACKTRACE=%d captures %d",
-			 need, asp__opt.backtrace, asp__opt.backtrace);
-		asp__warn("ALLOCSPY_SUPPRESSIONS: ", what, ": such entries match nothing");
-	}
 	static struct frame frames[3 + 4 * ASP_MAX_BACKTRACE];
+	const char *short_of = NULL;	/* an entry that ran out of frames */
 	for (size_t i = 0; i < r->nrecords; i++) {
 		struct asp_loss_record *rec = &r->records[i];
-		int nf = record_frames(rec, frames, (int)ASP_ARRAY_SIZE(frames));
+		int cut;
+		int nf = record_frames(rec, frames, (int)ASP_ARRAY_SIZE(frames), &cut);
 		for (const struct supp *s = list; s; s = s->next) {
 			int kind_bit = 1 << rec->kind;
 			if (s->kinds != 0 && !(s->kinds & kind_bit))
 				continue;
 			int hit = s->lsan ? lsan_matches(s->lines[0].pattern, frames, nf)
 			                  : frames_match(s->lines, s->nlines, frames, nf);
-			if (hit) {
+			if (hit == 2 && cut && short_of == NULL)
+				short_of = s->name;
+			if (hit == 1) {
 				rec->suppressed = 1;
 				rec->suppression = s->name;
 				break;
 			}
 		}
+	}
+	if (short_of != NULL) {
+		char what[200];
+		snprintf(what, sizeof what, "\" goes deeper than the %d frames ALLOCSPY_BACKTRACE captures "
+			 "(set ALLOCSPY_BACKTRACE=%d or more)", asp__opt.backtrace, asp__suppress_max_frames());
+		asp__warn("ALLOCSPY_SUPPRESSIONS: entry \"", short_of, what);
 	}
 	/* The entries stay allocated on purpose: the records point at their
 	 * names, and the process is ending. */
