@@ -46,10 +46,14 @@ missing() {
 	printf '%s\n' "$1" | grep . | grep -vxF -f "$TMP/set"
 }
 
-shim=$(vars shim/*.c)
-launcher=$(vars launcher/allocspy.c)
+# envcheck.c lists the valid names (and a misspelling in a comment); the
+# variables the shim reads are in the other files.
+shim=$(vars $(ls shim/*.c | grep -v '/envcheck\.c$'))
+# The launcher's list of valid names (for its misspelling warning) and the
+# man page's example of that warning name no variable that is set.
+launcher=$(sed '/^static const char \*const env_names/,/^};/d' launcher/allocspy.c | vars)
 man7=$(vars man/liballocspy.7)
-man1=$(vars man/allocspy.1)
+man1=$(grep -v 'not an allocspy variable' man/allocspy.1 | vars)
 readme=$(vars README.md)
 known=$(printf '%s\n%s\n' "$shim" "$launcher" | grep . | sort -u)
 
