@@ -211,3 +211,10 @@ if [ -f "$TMP/shared.json" ]; then
 else
 	not_ok "allocspy.h(3): the example's refs are counted" "no dump written"
 fi
+
+# test/run.sh on a build directory without the test programs says what to run.
+out=$(B="$TMP/empty-build" TESTS=t20 sh "$TOP/test/run.sh" 2>&1)
+check "run.sh without a build: what to run first, and a failed count" \
+"not ok - the build in $TMP/empty-build is complete
+#   run first: make B=$TMP/empty-build && make B=$TMP/empty-build test-progs
+0 passed, 1 failed" "$(printf '%s\n' "$out" | grep -v '^#   missing')"
