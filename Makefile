@@ -182,11 +182,15 @@ install-headers:
 	install -d $(DESTDIR)$(INCDIR)
 	install -m 644 include/allocspy.h $(DESTDIR)$(INCDIR)/allocspy.h
 
+# The pages name the default paths (/usr/local/lib, /usr/local/include):
+# installed, they name the real ones.
+MAN_PATHS := sed -e 's|/usr/local/lib/pkgconfig|$(PCDIR)|g; s|/usr/local/lib|$(LIBDIR)|g; s|/usr/local/include|$(INCDIR)|g'
+
 install-man:
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
-	install -m 644 man/allocspy.1 man/allocspy-report.1 $(DESTDIR)$(MANDIR)/man1/
-	install -m 644 man/allocspy.h.3 $(DESTDIR)$(MANDIR)/man3/
-	install -m 644 man/liballocspy.7 $(DESTDIR)$(MANDIR)/man7/
+	for p in allocspy.1:man1 allocspy-report.1:man1 allocspy.h.3:man3 liballocspy.7:man7; do \
+		$(MAN_PATHS) man/$${p%%:*} >$(DESTDIR)$(MANDIR)/$${p#*:}/$${p%%:*} && \
+		chmod 644 $(DESTDIR)$(MANDIR)/$${p#*:}/$${p%%:*} || exit 1; done
 
 install-pc:
 	install -d $(DESTDIR)$(PCDIR)

@@ -218,3 +218,16 @@ check "run.sh without a build: what to run first, and a failed count" \
 "not ok - the build in $TMP/empty-build is complete
 #   run first: make B=$TMP/empty-build && make B=$TMP/empty-build test-progs
 0 passed, 1 failed" "$(printf '%s\n' "$out" | grep -v '^#   missing')"
+
+# make install writes the real paths into the man pages.
+if make -s -C "$TOP" B="$B" install PREFIX=/opt/x DESTDIR="$TMP/inst" >"$TMP/install.log" 2>&1; then
+	check "make install PREFIX=/opt/x: no man page names /usr/local" "" \
+		"$(grep -rl /usr/local "$TMP/inst/opt/x/share/man")"
+	check "... liballocspy(7) names the installed library" \
+		".Ev LD_PRELOAD Ns = Ns Pa /opt/x/lib/liballocspy.so" \
+		"$(sed -n 8p "$TMP/inst/opt/x/share/man/man7/liballocspy.7")"
+	check "... allocspy.h(3) names the installed header" ".It Pa /opt/x/include/allocspy.h" \
+		"$(grep -F '.It Pa /opt/x/include' "$TMP/inst/opt/x/share/man/man3/allocspy.h.3")"
+else
+	not_ok "make install PREFIX=/opt/x DESTDIR=..." "$(tail -n 20 "$TMP/install.log")"
+fi
