@@ -618,7 +618,7 @@ static int sites_table(struct table *t, const struct sites *ss)
 				continue;
 			row = &t->rows[nrows++];
 			t->nrows = nrows;
-			row->cells = calloc(ss->nd, sizeof *row->cells);
+			row->cells = calloc(ss->nd ? ss->nd : 1, sizeof *row->cells);
 			if (!row->cells)
 				return -ENOMEM;
 			row->unit = COUNT;

@@ -272,13 +272,14 @@ char *asp_dwsym_demangle(const asp_dw_api_t *api, const char *name)
 		free(out);
 		return NULL;
 	}
+	/* out is the demangler's malloc'd string: status is only an out
+	 * parameter (cppcheck takes it for the result's storage). */
 	if (!at)
-		return out;
-	joined = malloc(strlen(out) + strlen(at) + 1);
-	if (joined) {
-		strcpy(joined, out);
-		strcat(joined, at);
-	}
+		return out; // cppcheck-suppress returnDanglingLifetime
+	len = strlen(out) + strlen(at) + 1;
+	joined = malloc(len);
+	if (joined)
+		snprintf(joined, len, "%s%s", out, at);
 	free(out);
 	return joined;
 }

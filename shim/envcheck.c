@@ -76,8 +76,9 @@ void asp__options_check_names(void)
 		char hint[NAME_MAX_LEN + 32] = "";
 		if (close != NULL && best <= 3) {
 			size_t k = strlen(close);
-			memcpy(hint, "; did you mean ", 15);
-			memcpy(hint + 15, close, k);
+			/* Bytes of a string built in place; the "?" below ends it. */
+			memcpy(hint, "; did you mean ", 15); // NOLINT(bugprone-not-null-terminated-result)
+			memcpy(hint + 15, close, k); // NOLINT(bugprone-not-null-terminated-result)
 			memcpy(hint + 15 + k, "?", 2);
 		}
 		asp__warn(name, ": not an allocspy variable", hint);

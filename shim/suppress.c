@@ -387,7 +387,7 @@ void asp__suppress_apply(struct asp_leak_result *r)
 			}
 		}
 	}
-	if (short_of != NULL) {
+	if (short_of != NULL) { // NOLINT(clang-analyzer-unix.Malloc): the entries are kept, see below
 		char what[200];
 		snprintf(what, sizeof what, "\" goes deeper than the %d frames ALLOCSPY_BACKTRACE captures "
 			 "(set ALLOCSPY_BACKTRACE=%d or more)", asp__opt.backtrace, asp__suppress_max_frames());
