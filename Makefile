@@ -49,13 +49,18 @@ deps:
 # -fvisibility=hidden plus a version script: only the interposed symbols
 # and asp_* leave the library.  -ftls-model is irrelevant: no __thread here.
 SHIM_SRC := $(wildcard shim/*.c)
-SHIM_OBJ := $(SHIM_SRC:%.c=$(B)/%.o)
+# common/: one source compiled into both the shim and the analyzer.
+COMMON_SRC := $(wildcard common/*.c)
+SHIM_OBJ := $(SHIM_SRC:%.c=$(B)/%.o) $(COMMON_SRC:common/%.c=$(B)/shim/common-%.o)
 SHIM_CFLAGS := -fPIC -fvisibility=hidden -fno-builtin-malloc -fno-builtin-free \
 	-fno-builtin-calloc -fno-builtin-realloc -fno-stack-protector \
 	-D_GNU_SOURCE -fexceptions -fno-omit-frame-pointer $(JANSSON_CFLAGS)
 
-$(B)/shim/%.o: shim/%.c shim/*.h include/allocspy.h | $(B)/shim
-	$(CC) $(ALL_CFLAGS) $(SHIM_CFLAGS) -c -o $@ $<
+$(B)/shim/%.o: shim/%.c shim/*.h common/*.h include/allocspy.h | $(B)/shim
+	$(CC) $(ALL_CFLAGS) $(SHIM_CFLAGS) -Icommon $(DW_CFLAGS) -c -o $@ $<
+
+$(B)/shim/common-%.o: common/%.c common/*.h | $(B)/shim
+	$(CC) $(ALL_CFLAGS) $(SHIM_CFLAGS) -Icommon $(DW_CFLAGS) -c -o $@ $<
 
 # jansson is linked in, its symbols kept inside: the report's jansson takes
 # its memory from the shim's arena (json_set_alloc_funcs) without touching
@@ -72,13 +77,17 @@ $(LIB): $(SHIM_OBJ) shim/liballocspy.map
 
 # --- the analyzer ---------------------------------------------------------
 ANALYZER_SRC := $(wildcard analyzer/*.c)
-ANALYZER_OBJ := $(ANALYZER_SRC:%.c=$(B)/%.o)
+ANALYZER_OBJ := $(ANALYZER_SRC:%.c=$(B)/%.o) $(COMMON_SRC:common/%.c=$(B)/analyzer/common-%.o)
 
-$(B)/analyzer/%.o: analyzer/%.c analyzer/*.h | $(B)/analyzer
-	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE $(JANSSON_CFLAGS) $(DW_CFLAGS) -c -o $@ $<
+$(B)/analyzer/%.o: analyzer/%.c analyzer/*.h common/*.h | $(B)/analyzer
+	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE -Icommon $(JANSSON_CFLAGS) $(DW_CFLAGS) -c -o $@ $<
 
+$(B)/analyzer/common-%.o: common/%.c common/*.h | $(B)/analyzer
+	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE -Icommon $(DW_CFLAGS) -c -o $@ $<
+
+# -lstdc++: __cxa_demangle names C++ symbols as valgrind shows them.
 $(REPORT): $(ANALYZER_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $(ANALYZER_OBJ) $(JANSSON_LIBS) $(DW_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $(ANALYZER_OBJ) $(JANSSON_LIBS) $(DW_LIBS) -lstdc++ -lm
 
 # --- the launcher ---------------------------------------------------------
 $(LAUNCH): launcher/allocspy.c | $(B)
@@ -130,9 +139,9 @@ check-asan:
 # cppcheck and clang-tidy (.clang-tidy) over every source; quiet when clean.
 lint:
 	cppcheck --enable=warning,performance,portability --inline-suppr --quiet --error-exitcode=1 \
-		-Iinclude -Ishim -D__x86_64__ --suppress=missingIncludeSystem shim analyzer launcher
-	clang-tidy -quiet $(SHIM_SRC) $(ANALYZER_SRC) launcher/allocspy.c -- -std=gnu11 -D_GNU_SOURCE \
-		-Iinclude -Ishim -Ianalyzer $(JANSSON_CFLAGS) $(DW_CFLAGS) -DASP_VERSION='"$(VERSION)"' \
+		-Iinclude -Ishim -Icommon -D__x86_64__ --suppress=missingIncludeSystem shim analyzer common launcher
+	clang-tidy -quiet $(SHIM_SRC) $(ANALYZER_SRC) $(COMMON_SRC) launcher/allocspy.c -- -std=gnu11 -D_GNU_SOURCE \
+		-Iinclude -Ishim -Ianalyzer -Icommon $(JANSSON_CFLAGS) $(DW_CFLAGS) -DASP_VERSION='"$(VERSION)"' \
 		-DASP_LIBDIR='"$(LIBDIR)"' 2>/dev/null
 
 # --- the seed comparison and the benches -------------------------------------
@@ -179,11 +188,15 @@ install-headers:
 	install -d $(DESTDIR)$(INCDIR)
 	install -m 644 include/allocspy.h $(DESTDIR)$(INCDIR)/allocspy.h
 
+# The pages name the default paths (/usr/local/lib, /usr/local/include):
+# installed, they name the real ones.
+MAN_PATHS := sed -e 's|/usr/local/lib/pkgconfig|$(PCDIR)|g; s|/usr/local/lib|$(LIBDIR)|g; s|/usr/local/include|$(INCDIR)|g'
+
 install-man:
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
-	install -m 644 man/allocspy.1 man/allocspy-report.1 $(DESTDIR)$(MANDIR)/man1/
-	install -m 644 man/allocspy.h.3 $(DESTDIR)$(MANDIR)/man3/
-	install -m 644 man/liballocspy.7 $(DESTDIR)$(MANDIR)/man7/
+	for p in allocspy.1:man1 allocspy-report.1:man1 allocspy.h.3:man3 liballocspy.7:man7; do \
+		$(MAN_PATHS) man/$${p%%:*} >$(DESTDIR)$(MANDIR)/$${p#*:}/$${p%%:*} && \
+		chmod 644 $(DESTDIR)$(MANDIR)/$${p#*:}/$${p%%:*} || exit 1; done
 
 install-pc:
 	install -d $(DESTDIR)$(PCDIR)

@@ -1,5 +1,6 @@
 /* compare - the compare command: the figures of several dumps side by
- * side, with each later dump's ratio against the first. */
+ * side, with each later dump's ratio against the first, then the
+ * allocation sites that changed most. */
 #include "compare.h"
 
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "symbolize.h"
 
 enum unit { COUNT, SECONDS };
 
@@ -21,8 +23,9 @@ struct cell {
 };
 
 struct row {
-	char name[96];
+	char name[512];
 	enum unit unit;
+	bool heading;		/* a site's name: no cells */
 	struct cell *cells;	/* one per dump */
 };
 
@@ -33,9 +36,12 @@ struct table {
 
 /* The rows every comparison has, in order. */
 enum {
-	R_ALLOCS, R_FREES, R_BYTES, R_IN_USE, R_PEAK, R_STRDUP_CALLS,
-	R_STRDUP_BYTES, R_REF_ACQ, R_REF_REL, R_CROSS, R_WALL, R_USER, R_SYS,
-	R_FIXED
+	R_ALLOCS, R_FREES, R_BYTES, R_IN_USE, R_PEAK,
+	R_DEF_BYTES, R_DEF_BLOCKS, R_IND_BYTES, R_IND_BLOCKS,
+	R_POS_BYTES, R_POS_BLOCKS, R_REACH_BYTES, R_REACH_BLOCKS,
+	R_SUPP_BYTES, R_SUPP_BLOCKS,
+	R_STRDUP_CALLS, R_STRDUP_BYTES, R_REF_ACQ, R_REF_REL, R_CROSS, R_WALL,
+	R_USER, R_SYS, R_FIXED
 };
 
 static const struct {
@@ -47,6 +53,16 @@ static const struct {
 	[R_BYTES] = {"bytes allocated", COUNT},
 	[R_IN_USE] = {"in use at exit (bytes)", COUNT},
 	[R_PEAK] = {"peak (bytes)", COUNT},
+	[R_DEF_BYTES] = {"definitely lost (bytes)", COUNT},
+	[R_DEF_BLOCKS] = {"definitely lost (blocks)", COUNT},
+	[R_IND_BYTES] = {"indirectly lost (bytes)", COUNT},
+	[R_IND_BLOCKS] = {"indirectly lost (blocks)", COUNT},
+	[R_POS_BYTES] = {"possibly lost (bytes)", COUNT},
+	[R_POS_BLOCKS] = {"possibly lost (blocks)", COUNT},
+	[R_REACH_BYTES] = {"still reachable (bytes)", COUNT},
+	[R_REACH_BLOCKS] = {"still reachable (blocks)", COUNT},
+	[R_SUPP_BYTES] = {"suppressed (bytes)", COUNT},
+	[R_SUPP_BLOCKS] = {"suppressed (blocks)", COUNT},
 	[R_STRDUP_CALLS] = {"strdup calls", COUNT},
 	[R_STRDUP_BYTES] = {"strdup bytes", COUNT},
 	[R_REF_ACQ] = {"ref acquires", COUNT},
@@ -85,6 +101,15 @@ static void fixed_cells(const asp_dump_t *d, struct cell c[R_FIXED])
 		      (struct cell){ .known = false };
 	c[R_PEAK] = d->has_peak ? count(d->peak_bytes) :
 		    (struct cell){ .known = false };
+	/* Nothing in use at exit: nothing lost. No leak check (count mode,
+	 * ALLOCSPY_LEAK_CHECK=no): "?". */
+	bool nothing = !d->count_mode && d->has_in_use_bytes && d->in_use_blocks == 0;
+	for (int k = 0; k < ASP_LEAK_NKINDS; k++) {
+		c[R_DEF_BYTES + 2 * k] = d->has_leaks ? count(d->leaks[k].bytes) :
+					 nothing ? count(0) : (struct cell){ .known = false };
+		c[R_DEF_BLOCKS + 2 * k] = d->has_leaks ? count(d->leaks[k].blocks) :
+					  nothing ? count(0) : (struct cell){ .known = false };
+	}
 	c[R_STRDUP_CALLS] = count(calls);
 	c[R_STRDUP_BYTES] = count(bytes);
 	c[R_REF_ACQ] = count(d->refs.acquires);
@@ -276,6 +301,8 @@ static int layout(struct layout *l, const struct table *t, const asp_dump_t *d)
 	for (size_t r = 0; r < t->nrows; r++) {
 		size_t w = asp_text_width(t->rows[r].name);
 
+		if (t->rows[r].heading)
+			continue;	/* printed on a line of its own */
 		l->namew = w > l->namew ? w : l->namew;
 		for (size_t i = 0; i < nd; i++) {
 			w = strlen(cell_text(buf, &t->rows[r], i));
@@ -309,6 +336,11 @@ static void put_table(FILE *out, const struct table *t, const struct layout *l)
 	}
 	putc('\n', out);
 	for (size_t r = 0; r < t->nrows; r++) {
+		if (t->rows[r].heading) {
+			asp_put_text(out, t->rows[r].name);
+			putc('\n', out);
+			continue;
+		}
 		asp_put_left(out, t->rows[r].name, l->namew);
 		for (size_t i = 0; i < t->ndumps; i++) {
 			fputs("  ", out);
@@ -322,6 +354,308 @@ static void put_table(FILE *out, const struct table *t, const struct layout *l)
 		}
 		putc('\n', out);
 	}
+}
+
+/* Allocation sites ---------------------------------------------------------- */
+
+/* Sites listed in the section of those that changed most. */
+#define SITES_SHOWN 10
+
+enum { S_CALLS, S_BYTES, S_IN_USE, S_METRICS };
+
+static const char *const site_metric[S_METRICS] = {
+	[S_CALLS] = "calls", [S_BYTES] = "bytes", [S_IN_USE] = "in use at exit (bytes)",
+};
+static const char *const site_key[S_METRICS] = {
+	[S_CALLS] = "calls", [S_BYTES] = "bytes", [S_IN_USE] = "in_use_bytes",
+};
+
+/* One allocation site, by its symbolized function and file:line, with
+ * each dump's figures. */
+struct site {
+	char *name;
+	uint64_t *v;		/* [dump * S_METRICS + metric] */
+	uint64_t change;	/* largest change of bytes or bytes in use */
+	uint64_t call_change;
+};
+
+struct sites {
+	struct site *v;
+	size_t n, cap;
+	size_t *slot;		/* hash of names: index + 1, 0 empty */
+	size_t nslot;
+	size_t nd;
+	bool (*known)[S_METRICS];	/* per dump */
+};
+
+static size_t hash_name(const char *s)
+{
+	size_t h = 14695981039346656037u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211u;
+	return h;
+}
+
+static int sites_rehash(struct sites *ss)
+{
+	size_t nslot = ss->nslot ? ss->nslot * 2 : 256;
+	size_t *slot = calloc(nslot, sizeof *slot);
+
+	if (!slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < ss->n; i++) {
+		size_t h = hash_name(ss->v[i].name) & (nslot - 1);
+
+		while (slot[h])
+			h = (h + 1) & (nslot - 1);
+		slot[h] = i + 1;
+	}
+	free(ss->slot);
+	ss->slot = slot;
+	ss->nslot = nslot;
+	return 0;
+}
+
+/* The site called name, added when new; NULL when out of memory. */
+static struct site *site_get(struct sites *ss, const char *name)
+{
+	size_t h;
+
+	if (ss->n * 2 >= ss->nslot && sites_rehash(ss) < 0)
+		return NULL;
+	h = hash_name(name) & (ss->nslot - 1);
+	while (ss->slot[h]) {
+		struct site *x = &ss->v[ss->slot[h] - 1];
+
+		if (strcmp(x->name, name) == 0)
+			return x;
+		h = (h + 1) & (ss->nslot - 1);
+	}
+	if (ss->n == ss->cap) {
+		size_t cap = ss->cap * 2 + 64;
+		struct site *v = realloc(ss->v, cap * sizeof *v);
+
+		if (!v)
+			return NULL;
+		ss->v = v;
+		ss->cap = cap;
+	}
+	struct site *x = &ss->v[ss->n];
+
+	memset(x, 0, sizeof *x);
+	x->name = strdup(name);
+	x->v = calloc(ss->nd * S_METRICS, sizeof *x->v);
+	if (!x->name || !x->v) {
+		free(x->name);
+		free(x->v);
+		return NULL;
+	}
+	ss->slot[h] = ++ss->n;
+	return x;
+}
+
+static void sites_free(struct sites *ss)
+{
+	for (size_t i = 0; i < ss->n; i++) {
+		free(ss->v[i].name);
+		free(ss->v[i].v);
+	}
+	free(ss->v);
+	free(ss->slot);
+	free(ss->known);
+}
+
+/* "make_pair (leaky.c:10)": the innermost frame of st that is not the
+ * shim's, as valgrind would show it; the function alone when the object
+ * has no line info (paths differ between builds, names do not). */
+static void site_name(asp_symbolizer_t *sym, const asp_stack_t *st,
+		      char *buf, size_t size)
+{
+	snprintf(buf, size, "???");
+	for (size_t j = 0; sym && j < st->n; j++) {
+		asp_line_t l[64];
+
+		if (asp_symbolize_is_shim(sym, st->frames[j]))
+			continue;
+		asp_symbolize(sym, st->frames[j], l, 64);
+		if (l[0].fn && l[0].file)
+			snprintf(buf, size, "%s (%s:%u)", l[0].fn, l[0].file, l[0].line);
+		else if (l[0].fn)
+			snprintf(buf, size, "%s", l[0].fn);
+		return;
+	}
+}
+
+/* Adds dump i's sites: from stack_stats (calls, bytes, bytes in use),
+ * else from its loss records (bytes in use). */
+static int sites_add(struct sites *ss, const asp_dump_t *d, size_t i)
+{
+	asp_symbolizer_t *sym = asp_symbolizer_new(d);
+	char name[512];
+	int rc = 0;
+
+	if (!sym)
+		return -ENOMEM;
+	if (d->nstack_stats) {
+		for (int m = 0; m < S_METRICS; m++)
+			ss->known[i][m] = true;
+		for (size_t k = 0; k < d->nstack_stats && rc == 0; k++) {
+			const asp_stack_stat_t *st = &d->stack_stats[k];
+			struct site *x;
+
+			site_name(sym, &d->stacks[st->stack], name, sizeof name);
+			x = site_get(ss, name);
+			if (!x) {
+				rc = -ENOMEM;
+				break;
+			}
+			x->v[i * S_METRICS + S_CALLS] += st->allocs;
+			x->v[i * S_METRICS + S_BYTES] += st->bytes;
+			x->v[i * S_METRICS + S_IN_USE] += st->in_use_bytes;
+		}
+	} else if (d->nrecords) {
+		ss->known[i][S_IN_USE] = true;
+		for (size_t k = 0; k < d->nrecords && rc == 0; k++) {
+			const asp_record_t *rec = &d->records[k];
+			struct site *x;
+
+			site_name(sym, &d->stacks[rec->stack], name, sizeof name);
+			x = site_get(ss, name);
+			if (!x)
+				rc = -ENOMEM;
+			else
+				x->v[i * S_METRICS + S_IN_USE] += rec->bytes;
+		}
+	}
+	asp_symbolizer_free(sym);
+	return rc;
+}
+
+static uint64_t diff(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+static int by_change(const void *pa, const void *pb)
+{
+	const struct site *a = pa, *b = pb;
+
+	if (a->change != b->change)
+		return a->change > b->change ? -1 : 1;
+	if (a->call_change != b->call_change)
+		return a->call_change > b->call_change ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* Every dump's sites, those that changed most first; ss->n is how many
+ * changed (at most SITES_SHOWN). */
+static int sites_build(struct sites *ss, const asp_dump_t *d, size_t nd)
+{
+	size_t w = 0;
+
+	memset(ss, 0, sizeof *ss);
+	ss->nd = nd;
+	ss->known = calloc(nd, sizeof *ss->known);
+	if (!ss->known)
+		return -ENOMEM;
+	for (size_t i = 0; i < nd; i++)
+		if (sites_add(ss, &d[i], i) < 0)
+			return -ENOMEM;
+	for (size_t k = 0; k < ss->n; k++) {
+		struct site *x = &ss->v[k];
+
+		for (size_t i = 1; i < nd; i++) {
+			for (int m = 0; m < S_METRICS; m++) {
+				uint64_t c;
+
+				if (!ss->known[0][m] || !ss->known[i][m])
+					continue;
+				c = diff(x->v[m], x->v[i * S_METRICS + m]);
+				if (m == S_CALLS && c > x->call_change)
+					x->call_change = c;
+				if (m != S_CALLS && c > x->change)
+					x->change = c;
+			}
+		}
+	}
+	if (ss->n)
+		qsort(ss->v, ss->n, sizeof *ss->v, by_change);
+	while (w < ss->n && w < SITES_SHOWN &&
+	       (ss->v[w].change || ss->v[w].call_change))
+		w++;
+	for (size_t k = w; k < ss->n; k++) {
+		free(ss->v[k].name);
+		free(ss->v[k].v);
+	}
+	ss->n = w;
+	return 0;
+}
+
+/* The sites as table rows: the site's name, then one row per metric that
+ * some dump knows. */
+static int sites_table(struct table *t, const struct sites *ss)
+{
+	size_t nrows = 0;
+	int metrics = 0;
+
+	memset(t, 0, sizeof *t);
+	t->ndumps = ss->nd;
+	for (int m = 0; m < S_METRICS; m++)
+		for (size_t i = 0; i < ss->nd; i++)
+			if (ss->known[i][m]) {
+				metrics |= 1 << m;
+				break;
+			}
+	t->rows = calloc(ss->n * (1 + S_METRICS) + 1, sizeof *t->rows);
+	if (!t->rows)
+		return -ENOMEM;
+	for (size_t k = 0; k < ss->n; k++) {
+		for (int m = -1; m < S_METRICS; m++) {
+			struct row *row;
+
+			if (m >= 0 && !(metrics & (1 << m)))
+				continue;
+			row = &t->rows[nrows++];
+			t->nrows = nrows;
+			row->cells = calloc(ss->nd ? ss->nd : 1, sizeof *row->cells);
+			if (!row->cells)
+				return -ENOMEM;
+			row->unit = COUNT;
+			if (m < 0) {
+				row->heading = true;
+				snprintf(row->name, sizeof row->name, "%s", ss->v[k].name);
+				continue;
+			}
+			snprintf(row->name, sizeof row->name, "  %s", site_metric[m]);
+			for (size_t i = 0; i < ss->nd; i++)
+				row->cells[i] = ss->known[i][m] ?
+					count(ss->v[k].v[i * S_METRICS + m]) :
+					(struct cell){ .known = false };
+		}
+	}
+	return 0;
+}
+
+static int put_sites(FILE *out, const asp_dump_t *d, size_t nd)
+{
+	struct layout l = {0};
+	struct sites ss;
+	struct table t = {0};
+	int rc = sites_build(&ss, d, nd);
+
+	if (rc == 0 && ss.n)
+		rc = sites_table(&t, &ss);
+	if (rc == 0 && ss.n)
+		rc = layout(&l, &t, d);
+	if (rc == 0 && ss.n) {
+		fputs("\nAllocation sites that changed most (by function and file:line)\n", out);
+		put_table(out, &t, &l);
+	}
+	layout_free(&l);
+	table_free(&t);
+	sites_free(&ss);
+	return rc;
 }
 
 int asp_compare_text(FILE *out, const asp_dump_t *d, size_t nd)
@@ -344,6 +678,8 @@ int asp_compare_text(FILE *out, const asp_dump_t *d, size_t nd)
 	}
 	layout_free(&l);
 	table_free(&t);
+	if (rc == 0)
+		rc = put_sites(out, d, nd);
 	return rc;
 }
 
@@ -374,6 +710,43 @@ static json_t *dumps_json(const asp_dump_t *d, size_t nd)
 			"argv", argv,
 			"mode", d[i].count_mode ? "count" : "track"));
 	}
+	return a;
+}
+
+/* The sites that changed most: each metric's values (null: unknown) and
+ * ratios against the first dump. */
+static json_t *sites_json(const asp_dump_t *d, size_t nd)
+{
+	json_t *a = json_array();
+	struct sites ss;
+
+	if (sites_build(&ss, d, nd) == 0) {
+		for (size_t k = 0; k < ss.n; k++) {
+			json_t *values = json_object(), *ratios = json_object();
+
+			for (int m = 0; m < S_METRICS; m++) {
+				json_t *v = json_array(), *r = json_array();
+
+				for (size_t i = 0; i < nd; i++) {
+					uint64_t x = ss.v[k].v[i * S_METRICS + m];
+					uint64_t x0 = ss.v[k].v[m];
+					bool known = ss.known[i][m];
+
+					json_array_append_new(v, known ? json_integer((json_int_t)x) : json_null());
+					if (i == 0)
+						continue;
+					json_array_append_new(r, known && ss.known[0][m] && x0 ?
+						json_real((double)x / (double)x0) : json_null());
+				}
+				json_object_set_new(values, site_key[m], v);
+				json_object_set_new(ratios, site_key[m], r);
+			}
+			json_array_append_new(a, json_pack("{s:o,s:o,s:o}",
+				"site", asp_json_text(ss.v[k].name),
+				"values", values, "ratios", ratios));
+		}
+	}
+	sites_free(&ss);
 	return a;
 }
 
@@ -408,6 +781,7 @@ json_t *asp_compare_json(const asp_dump_t *d, size_t nd)
 			"values", values, "ratios", ratios));
 	}
 	table_free(&t);
-	return json_pack("{s:o,s:b,s:o}", "dumps", dumps_json(d, nd),
-			 "different_programs", differ, "rows", rows);
+	return json_pack("{s:o,s:b,s:o,s:o}", "dumps", dumps_json(d, nd),
+			 "different_programs", differ, "rows", rows,
+			 "sites", sites_json(d, nd));
 }

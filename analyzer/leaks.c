@@ -61,6 +61,9 @@ static int stack_lines(asp_symbolizer_t *s, const asp_stack_t *st,
 	for (size_t j = 0; j < st->n; j++) {
 		const char *fn;
 
+		if (asp_symbolize_is_shim(s, st->frames[j]))
+			continue;	/* the shim's own frames */
+
 		if (ls->cap - ls->n < MAX_INLINE) {
 			size_t cap = ls->cap * 2 + MAX_INLINE;
 			asp_line_t *v = realloc(ls->v, cap * sizeof *v);
@@ -119,6 +122,32 @@ static void put_line(FILE *out, const asp_line_t *l, bool first)
 	putc('\n', out);
 }
 
+/* The shim's interposer, as valgrind shows its own malloc: "at malloc",
+ * then "by strdup" for the functions that called it, in the shim's
+ * object. alloc_pc is an entry point, not a return address. */
+static void alloc_lines(FILE *out, const asp_dump_t *d, asp_symbolizer_t *s,
+			const asp_record_t *rec)
+{
+	asp_line_t at;
+
+	asp_symbolize(s, rec->alloc_pc + 1, &at, 1);
+	at.addr = rec->alloc_pc;
+	if (rec->nalloc_stack == 0) {
+		asp_summary_prefix(out, d);
+		put_line(out, &at, true);
+		return;
+	}
+	at.file = NULL;
+	for (size_t k = 0; k < rec->nalloc_stack; k++) {
+		char *name = asp_demangle(rec->alloc_stack[k]);
+
+		at.fn = name ? name : rec->alloc_stack[k];
+		asp_summary_prefix(out, d);
+		put_line(out, &at, k == 0);
+		free(name);
+	}
+}
+
 void asp_leaks_text(FILE *out, const asp_dump_t *d, unsigned kinds,
 		    bool gen_suppressions)
 {
@@ -133,16 +162,8 @@ void asp_leaks_text(FILE *out, const asp_dump_t *d, unsigned kinds,
 		if (stack_lines(s, &d->stacks[rec->stack], &ls) < 0)
 			break;
 		record_head(out, d, i);
-		if (rec->alloc_pc) {
-			/* The shim's interposer, as valgrind shows its own
-			 * malloc; an entry point, not a return address. */
-			asp_line_t at;
-
-			asp_symbolize(s, rec->alloc_pc + 1, &at, 1);
-			at.addr = rec->alloc_pc;
-			asp_summary_prefix(out, d);
-			put_line(out, &at, true);
-		}
+		if (rec->alloc_pc)
+			alloc_lines(out, d, s, rec);
 		for (size_t j = 0; j < ls.n; j++) {
 			asp_summary_prefix(out, d);
 			put_line(out, &ls.v[j], j == 0 && !rec->alloc_pc);
@@ -173,9 +194,10 @@ static json_t *line_json(const asp_line_t *l)
 	char addr[ASP_NUM_MAX];
 
 	snprintf(addr, sizeof addr, "0x%" PRIx64, l->addr);
-	return json_pack("{s:s,s:o,s:o,s:o,s:o,s:b}",
+	return json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:b}",
 			 "address", addr,
 			 "function", asp_json_text(l->fn),
+			 "symbol", asp_json_text(l->raw),
 			 "file", asp_json_text(l->file),
 			 "line", l->file ? json_integer(l->line) : json_null(),
 			 "module", asp_json_text(l->module),

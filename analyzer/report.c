@@ -16,23 +16,24 @@
 #include "summary.h"
 
 static const char usage_text[] =
-"usage: allocspy-report [--json] DUMP\n"
-"       allocspy-report leaks [--show-leak-kinds=KINDS] [--gen-suppressions]\n"
-"                             [--json] DUMP\n"
-"       allocspy-report compare [--json] DUMP1 DUMP2 [DUMP...]\n"
+"usage: allocspy-report [--json] [summary] DUMP\n"
+"       allocspy-report [--json] leaks [--show-leak-kinds=KINDS]\n"
+"                             [--gen-suppressions] DUMP\n"
+"       allocspy-report [--json] compare DUMP1 DUMP2 [DUMP...]\n"
 "       allocspy-report --help | --version\n"
 "\n"
 "Reads the JSON dumps that liballocspy.so writes at exit.\n"
-"  DUMP               the exit text (HEAP, LEAK and REF SUMMARY), then tables\n"
-"                     of functions, threads, block sizes, peak and time\n"
+"  [summary] DUMP     the exit text (HEAP, LEAK and REF SUMMARY), then tables\n"
+"                     of functions, threads, block sizes, stacks, peak and time\n"
 "  leaks DUMP         the loss records with symbolized stacks, as valgrind\n"
 "                     prints them, then the LEAK SUMMARY\n"
 "  compare DUMP1 DUMP2 ...\n"
-"                     the figures side by side, with ratios against DUMP1\n"
+"                     the figures and leak kinds side by side, with ratios\n"
+"                     against DUMP1, then the allocation sites that changed most\n"
 "\n"
 "Options:\n"
 "  --json             write JSON instead of text\n"
-"  --show-leak-kinds=KINDS\n"
+"  --show-leak-kinds=KINDS, --show-leak-kinds KINDS\n"
 "                     the loss records to show: a list of definite, indirect,\n"
 "                     possible, reachable, or all, or none\n"
 "                     (default: definite,possible)\n"
@@ -55,33 +56,47 @@ struct opts {
 	size_t nfiles;
 };
 
+/* A usage error: one line, and where to look. */
 static int usage_error(const char *fmt, const char *arg)
 {
 	asp_error(NULL, fmt, arg);
-	fputs(usage_text, stderr);
+	fputs("Try 'allocspy-report --help'.\n", stderr);
 	return ASP_EXIT_USAGE;
 }
 
-/* Fills o from argv. Returns -1 to go on, or the exit status (--help,
- * --version, a usage error). */
+/* The command named by word, or -1. */
+static int command(const char *word)
+{
+	static const char *const names[] = {
+		[CMD_SUMMARY] = "summary", [CMD_LEAKS] = "leaks", [CMD_COMPARE] = "compare",
+	};
+
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (strcmp(word, names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Fills o from argv. Options may come before the command or after it
+ * (--json leaks DUMP, leaks --json DUMP); an option's value may follow
+ * it as the next word (--show-leak-kinds definite). Returns -1 to go on,
+ * or the exit status (--help, --version, a usage error). */
 static int parse(struct opts *o, int argc, char **argv)
 {
-	bool options = true;
-	int i = 1;
+	bool options = true, have_cmd = false;
+	const char *kinds = NULL;
 
-	if (argc > 1 && strcmp(argv[1], "leaks") == 0) {
-		o->cmd = CMD_LEAKS;
-		i = 2;
-	} else if (argc > 1 && strcmp(argv[1], "compare") == 0) {
-		o->cmd = CMD_COMPARE;
-		i = 2;
-	}
 	o->kinds = ASP_KINDS_DEFAULT;
-	for (; i < argc; i++) {
+	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
 		if (!options || a[0] != '-' || a[1] == '\0') {
-			o->files[o->nfiles++] = argv[i];
+			if (!have_cmd && o->nfiles == 0 && command(a) >= 0) {
+				o->cmd = (enum command)command(a);
+				have_cmd = true;
+			} else {
+				o->files[o->nfiles++] = argv[i];
+			}
 		} else if (strcmp(a, "--") == 0) {
 			options = false;
 		} else if (strcmp(a, "--help") == 0) {
@@ -92,18 +107,23 @@ static int parse(struct opts *o, int argc, char **argv)
 			return ASP_EXIT_OK;
 		} else if (strcmp(a, "--json") == 0) {
 			o->json = true;
-		} else if (o->cmd == CMD_LEAKS &&
-			   strcmp(a, "--gen-suppressions") == 0) {
+		} else if (strcmp(a, "--gen-suppressions") == 0) {
 			o->gen_suppressions = true;
-		} else if (o->cmd == CMD_LEAKS &&
-			   strncmp(a, "--show-leak-kinds=", 18) == 0) {
-			if (asp_leaks_parse_kinds(a + 18, &o->kinds) < 0)
-				return usage_error("bad --show-leak-kinds value '%s'",
-						   a + 18);
+		} else if (strncmp(a, "--show-leak-kinds=", 18) == 0) {
+			kinds = a + 18;
+		} else if (strcmp(a, "--show-leak-kinds") == 0) {
+			if (i + 1 == argc)
+				return usage_error("%s", "--show-leak-kinds needs a value");
+			kinds = argv[++i];
 		} else {
 			return usage_error("unknown option '%s'", a);
 		}
 	}
+	if (kinds && asp_leaks_parse_kinds(kinds, &o->kinds) < 0)
+		return usage_error("bad --show-leak-kinds value '%s'", kinds);
+	if (o->cmd != CMD_LEAKS && (kinds || o->gen_suppressions))
+		return usage_error("%s is an option of the leaks command",
+				   kinds ? "--show-leak-kinds" : "--gen-suppressions");
 	if (o->cmd == CMD_COMPARE && o->nfiles < 2)
 		return usage_error("%s", "compare needs two dumps or more");
 	if (o->cmd != CMD_COMPARE && o->nfiles != 1)

@@ -257,13 +257,15 @@ static void stacks_text(FILE *out, const asp_dump_t *d)
 
 		fprintf(out, "  %14s %12s %14s  ", asp_fmt_count(a, s->bytes),
 			asp_fmt_count(b, s->allocs), asp_fmt_count(c, s->in_use_bytes));
-		for (size_t j = 0; j < st->n && j < STACK_FRAMES_SHOWN; j++) {
+		for (size_t j = 0, shown = 0; j < st->n && shown < STACK_FRAMES_SHOWN; j++) {
 			asp_line_t l;
 			bool main_frame;
 
+			if (sym && asp_symbolize_is_shim(sym, st->frames[j]))
+				continue;	/* the shim's own frames */
 			if (!sym || asp_symbolize(sym, st->frames[j], &l, 1) == 0)
 				l = (asp_line_t){ .addr = st->frames[j] };
-			if (j > 0)
+			if (shown++ > 0)
 				fputs(" < ", out);
 			asp_put_text(out, l.fn ? l.fn : "???");
 			if (l.file)

@@ -56,9 +56,10 @@ char *asp_suppression(const asp_record_t *rec, const asp_line_t *lines,
 		putc('\n', f);
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (lines[i].fn) {
+		if (lines[i].raw) {
+			/* valgrind writes the symbol as the object has it */
 			fputs("   fun:", f);
-			put_name(f, lines[i].fn);
+			put_name(f, lines[i].raw);
 		} else if (lines[i].module) {
 			fputs("   obj:", f);
 			put_name(f, lines[i].module);

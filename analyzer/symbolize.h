@@ -1,5 +1,6 @@
 /* symbolize - turns a dump's return addresses into function, file and line
- * with elfutils libdw, through the dump's module map. */
+ * through the dump's module map, with the symbolizer the shim shares
+ * (common/dwsym.c) and libdw linked in. */
 #ifndef ASP_SYMBOLIZE_H
 #define ASP_SYMBOLIZE_H
 
@@ -15,7 +16,8 @@
  * symbolizer. */
 typedef struct asp_line {
 	uint64_t addr;		/* as in the dump */
-	const char *fn;		/* NULL: unknown */
+	const char *fn;		/* demangled, as valgrind shows it; NULL: unknown */
+	const char *raw;	/* the symbol as in the object (mangled); NULL: unknown */
 	const char *file;	/* base name; NULL: unknown */
 	unsigned line;		/* with file */
 	const char *module;	/* path of the module; NULL: in none */
@@ -35,5 +37,13 @@ void asp_symbolizer_free(asp_symbolizer_t *s);
  * addr - 1 is what is looked up. */
 size_t asp_symbolize(asp_symbolizer_t *s, uint64_t addr, asp_line_t *out,
 		     size_t max);
+
+/* Whether the return address addr is in liballocspy.so itself: its frames
+ * (the thread trampoline, interposers) are left out of every stack. */
+bool asp_symbolize_is_shim(asp_symbolizer_t *s, uint64_t addr);
+
+/* The demangled form of a symbol, malloc'd, or NULL when it is not a C++
+ * symbol. */
+char *asp_demangle(const char *name);
 
 #endif

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,6 +55,10 @@ static void usage(FILE *f)
 	      "                          the leak check at exit (default summary)\n"
 	      "  --log-file=TEMPLATE     write the exit summary there, not to stderr\n"
 	      "  --quiet                 print no summary; the dump is still written\n"
+	      "  --run-libc-freeres=yes|no\n"
+	      "  --run-cxx-freeres=yes|no\n"
+	      "                          free glibc's and libstdc++'s own memory at exit,\n"
+	      "                          as valgrind does (both yes by default)\n"
 	      "  --help                  print this help and exit\n"
 	      "  --version               print the version and exit\n"
 	      "\n"
@@ -99,6 +104,7 @@ struct opt {
 static const char *const mode_choices[] = { "track", "count", NULL };
 static const char *const unwind_choices[] = { "libunwind", "fp", NULL };
 static const char *const leak_choices[] = { "summary", "full", "no", NULL };
+static const char *const yes_no[] = { "yes", "no", NULL };
 
 static const struct opt opts[] = {
 	{ "mode", OPT_VALUE, "ALLOCSPY_MODE", mode_choices },
@@ -108,6 +114,9 @@ static const struct opt opts[] = {
 	{ "leak-check", OPT_VALUE, "ALLOCSPY_LEAK_CHECK", leak_choices },
 	{ "log-file", OPT_VALUE, "ALLOCSPY_LOG_FILE", NULL },
 	{ "quiet", OPT_NONE, "ALLOCSPY_QUIET", NULL },
+	/* Both set ALLOCSPY_FREERES once the options are read. */
+	{ "run-libc-freeres", OPT_VALUE, NULL, yes_no },
+	{ "run-cxx-freeres", OPT_VALUE, NULL, yes_no },
 	{ "help", OPT_NONE, NULL, NULL },
 	{ "version", OPT_NONE, NULL, NULL },
 };
@@ -150,6 +159,30 @@ static int check_value(const struct opt *o, const char *v)
  * the program in *prog, or the status to exit with at once. */
 #define RUN (-1)
 
+/* ALLOCSPY_FREERES from --run-libc-freeres and --run-cxx-freeres (libc
+ * first): yes, no, libc (glibc's only) or cxx (libstdc++'s only). */
+static int freeres[2] = { -1, -1 };
+
+static int set_freeres(void)
+{
+	static const char *const value[2][2] = { { "no", "cxx" }, { "libc", "yes" } };
+	const char *old = getenv("ALLOCSPY_FREERES");
+	int libc = freeres[0], cxx = freeres[1];
+
+	if (libc < 0 && cxx < 0)
+		return 0;
+	/* An option left out keeps what ALLOCSPY_FREERES says, yes by default. */
+	if (libc < 0)
+		libc = !old || !strcmp(old, "yes") || !strcmp(old, "libc");
+	if (cxx < 0)
+		cxx = !old || !strcmp(old, "yes") || !strcmp(old, "cxx");
+	if (setenv("ALLOCSPY_FREERES", value[libc][cxx], 1) != 0) {
+		error("setenv ALLOCSPY_FREERES: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
 static int parse_options(int argc, char **argv, int *prog)
 {
 	int i = 1;
@@ -162,7 +195,7 @@ static int parse_options(int argc, char **argv, int *prog)
 
 		if (strcmp(a, "--") == 0) {
 			*prog = i + 1;
-			return RUN;
+			return set_freeres() < 0 ? ASP_EXIT_ERROR : RUN;
 		}
 		if (a[0] != '-' || a[1] == '\0')
 			break;	/* the program */
@@ -203,16 +236,162 @@ static int parse_options(int argc, char **argv, int *prog)
 		}
 		if (o->arg == OPT_VALUE && check_value(o, v) < 0)
 			return ASP_EXIT_ERROR;
+		if (strcmp(o->name, "run-libc-freeres") == 0 || strcmp(o->name, "run-cxx-freeres") == 0) {
+			freeres[o->name[4] == 'c'] = strcmp(v, "yes") == 0;
+			continue;
+		}
 		if (setenv(o->var, v ? v : "1", 1) != 0) {
 			error("setenv %s: %s", o->var, strerror(errno));
 			return ASP_EXIT_ERROR;
 		}
 	}
 	*prog = i;
-	return RUN;
+	return set_freeres() < 0 ? ASP_EXIT_ERROR : RUN;
+}
+
+/* ---- the environment -------------------------------------------------------- */
+
+/* Every variable that liballocspy.so or this launcher reads (the shim's
+ * envcheck.c has the same list). */
+static const char *const env_names[] = {
+	"ALLOCSPY_MODE", "ALLOCSPY_BACKTRACE", "ALLOCSPY_UNWIND", "ALLOCSPY_LEAK_CHECK",
+	"ALLOCSPY_OUTPUT", "ALLOCSPY_LOG_FILE", "ALLOCSPY_QUIET", "ALLOCSPY_ERROR_EXITCODE",
+	"ALLOCSPY_ERRORS_FOR_LEAK_KINDS", "ALLOCSPY_SUPPRESSIONS", "ALLOCSPY_FREERES",
+	"ALLOCSPY_FOLLOW_CHILDREN", "ALLOCSPY_INTERVAL_MS", "ALLOCSPY_DUMP_ON_SIGNAL",
+	"ALLOCSPY_REF_CROSS", "ALLOCSPY_SNAPSHOTS", "ALLOCSPY_SAMPLE", "ALLOCSPY_SAMPLE_SEED",
+	"ALLOCSPY_LIB", "ALLOCSPY_DEFAULT_SUPPRESSIONS",
+};
+
+/* The edit distance of a[0..la) and b. */
+static size_t edits(const char *a, size_t la, const char *b)
+{
+	size_t lb = strlen(b), row[128];
+
+	if (la >= sizeof row / sizeof *row || lb >= sizeof row / sizeof *row)
+		return (size_t)-1;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* One warning for each ALLOCSPY_* variable allocspy does not know,
+ * naming the valid name it is closest to (a misspelling, most often). */
+static void check_env_names(void)
+{
+	extern char **environ;
+
+	for (char **e = environ; e && *e; e++) {
+		size_t len = strcspn(*e, "="), best = (size_t)-1;
+		const char *close = NULL;
+
+		if (strncmp(*e, "ALLOCSPY_", 9) != 0)
+			continue;
+		for (size_t i = 0; i < sizeof env_names / sizeof *env_names; i++) {
+			size_t d = edits(*e, len, env_names[i]);
+
+			if (d < best) {
+				best = d;
+				close = env_names[i];
+			}
+		}
+		if (best == 0)
+			continue;
+		if (best <= 3)
+			fprintf(stderr, "allocspy: warning: %.*s: not an allocspy variable; did you mean %s?\n",
+				(int)len, *e, close);
+		else
+			fprintf(stderr, "allocspy: warning: %.*s: not an allocspy variable\n", (int)len, *e);
+	}
 }
 
 /* ---- the library ------------------------------------------------------------ */
+
+/* Whether the ELF file p[0..size) is a shared object of this machine's
+ * class whose dynamic symbols define malloc: what ld.so can preload in
+ * the shim's place. Returns 0, or -EINVAL with an error printed. */
+static int check_elf_library(const char *path, const unsigned char *p, size_t size)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)p;
+	const Elf64_Shdr *sh;
+
+	if (size < sizeof *eh || memcmp(p, ELFMAG, SELFMAG) != 0) {
+		error("%s: not an ELF file, so not liballocspy.so (ALLOCSPY_LIB)", path);
+		return -EINVAL;
+	}
+	if (p[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN) {
+		error("%s: not a 64-bit shared object, so not liballocspy.so (ALLOCSPY_LIB)", path);
+		return -EINVAL;
+	}
+	if (eh->e_shoff == 0 || eh->e_shentsize != sizeof *sh || eh->e_shoff > size ||
+	    (size - eh->e_shoff) / sizeof *sh < eh->e_shnum)
+		goto no_malloc;
+	sh = (const Elf64_Shdr *)(p + eh->e_shoff);
+	for (unsigned i = 0; i < eh->e_shnum; i++) {
+		const Elf64_Shdr *str;
+		const Elf64_Sym *sym;
+
+		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum ||
+		    sh[i].sh_entsize != sizeof *sym || sh[i].sh_offset > size ||
+		    size - sh[i].sh_offset < sh[i].sh_size)
+			continue;
+		str = &sh[sh[i].sh_link];
+		if (str->sh_offset > size || size - str->sh_offset < str->sh_size)
+			continue;
+		sym = (const Elf64_Sym *)(p + sh[i].sh_offset);
+		for (size_t k = 0; k < sh[i].sh_size / sizeof *sym; k++)
+			if (sym[k].st_shndx != SHN_UNDEF && sym[k].st_name < str->sh_size &&
+			    str->sh_size - sym[k].st_name > 6 &&
+			    memcmp(p + str->sh_offset + sym[k].st_name, "malloc", 7) == 0)
+				return 0;
+	}
+no_malloc:
+	error("%s: exports no malloc, so not liballocspy.so (ALLOCSPY_LIB)", path);
+	return -EINVAL;
+}
+
+static int check_library(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	void *map;
+	int r;
+
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		error("%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -EINVAL;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+		close(fd);
+		error("%s: not a regular file, so not liballocspy.so (ALLOCSPY_LIB)", path);
+		return -EINVAL;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED) {
+		error("%s: %s", path, strerror(errno));
+		return -EINVAL;
+	}
+	r = check_elf_library(path, map, (size_t)st.st_size);
+	munmap(map, (size_t)st.st_size);
+	return r;
+}
 
 /* Finds liballocspy.so: $ALLOCSPY_LIB, else ASP_LIBDIR when installed,
  * else beside this executable. Stores an absolute path in buf. */
@@ -258,6 +437,8 @@ static int find_library(char buf[PATH_MAX])
 		error("%s: %s", path, strerror(errno));
 		return -ENOENT;
 	}
+	if (check_library(buf) < 0)
+		return -EINVAL;
 	/* LD_PRELOAD splits its list at colons and spaces. */
 	if (strpbrk(buf, ": \t\n")) {
 		error("%s: LD_PRELOAD cannot hold a path with a colon or a space", buf);
@@ -295,6 +476,29 @@ static int set_preload(const char *lib)
 
 /* ---- the program -------------------------------------------------------------- */
 
+/* A program named with a slash: a clear line, with a shell's status, for
+ * one that is missing (127), a directory or not executable (126). */
+static int check_file(const char *prog, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0) {
+		int e = errno;
+
+		error("%s: %s", prog, strerror(e));
+		return e == ENOENT || e == ENOTDIR ? ASP_EXIT_NOT_FOUND : ASP_EXIT_CANNOT_RUN;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		error("%s: is a directory", prog);
+		return ASP_EXIT_CANNOT_RUN;
+	}
+	if (access(path, X_OK) != 0) {
+		error("%s: %s", prog, strerror(errno));
+		return ASP_EXIT_CANNOT_RUN;
+	}
+	return 0;
+}
+
 /* Finds prog as execvp(3) would. Returns 0 with the path in buf, or the
  * exit status for a program that cannot be found or run. */
 static int find_program(const char *prog, char *buf, size_t size)
@@ -308,7 +512,7 @@ static int find_program(const char *prog, char *buf, size_t size)
 			return ASP_EXIT_CANNOT_RUN;
 		}
 		memcpy(buf, prog, strlen(prog) + 1);
-		return 0;
+		return check_file(prog, buf);
 	}
 	path = getenv("PATH");
 	if (!path)
@@ -536,6 +740,7 @@ int main(int argc, char **argv)
 		return ASP_EXIT_ERROR;
 	}
 	prog = argv[i];
+	check_env_names();
 	if (find_library(lib) < 0 || set_preload(lib) < 0)
 		return ASP_EXIT_ERROR;
 	r = find_program(prog, path, sizeof path);

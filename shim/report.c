@@ -155,24 +155,46 @@ static void bytes_in_blocks(struct asp_text *t, const char *label, uint64_t byte
 	asp__text_str(t, " blocks\n");
 }
 
-/* "   at 0x...: name (in /path)" for a code address; returns whether it
- * was main's frame (the stack is shown down to main, as valgrind does). */
-static int frame_line(struct asp_text *t, const char *word, uintptr_t pc, const char *fallback)
+/* "   by 0x...: name (file.c:12)", or "(in /path)" without line info. */
+static void put_frame(struct asp_text *t, const char *word, uintptr_t pc, const asp_dwline_t *l,
+		      const char *name)
 {
-	struct asp_symbol sym;
-	asp__symbolize(fallback ? pc : pc - 1, &sym);
 	line(t, word);
 	asp__text_str(t, " 0x");
 	asp__text_hex(t, pc);
 	asp__text_str(t, ": ");
-	asp__text_str(t, sym.func ? sym.func : fallback ? fallback : "???");
-	if (sym.object) {
+	asp__text_str(t, name ? name : l->fn ? l->fn : "???");
+	if (l->file) {
+		asp__text_str(t, " (");
+		asp__text_str(t, l->file);
+		asp__text_str(t, ":");
+		asp__text_u64(t, l->line);
+		asp__text_str(t, ")");
+	} else if (l->module) {
 		asp__text_str(t, " (in ");
-		asp__text_str(t, sym.object);
+		asp__text_str(t, l->module);
 		asp__text_str(t, ")");
 	}
 	asp__text_str(t, "\n");
-	return sym.func != NULL && strcmp(sym.func, "main") == 0;
+}
+
+/* The lines of a return address, one per inlined call, as valgrind shows
+ * them; returns whether main was reached (the stack is shown down to
+ * main, as valgrind does). The shim's own frames are left out. */
+static int frame_lines(struct asp_text *t, uintptr_t pc)
+{
+	asp_dwline_t l[16];
+	if (asp__symbols_is_shim(pc))
+		return 0;
+	size_t n = asp__symbolize_lines(pc - 1, l, ASP_ARRAY_SIZE(l));
+	for (size_t k = 0; k < n; k++) {
+		asp__text_room(t, 4096 + (l[k].fn ? strlen(l[k].fn) : 0) +
+			       (l[k].module ? strlen(l[k].module) : 0));
+		put_frame(t, "   by", pc, &l[k], NULL);
+		if (!l[k].inlined && l[k].fn != NULL && strcmp(l[k].fn, "main") == 0)
+			return 1;
+	}
+	return 0;
 }
 
 static const char *const kind_phrases[ASP_LEAK_KINDS] = {
@@ -208,13 +230,18 @@ static void loss_records_text(struct asp_text *t, const struct asp_leak_result *
 		asp__text_str(t, " of ");
 		asp__text_commas(t, l->nrecords);
 		asp__text_str(t, "\n");
+		/* The interposer stands for valgrind's replacement: "at malloc",
+		 * then "by strdup" for the functions that called it. */
 		const char *names[3];
-		asp__alloc_frames(r->fn, names);
-		frame_line(t, "   at", (uintptr_t)asp__fn_address(r->fn), names[0]);
+		int nn = asp__alloc_frames(r->fn, names);
+		uintptr_t at = (uintptr_t)asp__fn_address(r->fn);
+		asp_dwline_t shim = { .module = asp__symbols_object(at) };
+		for (int k = 0; k < nn; k++)
+			put_frame(t, k == 0 ? "   at" : "   by", at, &shim, asp__symbols_demangle(names[k]));
 		const uintptr_t *pcs;
 		uintptr_t one;
 		size_t n = asp__site_frames(r->site, &pcs, &one);
-		for (size_t k = 0; k < n && !frame_line(t, "   by", pcs[k], NULL); k++)
+		for (size_t k = 0; k < n && !frame_lines(t, pcs[k]); k++)
 			;
 		line(t, "\n");
 	}

@@ -7,11 +7,19 @@
  *   LSan:      leak:PATTERN   (a substring of any frame's function or
  *                              object name; * is a wildcard)
  * A record's frames are the allocation functions valgrind would show
- * ("malloc", or "malloc" then "strdup"), then the program's frames. This
- * runs once, at exit, when the shim no longer counts: stdio is fine here. */
+ * ("malloc", or "malloc" then "strdup"), then the program's frames as
+ * valgrind shows them: one frame per inlined call, the shim's own frames
+ * left out, down to main. As in valgrind, fun: matches a frame's symbol as
+ * the object writes it (mangled for C++), never its demangled name; as in
+ * LSan, leak: matches the demangled name, and also the symbol, the object
+ * or the source file. Matching runs once, at
+ * exit, when the shim no longer counts: stdio is fine there. Only
+ * asp__suppress_max_frames runs at start-up, with no malloc. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "glue.h"
 #include "options.h"
@@ -36,7 +44,8 @@ struct supp {
 	struct supp *next;
 };
 
-/* Glob matching with * and ?. */
+/* valgrind's wildcards: * any run of characters, ? one, \\ quotes the
+ * next. */
 static int glob(const char *p, const char *s)
 {
 	const char *star = NULL, *after = NULL;
@@ -44,8 +53,11 @@ static int glob(const char *p, const char *s)
 		if (*p == '*') {
 			star = p++;
 			after = s;
-		} else if (*p == '?' || *p == *s) {
-			p++;
+			continue;
+		}
+		const char *lit = p[0] == '\\' && p[1] ? p + 1 : p;
+		if ((*p == '?' && lit == p) || *lit == *s) {
+			p = lit + 1;
 			s++;
 		} else if (star) {
 			p = star + 1;
@@ -174,42 +186,172 @@ static void load_file(const char *file, struct supp **list)
 }
 
 struct frame {
-	const char *func;	/* may be NULL */
+	const char *func;	/* demangled; may be NULL */
+	const char *raw;	/* the symbol as the object writes it; may be NULL */
 	const char *object;	/* may be NULL */
+	const char *file;	/* may be NULL */
 };
 
 static int line_matches(const struct supp_line *l, const struct frame *f)
 {
-	const char *name = l->kind == LINE_FUN ? f->func : f->object;
-	return name != NULL && glob(l->pattern, name);
+	if (l->kind == LINE_OBJ)
+		return f->object != NULL && glob(l->pattern, f->object);
+	/* The symbol as the object writes it, mangled for C++: valgrind
+	 * matches fun: against nothing else. */
+	return f->raw != NULL && glob(l->pattern, f->raw);
 }
 
 /* Valgrind's rule: the lines match the frames from the top; "..." stands
- * for any number of frames, and the entry may be shorter than the stack. */
+ * for any number of frames, and the entry may be shorter than the stack.
+ * Returns 1 on a match, 0 on none, 2 when the frames ran out first. */
 static int frames_match(const struct supp_line *l, int nl, const struct frame *f, int nf)
 {
 	if (nl == 0)
 		return 1;
 	if (l->kind == LINE_ANY) {
-		for (int skip = 0; skip <= nf; skip++)
-			if (frames_match(l + 1, nl - 1, f + skip, nf - skip))
+		int out = 0;
+		for (int skip = 0; skip <= nf; skip++) {
+			int m = frames_match(l + 1, nl - 1, f + skip, nf - skip);
+			if (m == 1)
 				return 1;
-		return 0;
+			out |= m;
+		}
+		return out;
 	}
-	return nf > 0 && line_matches(l, f) && frames_match(l + 1, nl - 1, f + 1, nf - 1);
+	if (nf == 0)
+		return 2;
+	return line_matches(l, f) ? frames_match(l + 1, nl - 1, f + 1, nf - 1) : 0;
 }
 
-/* LSan: the pattern, with * wildcards, anywhere in a function or object. */
+/* LSan: the pattern, with * wildcards, anywhere in a function, symbol,
+ * object or source file name; ^ and $ anchor it. */
 static int lsan_matches(const char *pattern, const struct frame *f, int nf)
 {
 	char wrapped[1024];
-	int n = snprintf(wrapped, sizeof wrapped, "*%s*", pattern);
+	size_t len = strlen(pattern);
+	int head = pattern[0] == '^', tail = len > 0 && pattern[len - 1] == '$';
+	int n = snprintf(wrapped, sizeof wrapped, "%s%.*s%s", head ? "" : "*",
+			 (int)(len - (size_t)head - (size_t)(tail && len > (size_t)head)),
+			 pattern + head, tail ? "" : "*");
 	if (n < 0 || (size_t)n >= sizeof wrapped)
 		return 0;
-	for (int i = 0; i < nf; i++)
-		if ((f[i].func && glob(wrapped, f[i].func)) || (f[i].object && glob(wrapped, f[i].object)))
-			return 1;
+	for (int i = 0; i < nf; i++) {
+		const char *names[4] = { f[i].func, f[i].raw, f[i].object, f[i].file };
+		for (int k = 0; k < 4; k++)
+			if (names[k] != NULL && glob(wrapped, names[k]))
+				return 1;
+	}
 	return 0;
+}
+
+/* The frames of a record as valgrind shows them; returns how many, and
+ * in *cut whether the capture may have cut the stack short (it holds
+ * ALLOCSPY_BACKTRACE frames and main is not among them). */
+static int record_frames(const struct asp_loss_record *rec, struct frame *frames, int cap, int *cut)
+{
+	const char *alloc[3];
+	int nf = asp__alloc_frames(rec->fn, alloc);
+	for (int k = 0; k < nf; k++)
+		frames[k] = (struct frame){ asp__symbols_demangle(alloc[k]), alloc[k], NULL, NULL };
+	const uintptr_t *pcs;
+	uintptr_t one;
+	size_t n = asp__site_frames(rec->site, &pcs, &one);
+	*cut = n >= (size_t)asp__opt.backtrace;
+	for (size_t k = 0; k < n && nf < cap; k++) {
+		asp_dwline_t l[16];
+		if (asp__symbols_is_shim(pcs[k]))
+			continue;
+		/* A return address: the call is the byte before it. */
+		size_t nl = asp__symbolize_lines(pcs[k] - 1, l, ASP_ARRAY_SIZE(l));
+		for (size_t j = 0; j < nl && nf < cap; j++) {
+			frames[nf++] = (struct frame){ l[j].fn, l[j].raw, l[j].module, l[j].file };
+			if (!l[j].inlined && l[j].fn != NULL && strcmp(l[j].fn, "main") == 0) {
+				*cut = 0;
+				return nf;	/* valgrind stops at main */
+			}
+		}
+	}
+	return nf;
+}
+
+/* The frames an entry needs captured: its fun:/obj: lines after the
+ * leading ones that name allocation functions (the shim supplies those). */
+static int is_alloc_name(const char *p, size_t len)
+{
+	static const char *const names[] = {
+		"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign",
+		"aligned_alloc", "memalign", "valloc", "pvalloc", "strdup", "strndup",
+		"wcsdup", "g_malloc", "g_strdup", "g_strndup", "g_memdup2", "*",
+	};
+	for (size_t i = 0; i < ASP_ARRAY_SIZE(names); i++)
+		if (strlen(names[i]) == len && memcmp(p, names[i], len) == 0)
+			return 1;
+	return (len >= 4 && memcmp(p, "_Zn", 3) == 0) || (len >= 12 && memcmp(p, "operator new", 12) == 0);
+}
+
+/* Reads one file with a fixed buffer, line by line, and raises *deepest
+ * to its deepest entry's need. No malloc: this runs at start-up. */
+static void scan_depth(const char *file, int *deepest)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char buf[4096], ln[512];
+	size_t len = 0;
+	int in_entry = 0, lead = 1, need = 0;
+	ssize_t got;
+	while ((got = read(fd, buf, sizeof buf)) > 0) {
+		for (ssize_t i = 0; i < got; i++) {
+			if (buf[i] != '\n') {
+				if (len < sizeof ln - 1)
+					ln[len++] = buf[i];
+				continue;
+			}
+			ln[len] = '\0';
+			char *l = ln;
+			while (*l == ' ' || *l == '\t')
+				l++;
+			size_t n = strlen(l);
+			while (n > 0 && (l[n - 1] == ' ' || l[n - 1] == '\t' || l[n - 1] == '\r'))
+				l[--n] = '\0';
+			len = 0;
+			if (strcmp(l, "{") == 0) {
+				in_entry = 1;
+				lead = 1;
+				need = 0;
+			} else if (strcmp(l, "}") == 0) {
+				if (in_entry && need > *deepest)
+					*deepest = need;
+				in_entry = 0;
+			} else if (in_entry && strcmp(l, "...") == 0) {
+				lead = 0;	/* any number of frames, none at least */
+			} else if (in_entry && (strncmp(l, "fun:", 4) == 0 || strncmp(l, "obj:", 4) == 0)) {
+				if (lead && l[0] == 'f' && is_alloc_name(l + 4, n - 4))
+					continue;
+				lead = 0;
+				need++;
+			}
+		}
+	}
+	close(fd);
+}
+
+int asp__suppress_max_frames(void)
+{
+	int deepest = 0;
+	const char *p = asp__opt.suppressions;
+	char file[ASP_PATH_MAX];
+	while (*p) {
+		size_t n = strcspn(p, ":");
+		if (n > 0 && n < sizeof file) {
+			memcpy(file, p, n);
+			file[n] = '\0';
+			scan_depth(file, &deepest);
+		}
+		p += n;
+		p += *p == ':';
+	}
+	return deepest;
 }
 
 void asp__suppress_apply(struct asp_leak_result *r)
@@ -224,34 +366,32 @@ void asp__suppress_apply(struct asp_leak_result *r)
 	if (list == NULL)
 		return;
 
-	struct frame frames[3 + ASP_MAX_BACKTRACE];
+	static struct frame frames[3 + 4 * ASP_MAX_BACKTRACE];
+	const char *short_of = NULL;	/* an entry that ran out of frames */
 	for (size_t i = 0; i < r->nrecords; i++) {
 		struct asp_loss_record *rec = &r->records[i];
-		const char *alloc[3];
-		int nf = asp__alloc_frames(rec->fn, alloc);
-		for (int k = 0; k < nf; k++)
-			frames[k] = (struct frame){ alloc[k], NULL };
-		const uintptr_t *pcs;
-		uintptr_t one;
-		size_t n = asp__site_frames(rec->site, &pcs, &one);
-		for (size_t k = 0; k < n && nf < (int)ASP_ARRAY_SIZE(frames); k++) {
-			struct asp_symbol sym;
-			/* A return address: the call is the byte before it. */
-			asp__symbolize(pcs[k] - 1, &sym);
-			frames[nf++] = (struct frame){ sym.func, sym.object };
-		}
+		int cut;
+		int nf = record_frames(rec, frames, (int)ASP_ARRAY_SIZE(frames), &cut);
 		for (const struct supp *s = list; s; s = s->next) {
 			int kind_bit = 1 << rec->kind;
 			if (s->kinds != 0 && !(s->kinds & kind_bit))
 				continue;
 			int hit = s->lsan ? lsan_matches(s->lines[0].pattern, frames, nf)
 			                  : frames_match(s->lines, s->nlines, frames, nf);
-			if (hit) {
+			if (hit == 2 && cut && short_of == NULL)
+				short_of = s->name;
+			if (hit == 1) {
 				rec->suppressed = 1;
 				rec->suppression = s->name;
 				break;
 			}
 		}
+	}
+	if (short_of != NULL) { // NOLINT(clang-analyzer-unix.Malloc): the entries are kept, see below
+		char what[200];
+		snprintf(what, sizeof what, "\" goes deeper than the %d frames ALLOCSPY_BACKTRACE captures "
+			 "(set ALLOCSPY_BACKTRACE=%d or more)", asp__opt.backtrace, asp__suppress_max_frames());
+		asp__warn("ALLOCSPY_SUPPRESSIONS: entry \"", short_of, what);
 	}
 	/* The entries stay allocated on purpose: the records point at their
 	 * names, and the process is ending. */

@@ -5,7 +5,14 @@
 
 #include "leak.h"
 
-/* Marks the records that a suppression matches. */
+/* The frames the deepest entry of the ALLOCSPY_SUPPRESSIONS files needs
+ * captured: its fun:/obj: lines after the leading allocation functions.
+ * Reads the files with open/read and a fixed buffer, without malloc, so
+ * it may run at start-up to choose the capture depth. 0 when none. */
+int asp__suppress_max_frames(void);
+
+/* Marks the records that a suppression matches. Warns once when an entry
+ * needs more frames than ALLOCSPY_BACKTRACE captures. */
 void asp__suppress_apply(struct asp_leak_result *r);
 
 #endif

@@ -1,12 +1,18 @@
-/* symbols.c - in-process symbol lookup from ELF symbol tables.
+/* symbols.c - naming code addresses inside the process at exit.
  *
- * Each object's file is mapped read-only once; its .symtab (or .dynsym
- * when stripped) is searched for the function symbol that contains the
- * address. Only used at exit, when allocations are no longer counted. */
+ * The objects come from dl_iterate_phdr. libdw.so.1 is dlopen'd on first
+ * use and its functions fill the table of common/dwsym.c; the shim links
+ * neither libdw nor libstdc++, and never loads libstdc++: __cxa_demangle is
+ * used only when the program has it already. Without libdw each object's
+ * file is mapped read-only and its .symtab (or .dynsym when stripped)
+ * gives the names. Only used at exit, when allocations are no longer
+ * counted, so malloc is fine here. */
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -15,109 +21,147 @@
 #include "options.h"
 #include "symbols.h"
 
-#define ASP_MAX_OBJECTS 256
+static asp_dw_api_t g_api;
+static asp_dwsym_t *g_dw;
+static int g_ready;		/* 0 not yet, 1 done, -1 failed */
+static uintptr_t g_shim_lo, g_shim_hi;
 
-struct object {
-	uintptr_t base;			/* load bias */
-	const char *path;
-	const unsigned char *map;	/* the file, or NULL */
-	size_t size;
-	const ElfW(Sym) *syms;
-	size_t nsyms;
-	const char *strtab;
-	size_t strsize;
-};
-
-static struct object g_objects[ASP_MAX_OBJECTS];
-static size_t g_nobjects;
-
-/* The symbol table of a mapped ELF file: .symtab, else .dynsym. */
-static void find_symtab(struct object *o)
+/* Fills g_api from a dlopen'd libdw.so.1; on any miss the libdw part
+ * stays empty and only symbol tables name addresses. */
+static void load_libdw(void)
 {
-	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)o->map;
-	if (o->size < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-	    eh->e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
-	    eh->e_shoff == 0 || eh->e_shoff + (size_t)eh->e_shnum * sizeof(ElfW(Shdr)) > o->size)
+	void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+	int missing = 0;
+
+	if (h == NULL)
 		return;
-	const ElfW(Shdr) *sh = (const ElfW(Shdr) *)(o->map + eh->e_shoff);
+#define ASP_DW_DLSYM(f) \
+	g_api.f = (__typeof__(g_api.f))dlsym(h, #f); \
+	missing |= g_api.f == NULL;
+	ASP_DW_FUNCS(ASP_DW_DLSYM)
+#undef ASP_DW_DLSYM
+	if (missing) {
+		asp_demangle_fn *keep = g_api.demangle;
+
+		memset(&g_api, 0, sizeof g_api);
+		g_api.demangle = keep;
+	}
+}
+
+static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : asp__opt.exe;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < lo)
+			lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	if (hi == 0)
+		return 0;
+	if ((uintptr_t)&add_object >= lo && (uintptr_t)&add_object < hi) {
+		g_shim_lo = lo;
+		g_shim_hi = hi;
+	}
+	return asp_dwsym_add(g_dw, path, info->dlpi_addr, hi, NULL) < 0;
+}
+
+static int ready(void)
+{
+	if (g_ready == 0) {
+		g_ready = -1;
+		/* Found only when the program has libstdc++ loaded already. */
+		g_api.demangle = (asp_demangle_fn *)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		load_libdw();
+		g_dw = asp_dwsym_new(&g_api);
+		if (g_dw != NULL && dl_iterate_phdr(add_object, NULL) == 0)
+			g_ready = 1;
+	}
+	return g_ready > 0;
+}
+
+/* Without libdw: the function symbols of a mapped ELF file, from .symtab,
+ * else .dynsym. */
+static void table_symbols(int mod, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return;
+	const unsigned char *map = MAP_FAILED;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return;
+	size_t size = (size_t)st.st_size;
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)map;
+	if (size < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
+	    eh->e_shoff == 0 || eh->e_shoff + (size_t)eh->e_shnum * sizeof(ElfW(Shdr)) > size)
+		return;
+	const ElfW(Shdr) *sh = (const ElfW(Shdr) *)(map + eh->e_shoff);
 	for (int want = SHT_SYMTAB; want >= 0; want = want == SHT_SYMTAB ? SHT_DYNSYM : -1) {
 		for (int i = 0; i < eh->e_shnum; i++) {
 			if (sh[i].sh_type != (unsigned)want || sh[i].sh_link >= eh->e_shnum)
 				continue;
 			const ElfW(Shdr) *str = &sh[sh[i].sh_link];
-			if (sh[i].sh_offset + sh[i].sh_size > o->size ||
-			    str->sh_offset + str->sh_size > o->size || sh[i].sh_entsize != sizeof(ElfW(Sym)))
+			if (sh[i].sh_offset + sh[i].sh_size > size ||
+			    str->sh_offset + str->sh_size > size || sh[i].sh_entsize != sizeof(ElfW(Sym)))
 				continue;
-			o->syms = (const ElfW(Sym) *)(o->map + sh[i].sh_offset);
-			o->nsyms = sh[i].sh_size / sizeof(ElfW(Sym));
-			o->strtab = (const char *)(o->map + str->sh_offset);
-			o->strsize = str->sh_size;
+			const ElfW(Sym) *syms = (const ElfW(Sym) *)(map + sh[i].sh_offset);
+			size_t n = sh[i].sh_size / sizeof(ElfW(Sym)), k = 0;
+			const char *strtab = (const char *)(map + str->sh_offset);
+			asp_dwcand_t *c = malloc((n ? n : 1) * sizeof *c);
+			if (c == NULL)
+				return;
+			for (size_t j = 0; j < n; j++) {
+				int type = ELF64_ST_TYPE(syms[j].st_info);
+				if ((type != STT_FUNC && type != STT_GNU_IFUNC) || syms[j].st_shndx == SHN_UNDEF ||
+				    syms[j].st_size == 0 || syms[j].st_name >= str->sh_size ||
+				    memchr(strtab + syms[j].st_name, 0, str->sh_size - syms[j].st_name) == NULL)
+					continue;
+				c[k++] = (asp_dwcand_t){ syms[j].st_value, syms[j].st_size, strtab + syms[j].st_name };
+			}
+			asp_dwsym_sort(c, k);
+			asp_dwsym_set_symbols(g_dw, mod, c, k);
 			return;
 		}
 	}
 }
 
-static struct object *object_for(uintptr_t base, const char *path)
-{
-	for (size_t i = 0; i < g_nobjects; i++)
-		if (g_objects[i].base == base && strcmp(g_objects[i].path, path) == 0)
-			return &g_objects[i];
-	if (g_nobjects == ASP_MAX_OBJECTS)
-		return NULL;
-	struct object *o = &g_objects[g_nobjects++];
-	memset(o, 0, sizeof *o);
-	o->base = base;
-	size_t len = strlen(path);
-	char *copy = mmap(NULL, len + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (copy == MAP_FAILED)
-		return NULL;
-	memcpy(copy, path, len + 1);
-	o->path = copy;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0) {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (m != MAP_FAILED) {
-			o->map = m;
-			o->size = (size_t)st.st_size;
-			find_symtab(o);
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-	return o;
-}
-
-void asp__symbolize(uintptr_t addr, struct asp_symbol *out)
+size_t asp__symbolize_lines(uintptr_t pc, asp_dwline_t *out, size_t max)
 {
 	memset(out, 0, sizeof *out);
-	Dl_info info;
-	struct link_map *lm = NULL;
-	if (!dladdr1((void *)addr, &info, (void **)&lm, RTLD_DL_LINKMAP) || lm == NULL)
-		return;
-	const char *path = lm->l_name && lm->l_name[0] ? lm->l_name : asp__opt.exe;
-	struct object *o = object_for(lm->l_addr, path);
-	if (o == NULL)
-		return;
-	out->object = o->path;
-	uintptr_t rel = addr - o->base;
-	const ElfW(Sym) *best = NULL;
-	for (size_t i = 0; i < o->nsyms; i++) {
-		const ElfW(Sym) *s = &o->syms[i];
-		if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx == SHN_UNDEF ||
-		    s->st_name >= o->strsize)
-			continue;
-		if (rel >= s->st_value && rel < s->st_value + (s->st_size ? s->st_size : 1)) {
-			best = s;
-			if (ELF64_ST_BIND(s->st_info) != STB_LOCAL)
-				break;		/* prefer a global name to a local alias */
-		}
+	if (!ready())
+		return 1;
+	int mod = asp_dwsym_find(g_dw, pc);
+	if (mod >= 0 && !asp_dwsym_tried(g_dw, mod)) {
+		const char *why;
+		if (asp_dwsym_open(g_dw, mod, &why) == -ENOSYS)
+			table_symbols(mod, asp_dwsym_path(g_dw, mod));
 	}
-	if (best != NULL) {
-		out->func = o->strtab + best->st_name;
-		out->offset = rel - best->st_value;
-	} else if (info.dli_sname != NULL) {
-		out->func = info.dli_sname;
-		out->offset = addr - (uintptr_t)info.dli_saddr;
-	}
+	return asp_dwsym_lookup(g_dw, pc, out, max);
+}
+
+bool asp__symbols_is_shim(uintptr_t pc)
+{
+	return ready() && pc >= g_shim_lo && pc < g_shim_hi;
+}
+
+const char *asp__symbols_object(uintptr_t pc)
+{
+	int mod = ready() ? asp_dwsym_find(g_dw, pc) : -1;
+	return mod >= 0 ? asp_dwsym_path(g_dw, mod) : NULL;
+}
+
+const char *asp__symbols_demangle(const char *name)
+{
+	char *d = ready() ? asp_dwsym_demangle(&g_api, name) : NULL;
+	return d != NULL ? d : name;	/* kept: the process is ending */
 }

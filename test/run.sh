@@ -7,6 +7,34 @@ B=${B:-build}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
+# The tests need the library, the tools and the test programs built into
+# $B: say what to run rather than fail test by test.
+# (t50 and t51 test the analyzer alone: make check-asan builds only that.)
+need=allocspy-report
+case " ${TESTS:-all} " in
+*" t5"[01]*" "*) ;;
+*) need="$need liballocspy.so allocspy test/progs/leak_definite test/unit/test_live" ;;
+esac
+for w in ${TESTS:-}; do
+	case $w in t5[01]*) ;; *) need="$need liballocspy.so allocspy test/progs/leak_definite" ;; esac
+done
+missing=
+for f in $need; do
+	case " $missing " in *" $B/$f "*) continue ;; esac
+	[ -e "$B/$f" ] || missing="$missing $B/$f"
+done
+if [ -n "$missing" ]; then
+	echo "not ok - the build in $B is complete"
+	echo "#   missing:$missing"
+	if [ "$B" = build ]; then
+		echo "#   run first: make && make test-progs"
+	else
+		echo "#   run first: make B=$B && make B=$B test-progs"
+	fi
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
 for t in "$B"/test/unit/test_*; do
 	[ -x "$t" ] || continue
 	"$t" 2>&1 | tee -a "$out"

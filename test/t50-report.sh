@@ -274,35 +274,53 @@ fi
 
 "$REPORT" --help >"$TMP/out" 2>"$TMP/err"
 check "--help: exit status 0" 0 "$?"
-check "--help: the usage on stdout, nothing on stderr" "usage: allocspy-report [--json] DUMP|" \
+check "--help: the usage on stdout, nothing on stderr" "usage: allocspy-report [--json] [summary] DUMP|" \
 	"$(head -n 1 "$TMP/out")|$(cat "$TMP/err")"
 "$REPORT" --version >"$TMP/out" 2>"$TMP/err"
 check "--version: exit status 0" 0 "$?"
 check "--version: the version" "allocspy-report 0.1.0|" "$(cat "$TMP/out")|$(cat "$TMP/err")"
 (cd "$G" && "$REPORT" leaks --help track.json) >"$TMP/out" 2>&1
-check "leaks --help: the usage" "usage: allocspy-report [--json] DUMP" "$(head -n 1 "$TMP/out")"
+check "leaks --help: the usage" "usage: allocspy-report [--json] [summary] DUMP" "$(head -n 1 "$TMP/out")"
 
-# usage NAME ERROR ARGS...: exit status 2, the error line, then the usage,
-# on stderr only.
+# usage NAME ERROR ARGS...: exit status 2, the error line, then a hint
+# (not the whole usage), on stderr only.
 usage() {
 	name=$1 msg=$2
 	shift 2
 	(cd "$G" && "$REPORT" "$@") >"$TMP/out" 2>"$TMP/err"
 	check "usage error, $name: exit status 2" 2 "$?"
-	check "usage error, $name: the message, the usage on stderr, no stdout" \
-		"allocspy-report: error: $msg|usage: allocspy-report [--json] DUMP|" \
-		"$(sed -n 1p "$TMP/err")|$(sed -n 2p "$TMP/err")|$(cat "$TMP/out")"
+	check "usage error, $name: the message and a hint on stderr, no stdout" \
+		"allocspy-report: error: $msg|Try 'allocspy-report --help'.|" \
+		"$(cat "$TMP/err" | tr '\n' '|')$(cat "$TMP/out")"
 }
 usage "no arguments" "no dump given"
 usage "no dump for leaks" "no dump given" leaks
 usage "two dumps" "one dump only" track.json count.json
 usage "unknown option" "unknown option '--verbose'" --verbose track.json
-usage "a leaks option for the summary" "unknown option '--gen-suppressions'" \
+usage "a leaks option for the summary" "--gen-suppressions is an option of the leaks command" \
 	--gen-suppressions track.json
+usage "a leaks option for compare" "--show-leak-kinds is an option of the leaks command" \
+	compare --show-leak-kinds all track.json count.json
+usage "--show-leak-kinds without its value" "--show-leak-kinds needs a value" leaks track.json --show-leak-kinds
+usage "summary with two dumps" "one dump only" summary track.json count.json
 usage "bad leak kinds" "bad --show-leak-kinds value 'definite,lost'" \
 	leaks --show-leak-kinds=definite,lost track.json
 usage "empty leak kinds" "bad --show-leak-kinds value ''" leaks --show-leak-kinds= track.json
 usage "compare with one dump" "compare needs two dumps or more" compare track.json
+
+# Options before the command, the command's explicit name, a value after a space.
+(cd "$G" && "$REPORT" --json leaks track.json) >"$TMP/a" 2>/dev/null
+(cd "$G" && "$REPORT" leaks --json track.json) >"$TMP/b" 2>/dev/null
+check "--json before leaks: the same output as after it" "" "$(cmp "$TMP/a" "$TMP/b" 2>&1)"
+check "... which is JSON" True "$(json_get "$TMP/a" '"loss_records" in d')"
+(cd "$G" && "$REPORT" summary track.json) >"$TMP/a" 2>&1
+(cd "$G" && "$REPORT" track.json) >"$TMP/b" 2>&1
+check "summary DUMP: the default command by its name" "" "$(cmp "$TMP/a" "$TMP/b" 2>&1)"
+(cd "$G" && "$REPORT" leaks --show-leak-kinds definite track.json) >"$TMP/a" 2>&1
+(cd "$G" && "$REPORT" leaks --show-leak-kinds=definite track.json) >"$TMP/b" 2>&1
+check "--show-leak-kinds definite: the value after a space" "" "$(cmp "$TMP/a" "$TMP/b" 2>&1)"
+check "... shows the definite records only" "2 0" \
+	"$(grep -c 'definitely lost in loss record' "$TMP/a") $(grep -c 'possibly lost in loss record' "$TMP/a")"
 
 # After "--", an argument starting with "-" is a dump.
 (cd "$G" && "$REPORT" -- -track.json) >"$TMP/out" 2>"$TMP/err"

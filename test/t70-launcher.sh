@@ -29,10 +29,11 @@ fi
 VERSION=$(sed -n 's/^VERSION *:= *//p' "$TOP/Makefile")
 CC=${CC:-cc}
 
-# A stand-in for the shim, so that these tests do not depend on it: an
-# empty shared object. "dir" holds a copy of the launcher beside one.
+# A stand-in for the shim, so that these tests do not depend on it: a
+# shared object whose malloc is glibc's (the launcher checks that what it
+# preloads exports malloc). "dir" holds a copy of the launcher beside one.
 mkdir -p "$TMP/dir" "$TMP/other"
-echo 'int asp_test_stub;' >"$TMP/stub.c"
+printf '#include <stddef.h>\nextern void *__libc_malloc(size_t);\nvoid *malloc(size_t n) { return __libc_malloc(n); }\n' >"$TMP/stub.c"
 $CC -shared -fPIC -o "$TMP/dir/liballocspy.so" "$TMP/stub.c"
 $CC -shared -fPIC -o "$TMP/other/libother.so" "$TMP/stub.c"
 cp "$LAUNCH" "$TMP/dir/allocspy"
@@ -61,7 +62,7 @@ syn_opts=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p' "$TOP/man/allocspy.1" 
 	grep -oE '(Fl|\|) -[a-z][a-z-]*' | sed 's/^.* /-/' | sort)
 src_opts=$(grep -oE '^	\{ "[a-z-]+", OPT_' "$TOP/launcher/allocspy.c" |
 	sed 's/^	{ "\([a-z-]*\)".*/--\1/' | sort)
-check "--help lists 9 options" "9" "$(printf '%s\n' "$help_opts" | grep -c .)"
+check "--help lists 11 options" "11" "$(printf '%s\n' "$help_opts" | grep -c .)"
 check "--help and allocspy(1) OPTIONS list the same options" "$help_opts" "$man_opts"
 check "--help and allocspy(1) SYNOPSIS list the same options" "$help_opts" "$syn_opts"
 check "--help and the launcher's option table agree" "$help_opts" "$src_opts"
@@ -95,7 +96,7 @@ refused "a program not in PATH" 127 "allocspy: error: allocspy-no-such-program: 
 	allocspy-no-such-program
 refused "a path that does not exist" 127 "allocspy: error: ./no/such/prog: No such file or directory" \
 	./no/such/prog
-refused "a directory" 126 "allocspy: error: $TMP: Permission denied" "$TMP"
+refused "a directory" 126 "allocspy: error: $TMP: is a directory" "$TMP"
 printf '#!/bin/sh\nexit 0\n' >"$TMP/noexec"
 chmod 644 "$TMP/noexec"
 refused "a file that is not executable" 126 "allocspy: error: $TMP/noexec: Permission denied" "$TMP/noexec"
@@ -236,6 +237,18 @@ check "a relative ALLOCSPY_LIB is made absolute" "0|$REAL/other/libother.so" "$(
 launch env ALLOCSPY_LIB="$TMP/none.so" "$L" true
 check "a missing ALLOCSPY_LIB exits 125" \
 	"125|allocspy: error: $TMP/none.so: No such file or directory|" "$(rc)|$(err)|$(out)"
+launch env ALLOCSPY_LIB=/etc/passwd "$L" true
+check "ALLOCSPY_LIB=/etc/passwd: an error, not an untraced run" \
+	"125|allocspy: error: /etc/passwd: not an ELF file, so not liballocspy.so (ALLOCSPY_LIB)|" "$(rc)|$(err)|$(out)"
+echo 'int no_malloc_here;' >"$TMP/nomalloc.c"
+$CC -shared -fPIC -o "$TMP/other/libnomalloc.so" "$TMP/nomalloc.c"
+launch env ALLOCSPY_LIB="$TMP/other/libnomalloc.so" "$L" true
+check "ALLOCSPY_LIB naming a shared object without malloc: an error" \
+	"125|allocspy: error: $REAL/other/libnomalloc.so: exports no malloc, so not liballocspy.so (ALLOCSPY_LIB)|" \
+	"$(rc)|$(err)|$(out)"
+launch env ALLOCSPY_LIB="$TMP" "$L" true
+check "ALLOCSPY_LIB naming a directory: an error" \
+	"125|allocspy: error: $REAL: not a regular file, so not liballocspy.so (ALLOCSPY_LIB)|" "$(rc)|$(err)|$(out)"
 cp "$LAUNCH" "$TMP/alone"
 launch "$TMP/alone" true
 check "no library beside the launcher exits 125" \
@@ -258,6 +271,27 @@ launch "$L" --mode=count --mode=track sh -c "$vars"
 check "the last of a repeated option counts" "0|track||||||" "$(rc)|$(out)"
 launch env ALLOCSPY_MODE=count ALLOCSPY_QUIET=1 "$L" --backtrace=2 sh -c "$vars"
 check "variables with no option given are inherited" "0|count||2||||1" "$(rc)|$(out)"
+
+# valgrind's --run-libc-freeres and --run-cxx-freeres set ALLOCSPY_FREERES.
+freeres() { launch env "$@" sh -c 'echo "$ALLOCSPY_FREERES"'; echo "$(rc)|$(out)|$(err)"; }
+check "--run-libc-freeres=no --run-cxx-freeres=no: ALLOCSPY_FREERES=no" "0|no|" \
+	"$(freeres "$L" --run-libc-freeres=no --run-cxx-freeres=no)"
+check "--run-libc-freeres=no: libstdc++'s only" "0|cxx|" "$(freeres "$L" --run-libc-freeres=no)"
+check "--run-cxx-freeres no: glibc's only" "0|libc|" "$(freeres "$L" --run-cxx-freeres no)"
+check "--run-libc-freeres=yes over ALLOCSPY_FREERES=cxx: both" "0|yes|" \
+	"$(freeres ALLOCSPY_FREERES=cxx "$L" --run-libc-freeres=yes)"
+check "no freeres option: ALLOCSPY_FREERES is left as it is" "0|libc|" \
+	"$(freeres ALLOCSPY_FREERES=libc "$L")"
+refused "--run-cxx-freeres=maybe" 125 "allocspy: error: --run-cxx-freeres: 'maybe' is not yes or no" \
+	--run-cxx-freeres=maybe true
+
+# A misspelled variable: one warning naming the close match; the program runs.
+launch env ALLOCSPY_BACKTRACES=16 ALLOCSPY_BACKTRACE=2 "$L" true
+check "ALLOCSPY_BACKTRACES: one warning naming ALLOCSPY_BACKTRACE, and the program runs" \
+	"0|allocspy: warning: ALLOCSPY_BACKTRACES: not an allocspy variable; did you mean ALLOCSPY_BACKTRACE?" "$(rc)|$(err)"
+launch env ALLOCSPY_NOTHING_LIKE_IT=1 "$L" true
+check "an unknown variable far from any name: a warning without a guess" \
+	"0|allocspy: warning: ALLOCSPY_NOTHING_LIKE_IT: not an allocspy variable" "$(rc)|$(err)"
 
 # An installed launcher preloads ASP_LIBDIR/liballocspy.so.
 mkdir -p "$TMP/inst/lib"

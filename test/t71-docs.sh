@@ -46,10 +46,14 @@ missing() {
 	printf '%s\n' "$1" | grep . | grep -vxF -f "$TMP/set"
 }
 
-shim=$(vars shim/*.c)
-launcher=$(vars launcher/allocspy.c)
+# envcheck.c lists the valid names (and a misspelling in a comment); the
+# variables the shim reads are in the other files.
+shim=$(vars $(ls shim/*.c | grep -v '/envcheck\.c$'))
+# The launcher's list of valid names (for its misspelling warning) and the
+# man page's example of that warning name no variable that is set.
+launcher=$(sed '/^static const char \*const env_names/,/^};/d' launcher/allocspy.c | vars)
 man7=$(vars man/liballocspy.7)
-man1=$(vars man/allocspy.1)
+man1=$(grep -v 'not an allocspy variable' man/allocspy.1 | vars)
 readme=$(vars README.md)
 known=$(printf '%s\n%s\n' "$shim" "$launcher" | grep . | sort -u)
 
@@ -206,4 +210,24 @@ if [ -f "$TMP/shared.json" ]; then
 		"$(json_get "$TMP/shared.json" '" ".join(str(d["refs"][k]) for k in ("objects_created", "objects_destroyed", "releases"))')"
 else
 	not_ok "allocspy.h(3): the example's refs are counted" "no dump written"
+fi
+
+# test/run.sh on a build directory without the test programs says what to run.
+out=$(B="$TMP/empty-build" TESTS=t20 sh "$TOP/test/run.sh" 2>&1)
+check "run.sh without a build: what to run first, and a failed count" \
+"not ok - the build in $TMP/empty-build is complete
+#   run first: make B=$TMP/empty-build && make B=$TMP/empty-build test-progs
+0 passed, 1 failed" "$(printf '%s\n' "$out" | grep -v '^#   missing')"
+
+# make install writes the real paths into the man pages.
+if make -s -C "$TOP" B="$B" install PREFIX=/opt/x DESTDIR="$TMP/inst" >"$TMP/install.log" 2>&1; then
+	check "make install PREFIX=/opt/x: no man page names /usr/local" "" \
+		"$(grep -rl /usr/local "$TMP/inst/opt/x/share/man")"
+	check "... liballocspy(7) names the installed library" \
+		".Ev LD_PRELOAD Ns = Ns Pa /opt/x/lib/liballocspy.so" \
+		"$(sed -n 8p "$TMP/inst/opt/x/share/man/man7/liballocspy.7")"
+	check "... allocspy.h(3) names the installed header" ".It Pa /opt/x/include/allocspy.h" \
+		"$(grep -F '.It Pa /opt/x/include' "$TMP/inst/opt/x/share/man/man3/allocspy.h.3")"
+else
+	not_ok "make install PREFIX=/opt/x DESTDIR=..." "$(tail -n 20 "$TMP/install.log")"
 fi

@@ -18,11 +18,11 @@ mkdir -p "$out/corpus"
 # shellcheck disable=SC2046 # pkg-config's words are flags
 $CLANG -g -O1 -std=gnu11 -D_GNU_SOURCE -DASP_VERSION='"fuzz"' \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-Ianalyzer $($PKG_CONFIG --cflags jansson libdw) \
+	-Ianalyzer -Icommon $($PKG_CONFIG --cflags jansson libdw) \
 	-o "$out/fuzz_load" test/fuzz/fuzz_load.c \
 	analyzer/load.c analyzer/fmt.c analyzer/msg.c analyzer/summary.c \
 	analyzer/leaks.c analyzer/suppress.c analyzer/symbolize.c analyzer/compare.c \
-	$($PKG_CONFIG --libs jansson libdw)
+	common/dwsym.c $($PKG_CONFIG --libs jansson libdw) -lstdc++
 # A repeatable run starts from the golden dumps alone.
 [ -n "${FUZZ_SEED:-}" ] && rm -rf "$out/corpus" && mkdir -p "$out/corpus"
 cp test/golden/*.json "$out/corpus/"
