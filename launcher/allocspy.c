@@ -249,76 +249,6 @@ static int parse_options(int argc, char **argv, int *prog)
 	return set_freeres() < 0 ? ASP_EXIT_ERROR : RUN;
 }
 
-/* ---- the environment -------------------------------------------------------- */
-
-/* Every variable that liballocspy.so or this launcher reads (the shim's
- * envcheck.c has the same list). */
-static const char *const env_names[] = {
-	"ALLOCSPY_MODE", "ALLOCSPY_BACKTRACE", "ALLOCSPY_UNWIND", "ALLOCSPY_LEAK_CHECK",
-	"ALLOCSPY_OUTPUT", "ALLOCSPY_LOG_FILE", "ALLOCSPY_QUIET", "ALLOCSPY_ERROR_EXITCODE",
-	"ALLOCSPY_ERRORS_FOR_LEAK_KINDS", "ALLOCSPY_SUPPRESSIONS", "ALLOCSPY_FREERES",
-	"ALLOCSPY_FOLLOW_CHILDREN", "ALLOCSPY_INTERVAL_MS", "ALLOCSPY_DUMP_ON_SIGNAL",
-	"ALLOCSPY_REF_CROSS", "ALLOCSPY_SNAPSHOTS", "ALLOCSPY_SAMPLE", "ALLOCSPY_SAMPLE_SEED",
-	"ALLOCSPY_LIB", "ALLOCSPY_DEFAULT_SUPPRESSIONS",
-};
-
-/* The edit distance of a[0..la) and b. */
-static size_t edits(const char *a, size_t la, const char *b)
-{
-	size_t lb = strlen(b), row[128];
-
-	if (la >= sizeof row / sizeof *row || lb >= sizeof row / sizeof *row)
-		return (size_t)-1;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
-/* One warning for each ALLOCSPY_* variable allocspy does not know,
- * naming the valid name it is closest to (a misspelling, most often). */
-static void check_env_names(void)
-{
-	extern char **environ;
-
-	for (char **e = environ; e && *e; e++) {
-		size_t len = strcspn(*e, "="), best = (size_t)-1;
-		const char *close = NULL;
-
-		if (strncmp(*e, "ALLOCSPY_", 9) != 0)
-			continue;
-		for (size_t i = 0; i < sizeof env_names / sizeof *env_names; i++) {
-			size_t d = edits(*e, len, env_names[i]);
-
-			if (d < best) {
-				best = d;
-				close = env_names[i];
-			}
-		}
-		if (best == 0)
-			continue;
-		if (best <= 3)
-			fprintf(stderr, "allocspy: warning: %.*s: not an allocspy variable; did you mean %s?\n",
-				(int)len, *e, close);
-		else
-			fprintf(stderr, "allocspy: warning: %.*s: not an allocspy variable\n", (int)len, *e);
-	}
-}
-
 /* ---- the library ------------------------------------------------------------ */
 
 /* Whether the ELF file p[0..size) is a shared object of this machine's
@@ -740,7 +670,6 @@ int main(int argc, char **argv)
 		return ASP_EXIT_ERROR;
 	}
 	prog = argv[i];
-	check_env_names();
 	if (find_library(lib) < 0 || set_preload(lib) < 0)
 		return ASP_EXIT_ERROR;
 	r = find_program(prog, path, sizeof path);

@@ -115,7 +115,7 @@ static inline void net_add(struct asp_thread *t, int64_t delta, int64_t blocks)
 
 /* Counting ------------------------------------------------------------- */
 
-static ASP_COLD void count_failed(struct asp_thread *t, enum asp_fn fn)
+ASP_COLD void asp__count_failed(struct asp_thread *t, enum asp_fn fn)
 {
 	asp_owned_add(&t->c.fn[fn].calls, 1);
 	asp_owned_add(&t->c.fn[fn].failed, 1);
@@ -401,7 +401,7 @@ static void retrack_realloc(struct asp_thread *t, void *p, const struct asp_live
 		asp__live_insert(s, (uintptr_t)p, e->size, e->fn, e->site);
 	else if (old >= 0)
 		defer(t, (uintptr_t)p, e->size, e->fn, e->site, ASP_DEFER_INSERT);
-	count_failed(t, fn);
+	asp__count_failed(t, fn);
 	if (!array) {
 		asp_owned_add(&t->c.fn[fn].bytes, bytes);
 		asp_owned_add(&t->c.hist[asp_hist_bucket(bytes)], 1);
@@ -423,7 +423,7 @@ static inline void count_result(struct asp_thread *t, enum asp_fn fn, void *p, s
 	if (ASP_LIKELY(p != NULL))
 		asp__count_alloc(t, asp__fast, fn, p, size, site);
 	else
-		count_failed(t, fn);
+		asp__count_failed(t, fn);
 }
 
 void *asp__alloc_slow(enum asp_fn fn, size_t size, uintptr_t site)
@@ -437,12 +437,43 @@ void *asp__alloc_slow(enum asp_fn fn, size_t size, uintptr_t site)
 	return p;
 }
 
-void *asp__alloc_odd(struct asp_thread *t, enum asp_fn fn, void *p, size_t size)
+/* An allocation inside the shim: forwarded uncounted for a caller that
+ * counts it, else the shim's own (libunwind's, say). */
+void *asp__alloc_inside(struct asp_thread *t, size_t size)
 {
-	(void)size;
-	if (t->depth == 0)
-		count_failed(t, fn);
+	if (t->forward != 0)
+		return asp__next.malloc(size);
+	void *p = asp__heap_alloc(size ? size : 1);
+	if (p == NULL)
+		errno = ENOMEM;
 	return p;
+}
+
+/* The record of a thread inside the shim that allocates its own memory
+ * (not forwarding), or NULL. */
+static inline struct asp_thread *inside(void)
+{
+	if (ASP_UNLIKELY(asp__fast == 0))
+		return NULL;
+	struct asp_thread *t = asp__thread_self();
+	return t->depth != 0 && t->forward == 0 ? t : NULL;
+}
+
+/* The thread-vector slots the shim's own libraries added (libunwind has
+ * TLS), and the loader's text, where every thread's vector is allocated. */
+int asp__dtv_extra;
+uintptr_t asp__ldso_lo, asp__ldso_hi;
+
+/* ld.so callocs each new thread's DTV: one 16-byte slot per TLS module
+ * and 16 more. A module of the shim's makes it larger than in the same
+ * program without the shim; the block is counted at the size the program
+ * alone would ask for (the allocator still gets the real request). */
+static size_t program_size(size_t n, size_t size, size_t bytes, uintptr_t site)
+{
+	if (ASP_LIKELY(asp__dtv_extra == 0) || size != 16 || n < 16 + (size_t)asp__dtv_extra ||
+	    site < asp__ldso_lo || site >= asp__ldso_hi)
+		return bytes;
+	return bytes - 16 * (size_t)asp__dtv_extra;
 }
 
 void *asp__calloc(size_t n, size_t size, uintptr_t site)
@@ -451,10 +482,17 @@ void *asp__calloc(size_t n, size_t size, uintptr_t site)
 	int overflow = __builtin_mul_overflow(n, size, &bytes);
 	if (ASP_UNLIKELY(asp__state == 0) && !asp__init_slow())
 		return overflow ? NULL : asp__boot_alloc(bytes, 16);
+	if (ASP_UNLIKELY(inside() != NULL)) {
+		void *q = overflow ? NULL : asp__heap_alloc(bytes ? bytes : 1);
+		if (q != NULL)
+			memset(q, 0, bytes);
+		return q;
+	}
 	void *p = asp__next.calloc(n, size);
 	struct asp_thread *t = enter();
 	if (ASP_LIKELY(t != NULL))
-		count_result(t, ASP_FN_CALLOC, p, bytes, site);
+		count_result(t, ASP_FN_CALLOC, p, overflow ? bytes : program_size(n, size, bytes, site),
+		             site);
 	return p;
 }
 
@@ -482,13 +520,18 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 			memcpy(q, p, asp__boot_size(p) < bytes ? asp__boot_size(p) : bytes);
 		return q;
 	}
-	if (ASP_UNLIKELY(p != NULL && asp__boot_owns(p))) {
-		/* A bootstrap block moves to the real heap: an alloc only. */
+	if (ASP_UNLIKELY(p != NULL && asp__inner_owns(p))) {
+		size_t have = asp__boot_owns(p) ? asp__boot_size(p) : asp__heap_size(p);
+		if (!asp__boot_owns(p) && inside() != NULL)
+			return overflow ? NULL : asp__heap_realloc(p, bytes);
+		/* A block of the shim's moves to the real heap: an alloc only. */
 		void *q = asp__alloc(fn, bytes, site);
 		if (q)
-			memcpy(q, p, asp__boot_size(p) < bytes ? asp__boot_size(p) : bytes);
+			memcpy(q, p, have < bytes ? have : bytes);
 		return q;
 	}
+	if (ASP_UNLIKELY(p == NULL && inside() != NULL))
+		return overflow ? NULL : asp__heap_alloc(bytes ? bytes : 1);
 	struct asp_thread *t = enter();
 	if (t == NULL || p == NULL) {
 		if (t == NULL && p != NULL)
@@ -517,7 +560,7 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 	if (q == NULL && (bytes != 0 || overflow)) {
 		/* Failed: p is untouched and still live. */
 		if (fast == ASP_FAST_COUNT) {
-			count_failed(t, fn);
+			asp__count_failed(t, fn);
 			if (!array) {
 				asp_owned_add(&t->c.fn[fn].bytes, bytes);
 				asp_owned_add(&t->c.hist[asp_hist_bucket(bytes)], 1);
@@ -557,6 +600,10 @@ int asp__posix_memalign(void **out, size_t align, size_t size, uintptr_t site)
 		*out = asp__boot_alloc(size, align);
 		return *out ? 0 : ENOMEM;
 	}
+	if (ASP_UNLIKELY(inside() != NULL) && align <= 16) {
+		*out = asp__heap_alloc(size ? size : 1);
+		return *out ? 0 : ENOMEM;
+	}
 	int err = asp__next.posix_memalign(out, align, size);
 	struct asp_thread *t = enter();
 	if (ASP_LIKELY(t != NULL))
@@ -568,6 +615,9 @@ void *asp__memalign(enum asp_fn fn, size_t align, size_t size, uintptr_t site)
 {
 	if (ASP_UNLIKELY(asp__state == 0) && !asp__init_slow())
 		return asp__boot_alloc(size, align > 4096 ? 4096 : align);
+	if (ASP_UNLIKELY(inside() != NULL) && align <= 16 && fn != ASP_FN_VALLOC &&
+	    fn != ASP_FN_PVALLOC)
+		return asp__heap_alloc(size ? size : 1);
 	void *p;
 	switch (fn) {
 	case ASP_FN_ALIGNED_ALLOC: p = asp__next.aligned_alloc(align, size); break;
@@ -590,8 +640,11 @@ void asp__free_slow(void *p, enum asp_fn fn)
 			asp_owned_add(&t->c.fn[fn].null, 1);
 		return;
 	}
-	if (asp__boot_owns(p))
+	if (asp__inner_owns(p)) {
+		if (!asp__boot_owns(p))
+			asp__heap_free(p);
 		return;
+	}
 	if (asp__state == 0)
 		asp__init_slow();
 	asp__wait_frozen();
@@ -604,6 +657,8 @@ size_t asp__usable_size(void *p)
 		return 0;
 	if (asp__boot_owns(p))
 		return asp__boot_size(p);
+	if (asp__inner_owns(p))
+		return asp__heap_size(p);
 	if (ASP_UNLIKELY(asp__state == 0))
 		asp__init_slow();
 	struct asp_thread *t = enter();
@@ -679,7 +734,8 @@ static void new_call_end(struct new_call *c)
 	if (c->t == NULL)
 		return;
 	c->t->depth--;
-	count_failed(c->t, c->fn);
+	c->t->forward--;
+	asp__count_failed(c->t, c->fn);
 }
 
 static void *call_real_new(enum asp_fn fn, size_t size, size_t align, int kind,
@@ -695,8 +751,10 @@ static void *call_real_new(enum asp_fn fn, size_t size, size_t align, int kind,
 		return p;
 	}
 	struct new_call c __attribute__((cleanup(new_call_end))) = { t, fn };
-	if (t)
+	if (t) {
 		t->depth++;
+		t->forward++;
+	}
 	void *p;
 	switch (kind) {
 	case 0: p = ((void *(*)(size_t))sym)(size); break;
@@ -706,6 +764,7 @@ static void *call_real_new(enum asp_fn fn, size_t size, size_t align, int kind,
 	}
 	if (t) {
 		t->depth--;
+		t->forward--;
 		c.t = NULL;
 		count_result(t, fn, p, size, site);
 	}

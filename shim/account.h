@@ -35,6 +35,11 @@ extern int64_t asp__in_use_blocks;
 extern int64_t asp__peak;
 extern uint64_t asp__peak_ns;
 
+/* The TLS modules the shim's own libraries added, and the loader's text
+ * (stack.c sets them when it loads libunwind). */
+extern int asp__dtv_extra;
+extern uintptr_t asp__ldso_lo, asp__ldso_hi;
+
 /* Publishes t's unpublished in-use delta. */
 void asp__publish(struct asp_thread *t);
 
@@ -45,7 +50,7 @@ uint64_t asp__peak_bound(void);
 /* Out-of-line paths; the fast paths below are inline, so that each
  * interposed function carries its own. */
 void *asp__alloc_slow(enum asp_fn fn, size_t size, uintptr_t site);
-void *asp__alloc_odd(struct asp_thread *t, enum asp_fn fn, void *p, size_t size);
+void *asp__alloc_inside(struct asp_thread *t, size_t size);
 void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, size_t size,
                       uintptr_t site);
 /* Track mode: p leaves the table. Returns 0 when the caller frees p now,
@@ -53,6 +58,7 @@ void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, s
 int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p);
 void asp__free_slow(void *p, enum asp_fn fn);
 void asp__count_temporary(struct asp_thread *t);
+void asp__count_failed(struct asp_thread *t, enum asp_fn fn);
 void asp__account_thread_exit(struct asp_thread *t);
 void asp__account_thread_gone(struct asp_thread *t);
 void asp__periodic(struct asp_thread *t);
@@ -93,11 +99,14 @@ static inline void *asp__alloc(enum asp_fn fn, size_t size, uintptr_t site)
 	int fast = asp__fast;
 	if (ASP_UNLIKELY(fast == 0))
 		return asp__alloc_slow(fn, size, site);
-	void *p = asp__next.malloc(size);
 	struct asp_thread *t = asp__thread_self();
-	if (ASP_UNLIKELY(p == NULL || t->depth != 0))
-		return asp__alloc_odd(t, fn, p, size);
-	asp__count_alloc(t, fast, fn, p, size, site);
+	if (ASP_UNLIKELY(t->depth != 0))
+		return asp__alloc_inside(t, size);
+	void *p = asp__next.malloc(size);
+	if (ASP_LIKELY(p != NULL))
+		asp__count_alloc(t, fast, fn, p, size, site);
+	else
+		asp__count_failed(t, fn);
 	return p;
 }
 
@@ -105,7 +114,7 @@ static inline void *asp__alloc(enum asp_fn fn, size_t size, uintptr_t site)
 static inline void asp__free(void *p, enum asp_fn fn)
 {
 	int fast = asp__fast;
-	if (ASP_UNLIKELY(fast == 0 || p == NULL || asp__boot_owns(p))) {
+	if (ASP_UNLIKELY(fast == 0 || p == NULL || asp__inner_owns(p))) {
 		asp__free_slow(p, fn);
 		return;
 	}

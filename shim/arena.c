@@ -10,6 +10,7 @@
 #include "arena.h"
 #include "glue.h"
 #include "lock.h"
+#include "next.h"
 
 #define ASP_ARENA_CHUNK (1u << 20)
 #define ASP_MAX_MAPS 4096
@@ -100,7 +101,9 @@ void asp__arena_ranges(void (*fn)(void *arg, const void *start, size_t len), voi
 
 /* The shim's heap: power-of-two classes from 16 bytes to 64 KiB on free
  * lists, larger blocks in mappings of their own. A header before each
- * block says which. */
+ * block says which. Class blocks are carved from the inner heap, inside
+ * the shim's data (next.h), while it lasts: a block from there is known to
+ * be the shim's by its address alone. */
 #define ASP_HEAP_CLASSES 13	/* 16 << 12 = 64 KiB */
 
 struct heap_header {
@@ -109,6 +112,19 @@ struct heap_header {
 };
 
 static void *g_free_lists[ASP_HEAP_CLASSES];
+static size_t g_inner_used;
+
+/* size bytes of the inner heap, or of the arena when it is used up.
+ * Lock held. */
+static void *carve(size_t size)
+{
+	if (g_inner_used + size <= ASP_INNER_SIZE) {
+		void *p = asp__boot + ASP_BOOT_SIZE + g_inner_used;
+		g_inner_used += size;
+		return p;
+	}
+	return NULL;
+}
 
 void *asp__heap_alloc(size_t size)
 {
@@ -130,10 +146,12 @@ void *asp__heap_alloc(size_t size)
 	void *p = g_free_lists[cls];
 	if (p != NULL)
 		g_free_lists[cls] = *(void **)p;
+	struct heap_header *h = p == NULL ? carve(sizeof *h + ((size_t)16 << cls)) : NULL;
 	asp_unlock_nosig(&g_lock, &old);
 	if (p != NULL)
 		return p;
-	struct heap_header *h = asp__arena_alloc(sizeof *h + ((size_t)16 << cls));
+	if (h == NULL)
+		h = asp__arena_alloc(sizeof *h + ((size_t)16 << cls));
 	if (h == NULL)
 		return NULL;
 	*h = (struct heap_header){ (size_t)16 << cls, cls };
@@ -154,6 +172,27 @@ void asp__heap_free(void *p)
 	*(void **)p = g_free_lists[h->cls];
 	g_free_lists[h->cls] = p;
 	asp_unlock_nosig(&g_lock, &old);
+}
+
+size_t asp__heap_size(const void *p)
+{
+	const struct heap_header *h = (const struct heap_header *)p - 1;
+	return h->cls == ASP_HEAP_CLASSES ? h->size - sizeof *h : h->size;
+}
+
+void *asp__heap_realloc(void *p, size_t size)
+{
+	if (p == NULL)
+		return asp__heap_alloc(size);
+	size_t have = asp__heap_size(p);
+	if (size <= have)
+		return p;
+	void *q = asp__heap_alloc(size);
+	if (q != NULL) {
+		memcpy(q, p, have);
+		asp__heap_free(p);
+	}
+	return q;
 }
 
 void asp__arena_atfork_prepare(void)

@@ -17,6 +17,8 @@ void *asp__arena_alloc(size_t size);
  * with the program's allocator in any state (a signal handler's report). */
 void *asp__heap_alloc(size_t size);
 void asp__heap_free(void *p);
+void *asp__heap_realloc(void *p, size_t size);
+size_t asp__heap_size(const void *p);
 
 /* fork: the arena's lock is held across it. */
 void asp__arena_atfork_prepare(void);

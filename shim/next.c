@@ -17,7 +17,7 @@
 struct asp_next asp__next;
 
 /* Each bootstrap block is preceded by its size, so realloc can copy it. */
-_Alignas(64) unsigned char asp__boot[ASP_BOOT_SIZE];
+_Alignas(64) unsigned char asp__boot[ASP_BOOT_SIZE + ASP_INNER_SIZE];
 static size_t g_boot_used;
 static int g_state; /* 0 unresolved, 1 resolving, 2 ready */
 

@@ -30,15 +30,26 @@ extern struct asp_next asp__next;
  * this path (the caller then uses the bootstrap arena). */
 int asp__next_init(void);
 
-/* Bootstrap arena: zeroed memory for dlsym's own allocations. Never freed. */
+/* The shim's memory inside its own data, never the program's heap: first
+ * the bootstrap arena, zeroed memory for what dlsym and the loader
+ * allocate for the shim (never freed), then the inner heap of
+ * asp__heap_alloc (arena.h), for what runs inside the shim (libunwind).
+ * The pages are the kernel's zero pages until used. */
 #define ASP_BOOT_SIZE (256 * 1024)
-extern unsigned char asp__boot[ASP_BOOT_SIZE];
+#define ASP_INNER_SIZE (16u << 20)
+extern unsigned char asp__boot[ASP_BOOT_SIZE + ASP_INNER_SIZE];
 
 void *asp__boot_alloc(size_t size, size_t align);
 
 static inline int asp__boot_owns(const void *p)
 {
 	return (uintptr_t)p - (uintptr_t)asp__boot < ASP_BOOT_SIZE;
+}
+
+/* The bootstrap arena or the inner heap. */
+static inline int asp__inner_owns(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)asp__boot < ASP_BOOT_SIZE + ASP_INNER_SIZE;
 }
 
 size_t asp__boot_size(const void *p);

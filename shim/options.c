@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include "glue.h"
+#include "envcheck.h"
 #include "options.h"
+#include "suppress.h"
 
 struct asp_options asp__opt = {
 	.follow_children = 1,
@@ -239,4 +241,11 @@ void asp__options_init(void)
 	v = getenv("ALLOCSPY_SUPPRESSIONS");
 	if (v != NULL && strlen(v) < sizeof o->suppressions)
 		memcpy(o->suppressions, v, strlen(v) + 1);
+	/* Stacks deep enough for the deepest suppression entry. */
+	if (o->suppressions[0] != '\0') {
+		int need = asp__suppress_max_frames();
+		if (need > o->backtrace)
+			o->backtrace = need < ASP_MAX_BACKTRACE ? need : ASP_MAX_BACKTRACE;
+	}
+	asp__options_check_names();
 }

@@ -7,8 +7,10 @@
  * without a lock; only a stack seen for the first time takes its stripe's
  * lock. */
 #include <dlfcn.h>
+#include <link.h>
 #include <string.h>
 
+#include "account.h"
 #include "arena.h"
 #include "lock.h"
 #include "options.h"
@@ -46,6 +48,31 @@ static struct stripe g_stripes[ASP_STACK_STRIPES];
 static struct stored_stack **g_stacks;	/* id - 1 -> stack */
 static uint32_t g_nstacks;
 
+/* The number of loaded objects with TLS, and the loader's text. */
+static int tls_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(int *)arg += info->dlpi_tls_modid != 0;
+	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+	if (base != NULL && strncmp(base + 1, "ld-linux", 8) == 0) {
+		for (int i = 0; i < info->dlpi_phnum; i++) {
+			const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+			if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+				asp__ldso_lo = info->dlpi_addr + ph->p_vaddr;
+				asp__ldso_hi = asp__ldso_lo + ph->p_memsz;
+			}
+		}
+	}
+	return 0;
+}
+
+static int tls_modules(void)
+{
+	int n = 0;
+	dl_iterate_phdr(tls_cb, &n);
+	return n;
+}
+
 void asp__stack_init(void)
 {
 	if (asp__opt.backtrace <= 1)
@@ -54,7 +81,9 @@ void asp__stack_init(void)
 	g_stacks = asp__pages_alloc(ASP_STACK_MAX * sizeof *g_stacks); // NOLINT(bugprone-sizeof-expression)
 	if (asp__opt.unwind != ASP_UNWIND_LIBUNWIND)
 		return;
+	int before = tls_modules();
 	void *h = asp__load_private("libunwind.so.8");
+	asp__dtv_extra = tls_modules() - before;
 	if (h != NULL)
 		g_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
 	if (g_unw_backtrace == NULL) {

@@ -121,7 +121,11 @@ struct asp_thread {
 	int64_t net;		/* in-use bytes not yet published (track mode) */
 	int64_t net_blocks;	/* and blocks */
 	uint64_t volume;	/* bytes allocated and freed since then */
-	int depth;		/* > 0: inside the shim's own calls, forward only */
+	int depth;		/* > 0: inside the shim: nothing is counted, and
+				 * what is allocated is the shim's (inner heap)
+				 * unless forward says otherwise */
+	int forward;		/* > 0: calls are forwarded to the allocator
+				 * uncounted: the caller counts the block */
 	int in_table;		/* > 0: inside the live table's code */
 	uint32_t epoch;		/* the periodic-work epoch last seen */
 	uint32_t ndefer;
