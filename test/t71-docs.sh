@@ -102,7 +102,9 @@ loss_records kind indirect_bytes indirect_blocks stack suppression stacks module
 base end build_id malloc calloc realloc reallocarray posix_memalign aligned_alloc
 memalign valloc pvalloc strdup strndup wcsdup new new[] new_nothrow new[]_nothrow
 new_aligned new[]_aligned g_strdup g_strndup g_memdup2 free delete delete[]
-delete_sized delete[]_sized delete_aligned delete[]_aligned malloc_usable_size"
+delete_sized delete[]_sized delete_aligned delete[]_aligned malloc_usable_size
+dump reason t_s signal number peak_bytes_bound peak_t_s temporary stack_stats
+peak_blocks thread_stacks snapshots bytes_freed peak detail snapshot_info max"
 check "liballocspy(7) describes every key of the dump schema" "" \
 	"$(missing "$(printf '%s\n' $spec_keys)" "$(cat "$TMP/keys")")"
 
