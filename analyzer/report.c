@@ -14,12 +14,14 @@
 #include "load.h"
 #include "msg.h"
 #include "summary.h"
+#include "timeline.h"
 
 static const char usage_text[] =
 "usage: allocspy-report [--json] DUMP\n"
 "       allocspy-report leaks [--show-leak-kinds=KINDS] [--gen-suppressions]\n"
 "                             [--json] DUMP\n"
 "       allocspy-report compare [--json] DUMP1 DUMP2 [DUMP...]\n"
+"       allocspy-report timeline [--svg FILE] [--json] DUMP\n"
 "       allocspy-report --help | --version\n"
 "\n"
 "Reads the JSON dumps that liballocspy.so writes at exit.\n"
@@ -29,6 +31,8 @@ static const char usage_text[] =
 "                     prints them, then the LEAK SUMMARY\n"
 "  compare DUMP1 DUMP2 ...\n"
 "                     the figures side by side, with ratios against DUMP1\n"
+"  timeline DUMP      the heap in use over time as a chart, then the stacks\n"
+"                     that held the peak\n"
 "\n"
 "Options:\n"
 "  --json             write JSON instead of text\n"
@@ -37,16 +41,30 @@ static const char usage_text[] =
 "                     possible, reachable, or all, or none\n"
 "                     (default: definite,possible)\n"
 "  --gen-suppressions write a valgrind suppression under each loss record\n"
+"  --svg FILE         timeline: write the chart and the peak's stacks to FILE\n"
+"                     as a standalone SVG image instead\n"
 "  --help             write this text\n"
 "  --version          write the version\n"
 "\n"
 "Exit status: 0 done, 1 the report could not be written, 2 a usage error\n"
 "or a bad dump.\n";
 
-enum command { CMD_SUMMARY, CMD_LEAKS, CMD_COMPARE };
+enum command { CMD_SUMMARY, CMD_LEAKS, CMD_COMPARE, CMD_TIMELINE };
+
+/* The commands named by the first argument, and how many dumps each takes. */
+static const struct command_info {
+	const char *name;
+	enum command cmd;
+	size_t min_dumps, max_dumps;
+} commands[] = {
+	{ "leaks", CMD_LEAKS, 1, 1 },
+	{ "compare", CMD_COMPARE, 2, SIZE_MAX },
+	{ "timeline", CMD_TIMELINE, 1, 1 },
+};
 
 struct opts {
 	enum command cmd;
+	const char *svg;	/* timeline --svg */
 	bool json;
 	bool gen_suppressions;
 	bool kinds_given;
@@ -66,14 +84,15 @@ static int usage_error(const char *fmt, const char *arg)
  * --version, a usage error). */
 static int parse(struct opts *o, int argc, char **argv)
 {
+	const struct command_info *ci = NULL;
 	bool options = true;
 	int i = 1;
 
-	if (argc > 1 && strcmp(argv[1], "leaks") == 0) {
-		o->cmd = CMD_LEAKS;
-		i = 2;
-	} else if (argc > 1 && strcmp(argv[1], "compare") == 0) {
-		o->cmd = CMD_COMPARE;
+	for (size_t k = 0; argc > 1 && k < sizeof commands / sizeof *commands; k++)
+		if (strcmp(argv[1], commands[k].name) == 0)
+			ci = &commands[k];
+	if (ci) {
+		o->cmd = ci->cmd;
 		i = 2;
 	}
 	o->kinds = ASP_KINDS_DEFAULT;
@@ -100,13 +119,22 @@ static int parse(struct opts *o, int argc, char **argv)
 			if (asp_leaks_parse_kinds(a + 18, &o->kinds) < 0)
 				return usage_error("bad --show-leak-kinds value '%s'",
 						   a + 18);
+		} else if (o->cmd == CMD_TIMELINE && strcmp(a, "--svg") == 0) {
+			if (++i == argc)
+				return usage_error("%s", "--svg needs a file name");
+			o->svg = argv[i];
+		} else if (o->cmd == CMD_TIMELINE && strncmp(a, "--svg=", 6) == 0) {
+			o->svg = a + 6;
 		} else {
 			return usage_error("unknown option '%s'", a);
 		}
 	}
+	if (o->svg && (!*o->svg || o->json))
+		return usage_error("%s", *o->svg ? "--svg and --json together" :
+				   "--svg needs a file name");
 	if (o->cmd == CMD_COMPARE && o->nfiles < 2)
 		return usage_error("%s", "compare needs two dumps or more");
-	if (o->cmd != CMD_COMPARE && o->nfiles != 1)
+	if ((!ci || ci->max_dumps == 1) && o->nfiles != 1)
 		return usage_error("%s", o->nfiles ? "one dump only" :
 				   "no dump given");
 	return -1;
@@ -126,6 +154,46 @@ static int put_json(json_t *j)
 	asp_json_print(stdout, j);
 	json_decref(j);
 	return ASP_EXIT_OK;
+}
+
+/* Writes with write(out, d) into the file path; exit status 1 and a
+ * message when it cannot be written. */
+static int to_file(const char *path, const asp_dump_t *d,
+		   int (*write)(FILE *, const asp_dump_t *))
+{
+	FILE *f = fopen(path, "w");
+	int rc, err;
+
+	if (!f) {
+		asp_error(path, "cannot write: %s", strerror(errno));
+		return ASP_EXIT_OUTPUT;
+	}
+	rc = write(f, d);
+	err = ferror(f) ? errno ? errno : EIO : 0;
+	if (fclose(f) != 0 && !err)
+		err = errno ? errno : EIO;
+	if (rc < 0 && !err)
+		return out_of_memory();
+	if (err) {
+		asp_error(path, "cannot write: %s", strerror(err));
+		return ASP_EXIT_OUTPUT;
+	}
+	return ASP_EXIT_OK;
+}
+
+static int timeline(const struct opts *o, const asp_dump_t *d)
+{
+	if (d->nsnapshots == 0) {
+		asp_error(d->file, "no snapshots in this dump (%s)",
+			  d->count_mode ? "ALLOCSPY_MODE=count takes none" :
+			  "it was written without them");
+		return ASP_EXIT_USAGE;
+	}
+	if (o->json)
+		return put_json(asp_timeline_json(d));
+	if (o->svg)
+		return to_file(o->svg, d, asp_timeline_svg);
+	return asp_timeline_text(stdout, d) < 0 ? out_of_memory() : ASP_EXIT_OK;
 }
 
 static int run(const struct opts *o, asp_dump_t *d)
@@ -163,6 +231,8 @@ static int run(const struct opts *o, asp_dump_t *d)
 		if (asp_compare_text(stdout, d, o->nfiles) < 0)
 			return out_of_memory();
 		return ASP_EXIT_OK;
+	case CMD_TIMELINE:
+		return timeline(o, d);
 	}
 	return ASP_EXIT_USAGE;
 }
@@ -195,7 +265,7 @@ int main(int argc, char **argv)
 		return out_of_memory();
 	rc = parse(&o, argc, argv);
 	if (rc < 0) {
-		d = calloc(o.nfiles, sizeof *d);
+		d = calloc(o.nfiles ? o.nfiles : 1, sizeof *d);
 		rc = d ? run(&o, d) : out_of_memory();
 	}
 	for (size_t i = 0; d && i < o.nfiles; i++)
