@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compare.h"
+#include "export.h"
 #include "fmt.h"
 #include "leaks.h"
 #include "load.h"
@@ -22,6 +24,7 @@ static const char usage_text[] =
 "                             [--json] DUMP\n"
 "       allocspy-report compare [--json] DUMP1 DUMP2 [DUMP...]\n"
 "       allocspy-report timeline [--svg FILE] [--json] DUMP\n"
+"       allocspy-report export --format=FORMAT [--weight=WEIGHT] [-o FILE] DUMP\n"
 "       allocspy-report --help | --version\n"
 "\n"
 "Reads the JSON dumps that liballocspy.so writes at exit.\n"
@@ -33,6 +36,7 @@ static const char usage_text[] =
 "                     the figures side by side, with ratios against DUMP1\n"
 "  timeline DUMP      the heap in use over time as a chart, then the stacks\n"
 "                     that held the peak\n"
+"  export DUMP        the dump in another tool's format, on stdout or in FILE\n"
 "\n"
 "Options:\n"
 "  --json             write JSON instead of text\n"
@@ -43,13 +47,20 @@ static const char usage_text[] =
 "  --gen-suppressions write a valgrind suppression under each loss record\n"
 "  --svg FILE         timeline: write the chart and the peak's stacks to FILE\n"
 "                     as a standalone SVG image instead\n"
+"  --format=FORMAT    export: pprof (gzipped profile.proto), gperftools (a\n"
+"                     text heap profile), massif, callgrind, heaptrack,\n"
+"                     folded (stacks, for flame graphs) or speedscope\n"
+"  --weight=WEIGHT    export --format=folded: what each stack counts:\n"
+"                     alloc_bytes (the default), allocs, inuse_bytes (at the\n"
+"                     end) or peak_bytes\n"
+"  -o FILE            export: write to FILE instead of stdout\n"
 "  --help             write this text\n"
 "  --version          write the version\n"
 "\n"
 "Exit status: 0 done, 1 the report could not be written, 2 a usage error\n"
 "or a bad dump.\n";
 
-enum command { CMD_SUMMARY, CMD_LEAKS, CMD_COMPARE, CMD_TIMELINE };
+enum command { CMD_SUMMARY, CMD_LEAKS, CMD_COMPARE, CMD_TIMELINE, CMD_EXPORT };
 
 /* The commands named by the first argument, and how many dumps each takes. */
 static const struct command_info {
@@ -60,11 +71,17 @@ static const struct command_info {
 	{ "leaks", CMD_LEAKS, 1, 1 },
 	{ "compare", CMD_COMPARE, 2, SIZE_MAX },
 	{ "timeline", CMD_TIMELINE, 1, 1 },
+	{ "export", CMD_EXPORT, 1, 1 },
 };
 
 struct opts {
 	enum command cmd;
 	const char *svg;	/* timeline --svg */
+	const char *output;	/* export -o */
+	bool format_given;
+	enum asp_export_format format;
+	bool weight_given;
+	enum asp_export_weight weight;
 	bool json;
 	bool gen_suppressions;
 	bool kinds_given;
@@ -125,6 +142,18 @@ static int parse(struct opts *o, int argc, char **argv)
 			o->svg = argv[i];
 		} else if (o->cmd == CMD_TIMELINE && strncmp(a, "--svg=", 6) == 0) {
 			o->svg = a + 6;
+		} else if (o->cmd == CMD_EXPORT && strncmp(a, "--format=", 9) == 0) {
+			if (asp_export_parse_format(a + 9, &o->format) < 0)
+				return usage_error("bad --format value '%s'", a + 9);
+			o->format_given = true;
+		} else if (o->cmd == CMD_EXPORT && strncmp(a, "--weight=", 9) == 0) {
+			if (asp_export_parse_weight(a + 9, &o->weight) < 0)
+				return usage_error("bad --weight value '%s'", a + 9);
+			o->weight_given = true;
+		} else if (o->cmd == CMD_EXPORT && strcmp(a, "-o") == 0) {
+			if (++i == argc || !*argv[i])
+				return usage_error("%s", "-o needs a file name");
+			o->output = argv[i];
 		} else {
 			return usage_error("unknown option '%s'", a);
 		}
@@ -132,6 +161,12 @@ static int parse(struct opts *o, int argc, char **argv)
 	if (o->svg && (!*o->svg || o->json))
 		return usage_error("%s", *o->svg ? "--svg and --json together" :
 				   "--svg needs a file name");
+	if (o->cmd == CMD_EXPORT && !o->format_given)
+		return usage_error("%s", "export needs --format");
+	if (o->weight_given && o->format != ASP_EXPORT_FOLDED)
+		return usage_error("%s", "--weight is for --format=folded");
+	if (o->cmd == CMD_EXPORT && o->json)
+		return usage_error("%s", "export writes no JSON of its own");
 	if (o->cmd == CMD_COMPARE && o->nfiles < 2)
 		return usage_error("%s", "compare needs two dumps or more");
 	if ((!ci || ci->max_dumps == 1) && o->nfiles != 1)
@@ -196,6 +231,40 @@ static int timeline(const struct opts *o, const asp_dump_t *d)
 	return asp_timeline_text(stdout, d) < 0 ? out_of_memory() : ASP_EXIT_OK;
 }
 
+static int export(const struct opts *o, const asp_dump_t *d)
+{
+	char err[ASP_ERR_MAX];
+	FILE *f = stdout;
+	int rc, werr = 0;
+
+	if (!o->output && asp_export_binary(o->format) && isatty(STDOUT_FILENO)) {
+		asp_error(NULL, "the %s format is binary: give -o FILE or redirect "
+			  "standard output", "pprof");
+		return ASP_EXIT_USAGE;
+	}
+	if (o->output && !(f = fopen(o->output, "w"))) {
+		asp_error(o->output, "cannot write: %s", strerror(errno));
+		return ASP_EXIT_OUTPUT;
+	}
+	rc = asp_export(f, d, o->format, o->weight, err);
+	if (f != stdout) {
+		werr = ferror(f) ? errno ? errno : EIO : 0;
+		if (fclose(f) != 0 && !werr)
+			werr = errno ? errno : EIO;
+	}
+	if (rc == -EINVAL) {
+		asp_error(d->file, "%s", err);
+		return ASP_EXIT_USAGE;
+	}
+	if (rc < 0)
+		return out_of_memory();
+	if (werr) {
+		asp_error(o->output, "cannot write: %s", strerror(werr));
+		return ASP_EXIT_OUTPUT;
+	}
+	return ASP_EXIT_OK;
+}
+
 static int run(const struct opts *o, asp_dump_t *d)
 {
 	char err[ASP_ERR_MAX];
@@ -233,6 +302,8 @@ static int run(const struct opts *o, asp_dump_t *d)
 		return ASP_EXIT_OK;
 	case CMD_TIMELINE:
 		return timeline(o, d);
+	case CMD_EXPORT:
+		return export(o, d);
 	}
 	return ASP_EXIT_USAGE;
 }
