@@ -209,3 +209,21 @@ if [ -f "$TMP/shared.json" ]; then
 else
 	not_ok "allocspy.h(3): the example's refs are counted" "no dump written"
 fi
+
+# --- allocspy-report: --help and the man page ------------------------------------------------------
+
+if [ -x "$REPORT" ]; then
+	"$REPORT" --help >"$TMP/help"
+	for cmd in leaks compare timeline export; do
+		check "allocspy-report --help and allocspy-report(1) name the $cmd command" "1 1" \
+			"$(grep -c "^       allocspy-report $cmd \|^usage: allocspy-report $cmd " "$TMP/help") $(grep -c "^\.Cm $cmd\$" man/allocspy-report.1 | sed 's/^[1-9][0-9]*$/1/')"
+	done
+	for opt in svg format weight; do
+		check "allocspy-report --help and allocspy-report(1) describe --$opt" "yes yes" \
+			"$(grep -q -- "--$opt" "$TMP/help" && echo yes) $(grep -q "^\.It Fl -$opt" man/allocspy-report.1 && echo yes)"
+	done
+	for f in pprof gperftools massif callgrind heaptrack folded speedscope; do
+		check "allocspy-report(1) describes the $f export, --help names it" "yes yes" \
+			"$(grep -q "^\.It Cm $f\$" man/allocspy-report.1 && echo yes) $(grep -q "$f" "$TMP/help" && echo yes)"
+	done
+fi
