@@ -29,6 +29,7 @@ JANSSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson 2>/dev/null)
 JANSSON_LIBS   := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null || echo -ljansson)
 DW_CFLAGS      := $(shell $(PKG_CONFIG) --cflags libdw 2>/dev/null)
 DW_LIBS        := $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null || echo -ldw -lelf)
+Z_LIBS         := $(shell $(PKG_CONFIG) --libs zlib 2>/dev/null || echo -lz)
 GLIB_CFLAGS     = $(shell $(PKG_CONFIG) --cflags glib-2.0 2>/dev/null)
 GLIB_LIBS       = $(shell $(PKG_CONFIG) --libs glib-2.0 2>/dev/null)
 
@@ -37,7 +38,8 @@ REPORT  := $(B)/allocspy-report
 LAUNCH  := $(B)/allocspy
 
 .PHONY: all deps check demo bench install install-lib install-bin \
-	install-headers install-man install-pc clean lint lint-man test-progs check-asan
+	install-headers install-man install-pc clean lint lint-man test-progs check-asan \
+	node-deps
 
 all: deps $(LIB) $(REPORT) $(LAUNCH)
 
@@ -87,7 +89,7 @@ $(B)/analyzer/common-%.o: common/%.c common/*.h | $(B)/analyzer
 
 # -lstdc++: __cxa_demangle names C++ symbols as valgrind shows them.
 $(REPORT): $(ANALYZER_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $(ANALYZER_OBJ) $(JANSSON_LIBS) $(DW_LIBS) -lstdc++ -lm
+	$(CC) $(LDFLAGS) -o $@ $(ANALYZER_OBJ) $(JANSSON_LIBS) $(DW_LIBS) $(Z_LIBS) -lstdc++ -lm
 
 # --- the launcher ---------------------------------------------------------
 $(LAUNCH): launcher/allocspy.c | $(B)
@@ -123,8 +125,12 @@ test-progs: $(PROG_BIN) $(UNIT_BIN)
 
 # The linters and the sanitizer pass first: the last line is then the
 # whole suite's "N passed, N failed".
-check: all test-progs lint check-asan
+check: all test-progs node-deps lint check-asan
 	@sh test/run.sh
+
+# The npm packages the export tests validate with, pinned, in build/.
+node-deps:
+	@sh scripts/npm-deps.sh
 
 # The analyzer and the unit tests again, built with AddressSanitizer and
 # UndefinedBehaviorSanitizer in build/asan, against the report's tests.

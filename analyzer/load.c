@@ -256,21 +256,27 @@ static bool get_bool(struct rd *r, json_t *obj, const char *where,
 	return json_is_true(v);
 }
 
-/* A time in seconds: a number in [0, MAX_SECONDS]. */
-static double get_seconds(struct rd *r, json_t *obj, const char *where,
-			  const char *key)
+/* A time in seconds: a number in [0, MAX_SECONDS]; *present says
+ * whether the key is there (NULL: it must be). */
+static double seconds(struct rd *r, json_t *obj, const char *where,
+		      const char *key, bool *present)
 {
 	char buf[128];
 	json_t *v;
 	double s;
 
-	if (r->failed)
+	if (present)
+		*present = false;
+	if (r->failed || !obj)
 		return 0;
 	v = json_object_get(obj, key);
 	if (!v) {
-		fail(r, "%s: missing", at(buf, where, key));
+		if (!present)
+			fail(r, "%s: missing", at(buf, where, key));
 		return 0;
 	}
+	if (present)
+		*present = true;
 	if (!json_is_number(v)) {
 		fail(r, "%s: expected a number, found %s", at(buf, where, key),
 		     type_name(v));
@@ -282,6 +288,47 @@ static double get_seconds(struct rd *r, json_t *obj, const char *where,
 		return 0;
 	}
 	return s;
+}
+
+static double get_seconds(struct rd *r, json_t *obj, const char *where,
+			  const char *key)
+{
+	return seconds(r, obj, where, key, NULL);
+}
+
+/* An optional count: whether it is there (and valid). */
+static bool opt_count(struct rd *r, json_t *obj, const char *where,
+		      const char *key, uint64_t *out)
+{
+	*out = get_count(r, obj, where, key, false);
+	return !r->failed && obj && json_object_get(obj, key);
+}
+
+/* An index into stacks. */
+static size_t get_stack_index(struct rd *r, asp_dump_t *d, json_t *obj,
+			      const char *where)
+{
+	char buf[128];
+	json_t *x = member(r, obj, where, "stack", JSON_INTEGER, "an integer", true);
+	size_t i = 0;
+
+	if (x)
+		i = (size_t)check_int(r, x, at(buf, where, "stack"), 0, INT64_MAX);
+	if (!r->failed && i >= d->nstacks)
+		fail(r, "%s.stack: %zu is not an index into stacks (%zu stacks)",
+		     where, i, d->nstacks);
+	return i;
+}
+
+/* part <= whole, or a failure "WHERE.KEY: N is above WHAT (M)". */
+static void check_at_most(struct rd *r, const char *where, const char *key,
+			  uint64_t part, const char *what, uint64_t whole)
+{
+	char buf[128];
+
+	if (!r->failed && part > whole)
+		fail(r, "%s: %llu is above %s (%llu)", at(buf, where, key),
+		     (unsigned long long)part, what, (unsigned long long)whole);
 }
 
 /* calloc for n elements of an array in the dump; n is bounded by the
@@ -372,6 +419,43 @@ static void load_heap(struct rd *r, asp_dump_t *d, json_t *root)
 					&d->peak_bytes);
 	if (!r->failed && !d->count_mode && !d->has_in_use_bytes)
 		fail(r, "heap.in_use_bytes: null in a track-mode dump");
+	opt_count(r, h, "heap", "peak_bytes_bound", &d->peak_bytes_bound);
+	d->peak_t_s = seconds(r, h, "heap", "peak_t_s", &d->has_peak_t);
+	d->has_temporary = opt_count(r, h, "heap", "temporary", &d->temporary);
+	check_at_most(r, "heap", "temporary", d->temporary, "heap.allocs",
+		      d->allocs);
+	if (!r->failed && !d->has_peak && (d->peak_bytes_bound || d->has_peak_t))
+		fail(r, "heap.%s: given for a peak that is null",
+		     d->peak_bytes_bound ? "peak_bytes_bound" : "peak_t_s");
+}
+
+/* "dump": why and when it was written. */
+static void load_dump_info(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *o = get_object(r, root, "", "dump", false);
+	json_t *sig, *x;
+	const char *reason;
+
+	d->reason = ASP_REASON_EXIT;
+	if (!o)
+		return;
+	reason = get_string(r, o, "dump", "reason", 16, true);
+	if (reason && strcmp(reason, "interval") == 0)
+		d->reason = ASP_REASON_INTERVAL;
+	else if (reason && strcmp(reason, "signal") == 0)
+		d->reason = ASP_REASON_SIGNAL;
+	else if (reason && strcmp(reason, "exit") != 0)
+		fail(r, "dump.reason: \"%s\" is not exit, interval or signal",
+		     reason);
+	d->dump_t_s = seconds(r, o, "dump", "t_s", &d->has_dump_t);
+	sig = get_object(r, o, "dump", "signal", d->reason == ASP_REASON_SIGNAL);
+	if (!r->failed && sig && d->reason != ASP_REASON_SIGNAL)
+		fail(r, "dump.signal: given, but the reason is \"%s\"", reason);
+	x = member(r, sig, "dump.signal", "number", JSON_INTEGER, "an integer",
+		   true);
+	if (x)
+		d->signal = (int)check_int(r, x, "dump.signal.number", 1, 64);
+	d->signal_name = get_string(r, sig, "dump.signal", "name", 16, true);
 }
 
 int asp_fn_cmp(const asp_fn_t *a, const asp_fn_t *b)
@@ -422,6 +506,10 @@ static void load_fn(struct rd *r, asp_fn_t *f, const char *name, json_t *v)
 			fail(r, "%s: %llu failed calls out of %llu", where,
 			     (unsigned long long)f->failed,
 			     (unsigned long long)f->calls);
+		f->has_temporary = opt_count(r, v, where, "temporary",
+					     &f->temporary);
+		check_at_most(r, where, "temporary", f->temporary, "its calls",
+			      f->calls);
 	} else if (f->cls == ASP_FN_FREE) {
 		f->null = get_count(r, v, where, "null", true);
 	}
@@ -675,9 +763,8 @@ static void load_stack_stats(struct rd *r, asp_dump_t *d, json_t *root)
 		return;
 	d->stack_stats = alloc_array(r, json_array_size(a), sizeof *d->stack_stats);
 	json_array_foreach(a, i, v) {
-		char where[128], buf[128];
+		char where[128];
 		asp_stack_stat_t *s;
-		json_t *x;
 
 		if (r->failed)
 			return;
@@ -687,17 +774,179 @@ static void load_stack_stats(struct rd *r, asp_dump_t *d, json_t *root)
 			return;
 		}
 		s = &d->stack_stats[d->nstack_stats++];
-		x = member(r, v, where, "stack", JSON_INTEGER, "an integer", true);
-		if (x)
-			s->stack = (size_t)check_int(r, x, at(buf, where, "stack"), 0, INT64_MAX);
-		if (!r->failed && s->stack >= d->nstacks)
-			fail(r, "%s.stack: %zu is not an index into stacks (%zu stacks)",
-			     where, s->stack, d->nstacks);
+		s->stack = get_stack_index(r, d, v, where);
 		s->allocs = get_count(r, v, where, "allocs", true);
 		s->bytes = get_count(r, v, where, "bytes", true);
 		s->in_use_blocks = get_count(r, v, where, "in_use_blocks", true);
 		s->in_use_bytes = get_count(r, v, where, "in_use_bytes", true);
+		s->has_temporary = opt_count(r, v, where, "temporary", &s->temporary);
+		check_at_most(r, where, "temporary", s->temporary, "its allocs",
+			      s->allocs);
+		s->has_peak = opt_count(r, v, where, "peak_bytes", &s->peak_bytes);
+		if (opt_count(r, v, where, "peak_blocks", &s->peak_blocks) !=
+		    s->has_peak && !r->failed)
+			fail(r, "%s: peak_bytes and peak_blocks come together", where);
+		check_at_most(r, where, "peak_bytes", s->peak_bytes,
+			      "heap.peak_bytes", d->peak_bytes);
 	}
+	d->stack_stats_omitted = get_count(r, root, "", "stack_stats_omitted", false);
+}
+
+static void load_thread_stacks(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *a = get_array(r, root, "", "thread_stacks", false);
+	size_t i;
+	json_t *v;
+
+	if (!a)
+		return;
+	d->thread_stacks = alloc_array(r, json_array_size(a),
+				       sizeof *d->thread_stacks);
+	json_array_foreach(a, i, v) {
+		char where[128], buf[128];
+		asp_thread_stack_t *t;
+		json_t *x;
+
+		if (r->failed)
+			return;
+		at_index(where, "thread_stacks", i);
+		if (!json_is_object(v)) {
+			fail(r, "%s: expected an object, found %s", where, type_name(v));
+			return;
+		}
+		t = &d->thread_stacks[d->nthread_stacks++];
+		x = member(r, v, where, "tid", JSON_INTEGER, "an integer", true);
+		if (x)
+			t->tid = check_int(r, x, at(buf, where, "tid"), 0, INT32_MAX);
+		t->stack = get_stack_index(r, d, v, where);
+		t->allocs = get_count(r, v, where, "allocs", true);
+		t->bytes = get_count(r, v, where, "bytes", true);
+	}
+}
+
+/* One snapshot's "detail": who held its memory. */
+static void load_detail(struct rd *r, asp_dump_t *d, asp_snapshot_t *s,
+			json_t *a, const char *where, size_t *used)
+{
+	uint64_t bytes = 0, blocks = 0;
+	size_t i;
+	json_t *v;
+
+	s->has_detail = true;
+	s->detail = d->details + *used;
+	json_array_foreach(a, i, v) {
+		char w[128];
+		asp_detail_t *x;
+
+		if (r->failed)
+			return;
+		fit(w, snprintf(w, sizeof w, "%s.detail[%zu]", where, i));
+		if (!json_is_object(v)) {
+			fail(r, "%s: expected an object, found %s", w, type_name(v));
+			return;
+		}
+		x = &s->detail[s->ndetail++];
+		(*used)++;
+		x->stack = get_stack_index(r, d, v, w);
+		x->bytes = get_count(r, v, w, "bytes", true);
+		x->blocks = get_count(r, v, w, "blocks", true);
+		bytes += x->bytes;	/* each at most 2^63: no overflow */
+		blocks += x->blocks;
+		if (r->failed)
+			return;
+		if (bytes > s->in_use_bytes || blocks > s->in_use_blocks) {
+			fail(r, "%s.detail: more %s than the snapshot holds", where,
+			     bytes > s->in_use_bytes ? "bytes" : "blocks");
+			return;
+		}
+	}
+}
+
+/* The checks of snapshot i against the one before it and the heap. */
+static void check_snapshot(struct rd *r, asp_dump_t *d, size_t i,
+			   const char *where)
+{
+	const asp_snapshot_t *s = &d->snapshots[i], *p = i ? s - 1 : NULL;
+
+	if (r->failed)
+		return;
+	if (p && s->t_s < p->t_s)
+		fail(r, "%s.t_s: %g is before the previous snapshot's", where, s->t_s);
+	else if (p && s->bytes_allocated < p->bytes_allocated)
+		fail(r, "%s.bytes_allocated: below the previous snapshot's", where);
+	else if (p && s->bytes_freed < p->bytes_freed)
+		fail(r, "%s.bytes_freed: below the previous snapshot's", where);
+	else if (d->has_peak)
+		check_at_most(r, where, "in_use_bytes", s->in_use_bytes,
+			      "heap.peak_bytes", d->peak_bytes);
+}
+
+static void load_snapshots(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *a = get_array(r, root, "", "snapshots", false);
+	size_t i, total = 0, used = 0;
+	json_t *v, *det;
+	bool peak = false;
+
+	if (!a)
+		return;
+	if (json_array_size(a) && d->count_mode) {
+		fail(r, "snapshots: in a count-mode dump");
+		return;
+	}
+	json_array_foreach(a, i, v) {
+		det = json_is_object(v) ? json_object_get(v, "detail") : NULL;
+		total += json_is_array(det) ? json_array_size(det) : 0;
+	}
+	d->snapshots = alloc_array(r, json_array_size(a), sizeof *d->snapshots);
+	d->details = alloc_array(r, total, sizeof *d->details);
+	json_array_foreach(a, i, v) {
+		char where[128];
+		asp_snapshot_t *s;
+
+		if (r->failed)
+			return;
+		at_index(where, "snapshots", i);
+		if (!json_is_object(v)) {
+			fail(r, "%s: expected an object, found %s", where, type_name(v));
+			return;
+		}
+		s = &d->snapshots[d->nsnapshots++];
+		s->t_s = get_seconds(r, v, where, "t_s");
+		s->bytes_allocated = get_count(r, v, where, "bytes_allocated", true);
+		s->bytes_freed = get_count(r, v, where, "bytes_freed", true);
+		s->in_use_bytes = get_count(r, v, where, "in_use_bytes", true);
+		s->in_use_blocks = get_count(r, v, where, "in_use_blocks", true);
+		s->peak = get_bool(r, v, where, "peak");
+		if (!r->failed && s->peak && peak)
+			fail(r, "%s.peak: a second peak snapshot", where);
+		if (s->peak) {
+			peak = true;
+			d->peak_snapshot = i;
+		}
+		det = get_array(r, v, where, "detail", false);
+		if (det)
+			load_detail(r, d, s, det, where, &used);
+		check_snapshot(r, d, i, where);
+	}
+	if (!r->failed && d->nsnapshots && !peak)
+		fail(r, "snapshots: none is marked as the peak");
+}
+
+static void load_snapshot_info(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *o = get_object(r, root, "", "snapshot_info", false);
+	const char *detail;
+
+	if (!o)
+		return;
+	d->has_snapshot_info = true;
+	d->snapshot_max = get_count(r, o, "snapshot_info", "max", true);
+	detail = get_string(r, o, "snapshot_info", "detail", 16, true);
+	if (detail && strcmp(detail, "stacks") != 0 && strcmp(detail, "callers") != 0)
+		fail(r, "snapshot_info.detail: \"%s\" is neither \"stacks\" nor "
+		     "\"callers\"", detail);
+	d->detail_callers = detail && strcmp(detail, "callers") == 0;
 }
 
 static void load_records(struct rd *r, asp_dump_t *d, json_t *root)
@@ -822,6 +1071,10 @@ static int build(asp_dump_t *d, const char *file, json_t *root, char *err)
 	load_modules(&r, d, root);
 	load_records(&r, d, root);
 	load_stack_stats(&r, d, root);
+	load_dump_info(&r, d, root);
+	load_thread_stacks(&r, d, root);
+	load_snapshots(&r, d, root);
+	load_snapshot_info(&r, d, root);
 	if (r.failed) {
 		asp_dump_free(d);
 		return -EINVAL;
@@ -903,6 +1156,9 @@ void asp_dump_free(asp_dump_t *d)
 	free(d->records);
 	free(d->stacks);
 	free(d->stack_stats);
+	free(d->thread_stacks);
+	free(d->snapshots);
+	free(d->details);
 	free(d->frames);
 	free(d->modules);
 	json_decref(d->root);

@@ -51,6 +51,8 @@ typedef struct asp_fn {
 	uint64_t bytes;		/* ASP_FN_ALLOC */
 	uint64_t failed;	/* ASP_FN_ALLOC */
 	uint64_t null;		/* ASP_FN_FREE: calls with NULL */
+	bool has_temporary;	/* ASP_FN_ALLOC, when the dump says */
+	uint64_t temporary;
 } asp_fn_t;
 
 typedef struct asp_thread {
@@ -88,7 +90,42 @@ typedef struct asp_record {
 typedef struct asp_stack_stat {
 	size_t stack;		/* index into asp_dump_t.stacks */
 	uint64_t allocs, bytes, in_use_blocks, in_use_bytes;
+	bool has_temporary;	/* the keys below, when the dump has them */
+	uint64_t temporary;
+	bool has_peak;
+	uint64_t peak_bytes, peak_blocks;	/* held in the peak snapshot */
 } asp_stack_stat_t;
+
+/* What one thread allocated from one stack ("thread_stacks"). */
+typedef struct asp_thread_stack {
+	int64_t tid;
+	size_t stack;		/* index into asp_dump_t.stacks */
+	uint64_t allocs, bytes;
+} asp_thread_stack_t;
+
+/* Who held the memory of a snapshot: one stack's blocks. */
+typedef struct asp_detail {
+	size_t stack;		/* index into asp_dump_t.stacks */
+	uint64_t bytes, blocks;
+} asp_detail_t;
+
+/* The heap at one moment ("snapshots"). */
+typedef struct asp_snapshot {
+	double t_s;		/* wall seconds since start */
+	uint64_t bytes_allocated, bytes_freed;	/* cumulative */
+	uint64_t in_use_bytes, in_use_blocks;
+	bool peak;		/* the one peak snapshot */
+	bool has_detail;
+	asp_detail_t *detail;	/* largest first */
+	size_t ndetail;
+} asp_snapshot_t;
+
+/* Why the dump was written ("dump.reason"). */
+enum asp_reason {
+	ASP_REASON_EXIT,	/* also a dump without "dump" */
+	ASP_REASON_INTERVAL,	/* a periodic dump during the run */
+	ASP_REASON_SIGNAL	/* a fatal signal */
+};
 
 typedef struct asp_stack {
 	size_t n;
@@ -116,12 +153,22 @@ typedef struct asp_dump {
 	const char **argv;
 	size_t argc;
 	bool count_mode;	/* options.mode is "count" */
+	enum asp_reason reason;
+	bool has_dump_t;
+	double dump_t_s;	/* dump.t_s */
+	int signal;		/* ASP_REASON_SIGNAL: its number and name */
+	const char *signal_name;
 	const char *leak_check;	/* options.leak_check, or NULL */
 	double wall_s, user_s, sys_s;
 
 	uint64_t allocs, frees, bytes_allocated, in_use_blocks;
 	bool has_in_use_bytes, has_peak;	/* false: null (count mode) */
 	uint64_t in_use_bytes, peak_bytes;
+	uint64_t peak_bytes_bound;	/* 0: exact, or absent */
+	bool has_peak_t;
+	double peak_t_s;
+	bool has_temporary;
+	uint64_t temporary;	/* heap.temporary */
 
 	asp_fn_t *fns;		/* canonical order */
 	size_t nfns;
@@ -141,6 +188,16 @@ typedef struct asp_dump {
 	size_t nstacks;
 	asp_stack_stat_t *stack_stats;	/* largest first, as the dump lists them */
 	size_t nstack_stats;
+	uint64_t stack_stats_omitted;	/* stacks left out of stack_stats */
+	asp_thread_stack_t *thread_stacks;
+	size_t nthread_stacks;
+	asp_snapshot_t *snapshots;	/* oldest first */
+	size_t nsnapshots;
+	size_t peak_snapshot;	/* index of the peak one; with snapshots */
+	asp_detail_t *details;	/* storage for every snapshot's detail */
+	bool has_snapshot_info;
+	uint64_t snapshot_max;	/* snapshot_info.max */
+	bool detail_callers;	/* snapshot_info.detail is "callers" */
 	uint64_t *frames;	/* storage for every stack's frames */
 	asp_module_t *modules;
 	size_t nmodules;

@@ -7,19 +7,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compare.h"
+#include "export.h"
 #include "fmt.h"
 #include "leaks.h"
 #include "load.h"
 #include "msg.h"
 #include "summary.h"
+#include "timeline.h"
 
 static const char usage_text[] =
 "usage: allocspy-report [--json] [summary] DUMP\n"
 "       allocspy-report [--json] leaks [--show-leak-kinds=KINDS]\n"
 "                             [--gen-suppressions] DUMP\n"
 "       allocspy-report [--json] compare DUMP1 DUMP2 [DUMP...]\n"
+"       allocspy-report timeline [--svg FILE] [--json] DUMP\n"
+"       allocspy-report export --format=FORMAT [--weight=WEIGHT] [-o FILE] DUMP\n"
 "       allocspy-report --help | --version\n"
 "\n"
 "Reads the JSON dumps that liballocspy.so writes at exit.\n"
@@ -30,27 +35,56 @@ static const char usage_text[] =
 "  compare DUMP1 DUMP2 ...\n"
 "                     the figures and leak kinds side by side, with ratios\n"
 "                     against DUMP1, then the allocation sites that changed most\n"
+"  timeline DUMP      the heap in use over time as a chart, then the stacks\n"
+"                     that held the peak\n"
+"  export DUMP        the dump in another tool's format, on stdout or in FILE\n"
 "\n"
-"Options:\n"
+"Options (before or after the command; a value may be the next word):\n"
 "  --json             write JSON instead of text\n"
 "  --show-leak-kinds=KINDS, --show-leak-kinds KINDS\n"
 "                     the loss records to show: a list of definite, indirect,\n"
 "                     possible, reachable, or all, or none\n"
 "                     (default: definite,possible)\n"
 "  --gen-suppressions write a valgrind suppression under each loss record\n"
+"  --svg FILE         timeline: write the chart and the peak's stacks to FILE\n"
+"                     as a standalone SVG image instead\n"
+"  --format=FORMAT    export: pprof (gzipped profile.proto), gperftools (a\n"
+"                     text heap profile), massif, callgrind, heaptrack,\n"
+"                     folded (stacks, for flame graphs) or speedscope\n"
+"  --weight=WEIGHT    export --format=folded: what each stack counts:\n"
+"                     alloc_bytes (the default), allocs, inuse_bytes (at the\n"
+"                     end) or peak_bytes\n"
+"  -o FILE            export: write to FILE instead of stdout\n"
 "  --help             write this text\n"
 "  --version          write the version\n"
 "\n"
 "Exit status: 0 done, 1 the report could not be written, 2 a usage error\n"
 "or a bad dump.\n";
 
-enum command { CMD_SUMMARY, CMD_LEAKS, CMD_COMPARE };
+enum command { CMD_SUMMARY, CMD_LEAKS, CMD_COMPARE, CMD_TIMELINE, CMD_EXPORT };
+
+/* The commands, and how many dumps each takes. */
+static const struct command_info {
+	const char *name;
+	size_t min_dumps, max_dumps;
+} commands[] = {
+	[CMD_SUMMARY] = { "summary", 1, 1 },
+	[CMD_LEAKS] = { "leaks", 1, 1 },
+	[CMD_COMPARE] = { "compare", 2, SIZE_MAX },
+	[CMD_TIMELINE] = { "timeline", 1, 1 },
+	[CMD_EXPORT] = { "export", 1, 1 },
+};
 
 struct opts {
 	enum command cmd;
+	const char *svg;	/* timeline --svg */
+	const char *output;	/* export -o */
+	bool format_given;
+	enum asp_export_format format;
+	bool weight_given;
+	enum asp_export_weight weight;
 	bool json;
 	bool gen_suppressions;
-	bool kinds_given;
 	unsigned kinds;
 	char **files;
 	size_t nfiles;
@@ -67,14 +101,31 @@ static int usage_error(const char *fmt, const char *arg)
 /* The command named by word, or -1. */
 static int command(const char *word)
 {
-	static const char *const names[] = {
-		[CMD_SUMMARY] = "summary", [CMD_LEAKS] = "leaks", [CMD_COMPARE] = "compare",
-	};
-
-	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-		if (strcmp(word, names[i]) == 0)
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		if (strcmp(word, commands[i].name) == 0)
 			return (int)i;
 	return -1;
+}
+
+/* The value of option name (which takes one) at argv[*i]: after '=' or
+ * the next word. NULL when a is another option. *missing is set when the
+ * value is not there. */
+static const char *value(const char *name, int argc, char **argv, int *i, bool *missing)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+
+	if (strncmp(a, name, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n] != '\0')
+		return NULL;
+	if (*i + 1 == argc) {
+		*missing = true;
+		return NULL;
+	}
+	return argv[++*i];
 }
 
 /* Fills o from argv. Options may come before the command or after it
@@ -83,8 +134,8 @@ static int command(const char *word)
  * or the exit status (--help, --version, a usage error). */
 static int parse(struct opts *o, int argc, char **argv)
 {
-	bool options = true, have_cmd = false;
-	const char *kinds = NULL;
+	bool options = true, have_cmd = false, missing = false;
+	const char *kinds = NULL, *format = NULL, *weight = NULL, *v;
 
 	o->kinds = ASP_KINDS_DEFAULT;
 	for (int i = 1; i < argc; i++) {
@@ -109,26 +160,54 @@ static int parse(struct opts *o, int argc, char **argv)
 			o->json = true;
 		} else if (strcmp(a, "--gen-suppressions") == 0) {
 			o->gen_suppressions = true;
-		} else if (strncmp(a, "--show-leak-kinds=", 18) == 0) {
-			kinds = a + 18;
-		} else if (strcmp(a, "--show-leak-kinds") == 0) {
-			if (i + 1 == argc)
-				return usage_error("%s", "--show-leak-kinds needs a value");
-			kinds = argv[++i];
+		} else if ((v = value("--show-leak-kinds", argc, argv, &i, &missing))) {
+			kinds = v;
+		} else if ((v = value("--svg", argc, argv, &i, &missing))) {
+			o->svg = v;
+		} else if ((v = value("--format", argc, argv, &i, &missing))) {
+			format = v;
+		} else if ((v = value("--weight", argc, argv, &i, &missing))) {
+			weight = v;
+		} else if ((v = value("-o", argc, argv, &i, &missing))) {
+			o->output = v;
+		} else if (missing) {
+			return usage_error("%s needs a value", a);
 		} else {
 			return usage_error("unknown option '%s'", a);
 		}
 	}
 	if (kinds && asp_leaks_parse_kinds(kinds, &o->kinds) < 0)
 		return usage_error("bad --show-leak-kinds value '%s'", kinds);
+	if (format && asp_export_parse_format(format, &o->format) < 0)
+		return usage_error("bad --format value '%s'", format);
+	if (weight && asp_export_parse_weight(weight, &o->weight) < 0)
+		return usage_error("bad --weight value '%s'", weight);
+	o->format_given = format != NULL;
+	o->weight_given = weight != NULL;
 	if (o->cmd != CMD_LEAKS && (kinds || o->gen_suppressions))
 		return usage_error("%s is an option of the leaks command",
 				   kinds ? "--show-leak-kinds" : "--gen-suppressions");
-	if (o->cmd == CMD_COMPARE && o->nfiles < 2)
-		return usage_error("%s", "compare needs two dumps or more");
-	if (o->cmd != CMD_COMPARE && o->nfiles != 1)
-		return usage_error("%s", o->nfiles ? "one dump only" :
+	if (o->cmd != CMD_TIMELINE && o->svg)
+		return usage_error("%s", "--svg is an option of the timeline command");
+	if (o->cmd != CMD_EXPORT && (format || weight || o->output))
+		return usage_error("%s is an option of the export command",
+				   format ? "--format" : weight ? "--weight" : "-o");
+	if (o->svg && (!*o->svg || o->json))
+		return usage_error("%s", *o->svg ? "--svg and --json together" :
+				   "--svg needs a file name");
+	if (o->output && !*o->output)
+		return usage_error("%s", "-o needs a file name");
+	if (o->cmd == CMD_EXPORT && !o->format_given)
+		return usage_error("%s", "export needs --format");
+	if (o->weight_given && o->format != ASP_EXPORT_FOLDED)
+		return usage_error("%s", "--weight is for --format=folded");
+	if (o->cmd == CMD_EXPORT && o->json)
+		return usage_error("%s", "export writes no JSON of its own");
+	if (o->nfiles < commands[o->cmd].min_dumps)
+		return usage_error("%s", o->cmd == CMD_COMPARE ? "compare needs two dumps or more" :
 				   "no dump given");
+	if (o->nfiles > commands[o->cmd].max_dumps)
+		return usage_error("%s", "one dump only");
 	return -1;
 }
 
@@ -145,6 +224,80 @@ static int put_json(json_t *j)
 		return out_of_memory();
 	asp_json_print(stdout, j);
 	json_decref(j);
+	return ASP_EXIT_OK;
+}
+
+/* Writes with write(out, d) into the file path; exit status 1 and a
+ * message when it cannot be written. */
+static int to_file(const char *path, const asp_dump_t *d,
+		   int (*write)(FILE *, const asp_dump_t *))
+{
+	FILE *f = fopen(path, "w");
+	int rc, err;
+
+	if (!f) {
+		asp_error(path, "cannot write: %s", strerror(errno));
+		return ASP_EXIT_OUTPUT;
+	}
+	rc = write(f, d);
+	err = ferror(f) ? errno ? errno : EIO : 0;
+	if (fclose(f) != 0 && !err)
+		err = errno ? errno : EIO;
+	if (rc < 0 && !err)
+		return out_of_memory();
+	if (err) {
+		asp_error(path, "cannot write: %s", strerror(err));
+		return ASP_EXIT_OUTPUT;
+	}
+	return ASP_EXIT_OK;
+}
+
+static int timeline(const struct opts *o, const asp_dump_t *d)
+{
+	if (d->nsnapshots == 0) {
+		asp_error(d->file, "no snapshots in this dump (%s)",
+			  d->count_mode ? "ALLOCSPY_MODE=count takes none" :
+			  "it was written without them");
+		return ASP_EXIT_USAGE;
+	}
+	if (o->json)
+		return put_json(asp_timeline_json(d));
+	if (o->svg)
+		return to_file(o->svg, d, asp_timeline_svg);
+	return asp_timeline_text(stdout, d) < 0 ? out_of_memory() : ASP_EXIT_OK;
+}
+
+static int export(const struct opts *o, const asp_dump_t *d)
+{
+	char err[ASP_ERR_MAX];
+	FILE *f = stdout;
+	int rc, werr = 0;
+
+	if (!o->output && asp_export_binary(o->format) && isatty(STDOUT_FILENO)) {
+		asp_error(NULL, "the %s format is binary: give -o FILE or redirect "
+			  "standard output", "pprof");
+		return ASP_EXIT_USAGE;
+	}
+	if (o->output && !(f = fopen(o->output, "w"))) {
+		asp_error(o->output, "cannot write: %s", strerror(errno));
+		return ASP_EXIT_OUTPUT;
+	}
+	rc = asp_export(f, d, o->format, o->weight, err);
+	if (f != stdout) {
+		werr = ferror(f) ? errno ? errno : EIO : 0;
+		if (fclose(f) != 0 && !werr)
+			werr = errno ? errno : EIO;
+	}
+	if (rc == -EINVAL) {
+		asp_error(d->file, "%s", err);
+		return ASP_EXIT_USAGE;
+	}
+	if (rc < 0)
+		return out_of_memory();
+	if (werr) {
+		asp_error(o->output, "cannot write: %s", strerror(werr));
+		return ASP_EXIT_OUTPUT;
+	}
 	return ASP_EXIT_OK;
 }
 
@@ -183,6 +336,10 @@ static int run(const struct opts *o, asp_dump_t *d)
 		if (asp_compare_text(stdout, d, o->nfiles) < 0)
 			return out_of_memory();
 		return ASP_EXIT_OK;
+	case CMD_TIMELINE:
+		return timeline(o, d);
+	case CMD_EXPORT:
+		return export(o, d);
 	}
 	return ASP_EXIT_USAGE;
 }
@@ -215,7 +372,7 @@ int main(int argc, char **argv)
 		return out_of_memory();
 	rc = parse(&o, argc, argv);
 	if (rc < 0) {
-		d = calloc(o.nfiles, sizeof *d);
+		d = calloc(o.nfiles ? o.nfiles : 1, sizeof *d);
 		rc = d ? run(&o, d) : out_of_memory();
 	}
 	for (size_t i = 0; d && i < o.nfiles; i++)

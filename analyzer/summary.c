@@ -80,10 +80,25 @@ static bool any_refs(const asp_dump_t *d)
 void asp_summary_exit_text(FILE *out, const asp_dump_t *d)
 {
 	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX];
+	char when[LABEL_W + ASP_NUM_MAX];
 
+	if (d->reason == ASP_REASON_SIGNAL) {
+		asp_summary_prefix(out, d);
+		fprintf(out, "Process terminating with default action of signal %d (",
+			d->signal);
+		asp_put_text(out, d->signal_name);
+		fputs(")\n", out);
+		asp_summary_prefix(out, d);
+		putc('\n', out);
+	}
 	asp_summary_prefix(out, d);
 	fputs("HEAP SUMMARY:\n", out);
-	label(out, d, "in use at exit");
+	if (d->reason == ASP_REASON_INTERVAL && d->has_dump_t)
+		snprintf(when, sizeof when, "in use at %s s",
+			 asp_fmt_seconds(a, d->dump_t_s));
+	else
+		snprintf(when, sizeof when, "in use at exit");
+	label(out, d, when);
 	fprintf(out, "%s bytes in %s blocks\n",
 		d->has_in_use_bytes ? asp_fmt_count(a, d->in_use_bytes) : "?",
 		asp_fmt_count(b, d->in_use_blocks));
@@ -127,8 +142,11 @@ static void num_col(FILE *out, bool applies, uint64_t v, int width)
 static void functions_text(FILE *out, const asp_dump_t *d)
 {
 	fputs("\nFunctions\n", out);
-	fprintf(out, "  %-20s %14s %16s %10s %10s\n", "function", "calls",
+	fprintf(out, "  %-20s %14s %16s %10s %10s", "function", "calls",
 		"bytes", "failed", "null");
+	if (d->has_temporary)
+		fprintf(out, " %14s", "temporary");
+	putc('\n', out);
 	for (size_t i = 0; i < d->nfns; i++) {
 		const asp_fn_t *f = &d->fns[i];
 		bool alloc = f->cls == ASP_FN_ALLOC;
@@ -139,6 +157,8 @@ static void functions_text(FILE *out, const asp_dump_t *d)
 		num_col(out, alloc, f->bytes, 16);
 		num_col(out, alloc, f->failed, 10);
 		num_col(out, f->cls == ASP_FN_FREE, f->null, 10);
+		if (d->has_temporary)
+			num_col(out, alloc && f->has_temporary, f->temporary, 14);
 		putc('\n', out);
 	}
 }
@@ -281,6 +301,25 @@ static void stacks_text(FILE *out, const asp_dump_t *d)
 	asp_symbolizer_free(sym);
 }
 
+/* "Peak: 4,000 bytes in use (at 0.520 s)", with the bound when the peak
+ * is not exact. */
+static void peak_text(FILE *out, const asp_dump_t *d)
+{
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
+
+	fprintf(out, "\nPeak: %s", asp_fmt_count(a, d->peak_bytes));
+	if (d->peak_bytes_bound)
+		fprintf(out, " \u00b1 %s", asp_fmt_count(b, d->peak_bytes_bound));
+	fputs(" bytes in use", out);
+	if (d->has_peak_t)
+		fprintf(out, " (at %s s)", asp_fmt_seconds(a, d->peak_t_s));
+	putc('\n', out);
+	if (d->peak_bytes_bound)
+		fprintf(out, "      (the true peak is between %s and %s bytes)\n",
+			asp_fmt_count(a, d->peak_bytes),
+			asp_fmt_count(b, d->peak_bytes + d->peak_bytes_bound));
+}
+
 void asp_summary_text(FILE *out, const asp_dump_t *d)
 {
 	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX];
@@ -291,10 +330,14 @@ void asp_summary_text(FILE *out, const asp_dump_t *d)
 	histogram_text(out, d);
 	stacks_text(out, d);
 	if (d->has_peak)
-		fprintf(out, "\nPeak: %s bytes in use\n",
-			asp_fmt_count(a, d->peak_bytes));
+		peak_text(out, d);
 	else
 		fputs("\nPeak: ? bytes in use (count mode tracks no sizes)\n", out);
+	if (d->has_temporary)
+		fprintf(out, "Temporary: %s of %s allocations (%.1f%%), freed before "
+			"their thread allocated again\n",
+			asp_fmt_count(a, d->temporary), asp_fmt_count(b, d->allocs),
+			d->allocs ? 100.0 * (double)d->temporary / (double)d->allocs : 0.0);
 	fprintf(out, "Time: %s s wall, %s s user, %s s sys\n",
 		asp_fmt_seconds(a, d->wall_s), asp_fmt_seconds(b, d->user_s),
 		asp_fmt_seconds(c, d->sys_s));
@@ -332,6 +375,9 @@ static json_t *functions_json(const asp_dump_t *d)
 		if (f->cls == ASP_FN_ALLOC) {
 			json_object_set_new(o, "bytes", json_integer((json_int_t)f->bytes));
 			json_object_set_new(o, "failed", json_integer((json_int_t)f->failed));
+			if (f->has_temporary)
+				json_object_set_new(o, "temporary",
+						    json_integer((json_int_t)f->temporary));
 		} else if (f->cls == ASP_FN_FREE) {
 			json_object_set_new(o, "null", json_integer((json_int_t)f->null));
 		}
@@ -381,9 +427,25 @@ static json_t *argv_json(const asp_dump_t *d)
 	return a;
 }
 
+/* {"reason", "t_s" (or null), "signal": {"number", "name"} or null}. */
+static json_t *dump_json(const asp_dump_t *d)
+{
+	static const char *const reason[] = {
+		[ASP_REASON_EXIT] = "exit", [ASP_REASON_INTERVAL] = "interval",
+		[ASP_REASON_SIGNAL] = "signal"
+	};
+
+	return json_pack("{s:s,s:o,s:o}", "reason", reason[d->reason],
+			 "t_s", d->has_dump_t ? json_real(d->dump_t_s) : json_null(),
+			 "signal", d->reason == ASP_REASON_SIGNAL ?
+			 json_pack("{s:i,s:o}", "number", d->signal,
+				   "name", asp_json_text(d->signal_name)) : json_null());
+}
+
 json_t *asp_summary_json(const asp_dump_t *d)
 {
 	json_t *o = json_object();
+	json_t *heap;
 
 	json_object_set_new(o, "file", asp_json_text(d->file));
 	json_object_set_new(o, "pid", json_integer(d->pid));
@@ -397,6 +459,15 @@ json_t *asp_summary_json(const asp_dump_t *d)
 		"in_use_bytes", count_or_null(d->has_in_use_bytes, d->in_use_bytes),
 		"in_use_blocks", (json_int_t)d->in_use_blocks,
 		"peak_bytes", count_or_null(d->has_peak, d->peak_bytes)));
+	heap = json_object_get(o, "heap");
+	if (d->has_peak)
+		json_object_set_new(heap, "peak_bytes_bound",
+				    json_integer((json_int_t)d->peak_bytes_bound));
+	if (d->has_peak_t)
+		json_object_set_new(heap, "peak_t_s", json_real(d->peak_t_s));
+	if (d->has_temporary)
+		json_object_set_new(heap, "temporary", json_integer((json_int_t)d->temporary));
+	json_object_set_new(o, "dump", dump_json(d));
 	json_object_set_new(o, "leaks", asp_summary_leak_json(d));
 	json_object_set_new(o, "refs", json_pack("{s:I,s:I,s:I,s:I,s:o}",
 		"acquires", (json_int_t)d->refs.acquires,

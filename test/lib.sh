@@ -141,3 +141,35 @@ leak_parity() {
 json_get() {
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
+
+# heapprog_dump DIR: test/golden/heapprog built in DIR and run under the
+# shim with 16-frame backtraces; its dump with the heap-over-time keys that
+# test/golden/snapshots.py replays from its log is DIR/heapprog.json.
+# Returns non-zero, with the reason on stderr, when a step fails.
+heapprog_dump() {
+	${CC:-cc} -O0 -g -pthread -o "$1/heapprog" "$TOP/test/golden/heapprog.c" || return 1
+	rm -f "$1/heapprog.raw.json"
+	(cd "$1" && timeout -k 5 60 env ALLOCSPY_BACKTRACE=16 ALLOCSPY_LEAK_CHECK=full \
+		ALLOCSPY_OUTPUT="$1/heapprog.raw.json" LD_PRELOAD="$LIB" ./heapprog \
+		>"$1/heapprog.log" 2>"$1/heapprog.err") || { cat "$1/heapprog.err" >&2; return 1; }
+	python3 "$TOP/test/golden/snapshots.py" "$1/heapprog.raw.json" "$1/heapprog.log" \
+		"$1/heapprog.json"
+}
+
+# normalize_libc: frames in files other than heapprog.c (the C library's,
+# whose lines and depth vary with its version) become "[libc]", one line
+# for a run of them; $TMP becomes TMP.
+normalize_libc() {
+	python3 -c '
+import re, sys
+out, prev = [], None
+for line in sys.stdin.read().split("\n"):
+    line = line.replace(sys.argv[1], "TMP")
+    line = re.sub(r"[^ <]+ \((?!heapprog\.c:)[^ ()]+:[0-9]+\)", "[libc]", line)
+    if line.strip() == "< [libc]" and prev is not None and prev.rstrip().endswith("[libc]"):
+        continue
+    out.append(line)
+    prev = line
+sys.stdout.write("\n".join(out))
+' "$TMP"
+}

@@ -38,6 +38,9 @@ golden "summary with refs, all blocks freed, no leaks key" refs.expected refs.js
 golden "summary without a leak check" strdup.expected strdup.json
 golden "summary of 25 threads and more, unknown keys" threads.expected threads.json
 golden "summary of a leak check without loss records" noloss.expected noloss.json
+golden "summary of a dump written during the run: peak bound and time, temporary" \
+	timed.expected timed.json
+golden "summary of a dump written at a fatal signal" signal.expected signal.json
 
 # --- leaks -----------------------------------------------------------------------------
 
@@ -163,7 +166,7 @@ json_ok() {
 		not_ok "--json $name: valid JSON" "$(cat "$TMP/j.err")"
 	fi
 }
-for d in track count refs strdup threads noloss; do
+for d in track count refs strdup threads noloss timed signal; do
 	json_ok "summary $d" --json $d.json
 done
 json_ok "leaks" leaks --json --show-leak-kinds=all --gen-suppressions track.json
@@ -174,6 +177,13 @@ check "--json summary: heap" "4379 283 4000" \
 	"$(json_get "$TMP/s.json" '"%d %d %d" % (d["heap"]["bytes_allocated"], d["heap"]["in_use_bytes"], d["heap"]["peak_bytes"])')"
 check "--json summary: leaks, functions, histogram" "132 malloc:5 calloc:1 strdup:1 free:1 malloc_usable_size:1 9-16:1" \
 	"$(json_get "$TMP/s.json" '" ".join([str(d["leaks"]["definitely_lost"]["bytes"])] + ["%s:%d" % (f["name"], f["calls"]) for f in d["functions"]] + ["%d-%d:%d" % (b["min"], b["max"], b["count"]) for b in d["histogram"][:1]])')"
+(cd "$G" && "$REPORT" --json timed.json) >"$TMP/tm.json" 2>/dev/null
+check "--json summary: the dump's reason and time, the peak's bound and time, temporary" \
+	"interval 0.1 None 512 0.05 2 malloc:1 strdup:1" \
+	"$(json_get "$TMP/tm.json" '"%s %s %s %d %s %d %s" % (d["dump"]["reason"], d["dump"]["t_s"], d["dump"]["signal"], d["heap"]["peak_bytes_bound"], d["heap"]["peak_t_s"], d["heap"]["temporary"], " ".join("%s:%d" % (f["name"], f["temporary"]) for f in d["functions"] if f.get("temporary")))')"
+(cd "$G" && "$REPORT" --json signal.json) >"$TMP/sg.json" 2>/dev/null
+check "--json summary: the signal" "signal 11 SIGSEGV" \
+	"$(json_get "$TMP/sg.json" '"%s %d %s" % (d["dump"]["reason"], d["dump"]["signal"]["number"], d["dump"]["signal"]["name"])')"
 (cd "$G" && "$REPORT" --json threads.json) >"$TMP/t.json"
 check "--json summary: every thread, most allocations first" "25 3 5008 5017" \
 	"$(json_get "$TMP/t.json" '"%d %d %d %d" % (len(d["threads"]), d["threads_omitted"], d["threads"][0]["tid"], d["threads"][19]["tid"])')"

@@ -122,6 +122,94 @@ mutate("module-base-string", lambda d: d["modules"][0].update(base="0x5555"),
        "modules[0].base: expected an integer, found a string")
 mutate("module-end-below", lambda d: d["modules"][0].update(end=1), "modules[0].end: not above base")
 mutate("module-build-id", lambda d: d["modules"][1].update(build_id="xyz"), "modules[1].build_id: not a hex string")
+
+# The keys of the heap over time: track.json with valid ones added, then
+# each broken in one way.
+def timed(d):
+    d["dump"] = {"reason": "exit", "t_s": 0.123}
+    d["heap"].update(peak_bytes_bound=0, peak_t_s=0.05, temporary=2)
+    d["functions"]["malloc"]["temporary"] = 2
+    d["stack_stats"] = [{"stack": 1, "allocs": 2, "bytes": 64, "in_use_blocks": 2,
+                         "in_use_bytes": 64, "temporary": 0, "peak_bytes": 64, "peak_blocks": 2}]
+    d["thread_stacks"] = [{"tid": 4095, "stack": 1, "allocs": 2, "bytes": 64}]
+    d["snapshots"] = [
+        {"t_s": 0.01, "bytes_allocated": 100, "bytes_freed": 0, "in_use_bytes": 100, "in_use_blocks": 1},
+        {"t_s": 0.05, "bytes_allocated": 4100, "bytes_freed": 100, "in_use_bytes": 4000, "in_use_blocks": 2,
+         "peak": True, "detail": [{"stack": 3, "bytes": 3936, "blocks": 1}, {"stack": 1, "bytes": 64, "blocks": 1}]},
+        {"t_s": 0.12, "bytes_allocated": 4379, "bytes_freed": 4096, "in_use_bytes": 283, "in_use_blocks": 6}]
+    d["snapshot_info"] = {"max": 100, "detail": "stacks"}
+
+def tmutate(name, change, msg):
+    mutate(name, lambda d: (timed(d), change(d)), msg)
+
+tmutate("dump-array", lambda d: d.update(dump=[]), "dump: expected an object, found an array")
+tmutate("dump-no-reason", lambda d: d["dump"].pop("reason"), "dump.reason: missing")
+tmutate("dump-reason-bad", lambda d: d["dump"].update(reason="crash"),
+        "dump.reason: \"crash\" is not exit, interval or signal")
+tmutate("dump-t-negative", lambda d: d["dump"].update(t_s=-1), "dump.t_s: -1 seconds is out of range")
+tmutate("dump-signal-missing", lambda d: d["dump"].update(reason="signal"), "dump.signal: missing")
+tmutate("dump-signal-on-exit", lambda d: d["dump"].update(signal={"number": 11, "name": "SIGSEGV"}),
+        "dump.signal: given, but the reason is \"exit\"")
+tmutate("dump-signal-number", lambda d: d["dump"].update(reason="signal", signal={"number": 99, "name": "X"}),
+        "dump.signal.number: 99 is out of range (at most 64)")
+tmutate("dump-signal-name", lambda d: d["dump"].update(reason="signal", signal={"number": 11, "name": 11}),
+        "dump.signal.name: expected a string, found an integer")
+tmutate("peak-bound-negative", lambda d: d["heap"].update(peak_bytes_bound=-1),
+        "heap.peak_bytes_bound: -1 is negative")
+tmutate("peak-t-string", lambda d: d["heap"].update(peak_t_s="0.5"),
+        "heap.peak_t_s: expected a number, found a string")
+tmutate("temporary-above-allocs", lambda d: d["heap"].update(temporary=8),
+        "heap.temporary: 8 is above heap.allocs (7)")
+tmutate("fn-temporary-above-calls", lambda d: d["functions"]["malloc"].update(temporary=6),
+        "functions.malloc.temporary: 6 is above its calls (5)")
+tmutate("stack-stat-temporary", lambda d: d["stack_stats"][0].update(temporary=3),
+        "stack_stats[0].temporary: 3 is above its allocs (2)")
+tmutate("stack-stat-peak-above", lambda d: d["stack_stats"][0].update(peak_bytes=5000),
+        "stack_stats[0].peak_bytes: 5000 is above heap.peak_bytes (4000)")
+tmutate("stack-stat-peak-alone", lambda d: d["stack_stats"][0].pop("peak_blocks"),
+        "stack_stats[0]: peak_bytes and peak_blocks come together")
+tmutate("thread-stacks-object", lambda d: d.update(thread_stacks={}),
+        "thread_stacks: expected an array, found an object")
+tmutate("thread-stack-range", lambda d: d["thread_stacks"][0].update(stack=9),
+        "thread_stacks[0].stack: 9 is not an index into stacks (5 stacks)")
+tmutate("thread-stack-tid", lambda d: d["thread_stacks"][0].update(tid=-3),
+        "thread_stacks[0].tid: -3 is negative")
+tmutate("snapshots-object", lambda d: d.update(snapshots={}), "snapshots: expected an array, found an object")
+tmutate("snapshot-number", lambda d: d["snapshots"].append(5), "snapshots[3]: expected an object, found an integer")
+tmutate("snapshot-no-t", lambda d: d["snapshots"][0].pop("t_s"), "snapshots[0].t_s: missing")
+tmutate("snapshot-t-backwards", lambda d: d["snapshots"][2].update(t_s=0.02),
+        "snapshots[2].t_s: 0.02 is before the previous snapshot's")
+tmutate("snapshot-allocated-backwards", lambda d: d["snapshots"][2].update(bytes_allocated=50),
+        "snapshots[2].bytes_allocated: below the previous snapshot's")
+tmutate("snapshot-freed-backwards", lambda d: d["snapshots"][0].update(bytes_freed=200),
+        "snapshots[1].bytes_freed: below the previous snapshot's")
+tmutate("snapshot-above-peak", lambda d: d["snapshots"][0].update(in_use_bytes=4001),
+        "snapshots[0].in_use_bytes: 4001 is above heap.peak_bytes (4000)")
+tmutate("snapshot-two-peaks", lambda d: d["snapshots"][2].update(peak=True),
+        "snapshots[2].peak: a second peak snapshot")
+tmutate("snapshot-no-peak", lambda d: d["snapshots"][1].pop("peak"), "snapshots: none is marked as the peak")
+tmutate("snapshot-peak-string", lambda d: d["snapshots"][1].update(peak="yes"),
+        "snapshots[1].peak: expected a boolean, found a string")
+tmutate("detail-object", lambda d: d["snapshots"][1].update(detail={}),
+        "snapshots[1].detail: expected an array, found an object")
+tmutate("detail-stack-range", lambda d: d["snapshots"][1]["detail"][1].update(stack=5),
+        "snapshots[1].detail[1].stack: 5 is not an index into stacks (5 stacks)")
+tmutate("detail-too-many-bytes", lambda d: d["snapshots"][1]["detail"][1].update(bytes=65),
+        "snapshots[1].detail: more bytes than the snapshot holds")
+tmutate("detail-too-many-blocks", lambda d: d["snapshots"][1]["detail"][0].update(blocks=2),
+        "snapshots[1].detail: more blocks than the snapshot holds")
+tmutate("detail-huge", lambda d: d["snapshots"][1]["detail"].extend([{"stack": 0, "bytes": 2**63 - 1, "blocks": 1}] * 3),
+        "snapshots[1].detail: more bytes than the snapshot holds")
+tmutate("snapshots-count-mode", lambda d: d["options"].update(mode="count"),
+        "snapshots: in a count-mode dump")
+tmutate("snapshot-info-detail", lambda d: d["snapshot_info"].update(detail="frames"),
+        "snapshot_info.detail: \"frames\" is neither \"stacks\" nor \"callers\"")
+tmutate("snapshot-info-no-max", lambda d: d["snapshot_info"].pop("max"), "snapshot_info.max: missing")
+
+# And the valid one, for the checks below.
+d = copy.deepcopy(base)
+timed(d)
+open(os.path.join(out, "timed.json.ok"), "w").write(json.dumps(d))
 EOF
 
 # refused NAME FILE MESSAGE ARGS...: allocspy-report ARGS exits 2 within 30
@@ -153,15 +241,22 @@ refused() {
 
 # Every case against the three commands: summary, leaks, and compare with
 # the bad dump second (a good one first must not hide it).
-n=0
+ncases=0
 while IFS='	' read -r case msg; do
 	f=$H/$case.json
 	refused "$case (summary)" "$f" "$msg" "$f"
 	refused "$case (leaks)" "$f" "$msg" leaks "$f"
 	refused "$case (compare)" "$f" "$msg" compare "$G/track.json" "$f"
-	n=$((n + 1))
+	ncases=$((ncases + 1))
 done <"$H/index"
-check "at least 60 malformed dumps were tried" yes "$([ "$n" -ge 60 ] && echo yes || echo "no, $n")"
+check "at least 100 malformed dumps were tried" yes "$([ "$ncases" -ge 100 ] && echo yes || echo "no, $ncases")"
+
+# The valid dump those cases broke loads, for every command.
+for args in "" leaks "compare $G/track.json"; do
+	# shellcheck disable=SC2086 # the words are the arguments
+	"$REPORT" $args "$H/timed.json.ok" >/dev/null 2>"$TMP/err"
+	check "the heap-over-time keys, valid: ${args:-summary} exits 0" "0|" "$?|$(grep error "$TMP/err")"
+done
 
 # Files that are not dumps at all.
 refused "missing file" "$H/nonexistent.json" "No such file or directory" "$H/nonexistent.json"

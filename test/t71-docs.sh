@@ -106,7 +106,9 @@ loss_records kind indirect_bytes indirect_blocks stack suppression stacks module
 base end build_id malloc calloc realloc reallocarray posix_memalign aligned_alloc
 memalign valloc pvalloc strdup strndup wcsdup new new[] new_nothrow new[]_nothrow
 new_aligned new[]_aligned g_strdup g_strndup g_memdup2 free delete delete[]
-delete_sized delete[]_sized delete_aligned delete[]_aligned malloc_usable_size"
+delete_sized delete[]_sized delete_aligned delete[]_aligned malloc_usable_size
+dump reason t_s signal number peak_bytes_bound peak_t_s temporary stack_stats
+peak_blocks thread_stacks snapshots bytes_freed peak detail snapshot_info max"
 check "liballocspy(7) describes every key of the dump schema" "" \
 	"$(missing "$(printf '%s\n' $spec_keys)" "$(cat "$TMP/keys")")"
 
@@ -230,4 +232,22 @@ if make -s -C "$TOP" B="$B" install PREFIX=/opt/x DESTDIR="$TMP/inst" >"$TMP/ins
 		"$(grep -F '.It Pa /opt/x/include' "$TMP/inst/opt/x/share/man/man3/allocspy.h.3")"
 else
 	not_ok "make install PREFIX=/opt/x DESTDIR=..." "$(tail -n 20 "$TMP/install.log")"
+fi
+
+# --- allocspy-report: --help and the man page ------------------------------------------------------
+
+if [ -x "$REPORT" ]; then
+	"$REPORT" --help >"$TMP/help"
+	for cmd in leaks compare timeline export; do
+		check "allocspy-report --help and allocspy-report(1) name the $cmd command" "1 1" \
+			"$(grep -c "^       allocspy-report $cmd \|^usage: allocspy-report $cmd " "$TMP/help") $(grep -c "^\.Cm $cmd\$" man/allocspy-report.1 | sed 's/^[1-9][0-9]*$/1/')"
+	done
+	for opt in svg format weight; do
+		check "allocspy-report --help and allocspy-report(1) describe --$opt" "yes yes" \
+			"$(grep -q -- "--$opt" "$TMP/help" && echo yes) $(grep -q "^\.It Fl -$opt" man/allocspy-report.1 && echo yes)"
+	done
+	for f in pprof gperftools massif callgrind heaptrack folded speedscope; do
+		check "allocspy-report(1) describes the $f export, --help names it" "yes yes" \
+			"$(grep -q "^\.It Cm $f\$" man/allocspy-report.1 && echo yes) $(grep -q "$f" "$TMP/help" && echo yes)"
+	done
 fi

@@ -1,0 +1,811 @@
+/* export - the export command: a dump in the file formats of the tools
+ * people already use (pprof, gperftools, massif, callgrind, heaptrack,
+ * folded stacks, speedscope). */
+#include "export.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "pprof.h"
+#include "profile.h"
+
+/* The most allocation events the heaptrack format is written with: it
+ * has a line for every allocation and free. */
+#define HEAPTRACK_MAX_ALLOCS 100000000ULL
+
+static const char *const format_names[] = {
+	[ASP_EXPORT_PPROF] = "pprof", [ASP_EXPORT_GPERFTOOLS] = "gperftools",
+	[ASP_EXPORT_MASSIF] = "massif", [ASP_EXPORT_CALLGRIND] = "callgrind",
+	[ASP_EXPORT_HEAPTRACK] = "heaptrack", [ASP_EXPORT_FOLDED] = "folded",
+	[ASP_EXPORT_SPEEDSCOPE] = "speedscope",
+};
+
+static const char *const weight_names[] = {
+	[ASP_WEIGHT_ALLOC_BYTES] = "alloc_bytes", [ASP_WEIGHT_ALLOCS] = "allocs",
+	[ASP_WEIGHT_INUSE_BYTES] = "inuse_bytes",
+	[ASP_WEIGHT_PEAK_BYTES] = "peak_bytes",
+};
+
+int asp_export_parse_format(const char *s, enum asp_export_format *f)
+{
+	for (size_t i = 0; i < sizeof format_names / sizeof *format_names; i++) {
+		if (strcmp(s, format_names[i]) == 0) {
+			*f = (enum asp_export_format)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int asp_export_parse_weight(const char *s, enum asp_export_weight *w)
+{
+	for (size_t i = 0; i < sizeof weight_names / sizeof *weight_names; i++) {
+		if (strcmp(s, weight_names[i]) == 0) {
+			*w = (enum asp_export_weight)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+bool asp_export_binary(enum asp_export_format f)
+{
+	return f == ASP_EXPORT_PPROF;
+}
+
+/* --- frames ------------------------------------------------------------------- */
+
+/* Calls fn for each frame of a sample, root first: a location's lines
+ * from the function the others were inlined into, to the innermost. */
+typedef void frame_fn(void *arg, const asp_loc_t *loc, const asp_line_t *l);
+
+static void each_frame_root_first(const asp_sample_t *s, frame_fn *fn, void *arg,
+				  const asp_loc_t *other)
+{
+	if (!s->stack) {
+		fn(arg, other, &other->lines[0]);
+		return;
+	}
+	for (size_t j = s->stack->n; j-- > 0;) {
+		const asp_loc_t *loc = s->stack->locs[j];
+
+		for (size_t k = loc->nlines; k-- > 0;)
+			fn(arg, loc, &loc->lines[k]);
+	}
+}
+
+/* The stand-in location of ASP_PROFILE_OTHER. */
+static const asp_line_t other_line = { .fn = ASP_PROFILE_OTHER };
+static const asp_loc_t other_loc = {
+	.lines = (asp_line_t *)&other_line, .nlines = 1, .module = -1,
+};
+
+/* Writes s with control bytes, and the bytes in avoid, as '?'. */
+static void put_clean(FILE *out, const char *s, const char *avoid)
+{
+	for (; *s; s++)
+		putc((unsigned char)*s < 0x20 || *s == 0x7f || strchr(avoid, *s) ?
+		     '?' : *s, out);
+}
+
+/* "fn (file:line)", or the name alone without line information. */
+static void put_frame(FILE *out, const asp_profile_t *p, const asp_loc_t *loc,
+		      const asp_line_t *l, const char *avoid)
+{
+	char buf[ASP_NAME_MAX];
+
+	put_clean(out, asp_profile_name(p, loc, l, buf), avoid);
+	if (l->file) {
+		fputs(" (", out);
+		put_clean(out, l->file, avoid);
+		fprintf(out, ":%u)", l->line);
+	}
+}
+
+static uint64_t weight_of(const asp_sample_t *s, enum asp_export_weight w)
+{
+	switch (w) {
+	case ASP_WEIGHT_ALLOC_BYTES: return s->bytes;
+	case ASP_WEIGHT_ALLOCS: return s->allocs;
+	case ASP_WEIGHT_INUSE_BYTES: return s->in_use_bytes;
+	case ASP_WEIGHT_PEAK_BYTES: return s->peak_bytes;
+	}
+	return 0;
+}
+
+/* --- folded --------------------------------------------------------------------- */
+
+struct folded {
+	FILE *out;
+	const asp_profile_t *p;
+	bool first;
+};
+
+static void folded_frame(void *arg, const asp_loc_t *loc, const asp_line_t *l)
+{
+	struct folded *f = arg;
+
+	if (!f->first)
+		putc(';', f->out);
+	f->first = false;
+	put_frame(f->out, f->p, loc, l, ";");
+}
+
+static void folded(FILE *out, const asp_profile_t *p, enum asp_export_weight w)
+{
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const asp_sample_t *s = &p->samples[i];
+		struct folded f = { out, p, true };
+
+		if (!weight_of(s, w))
+			continue;
+		each_frame_root_first(s, folded_frame, &f, &other_loc);
+		fprintf(out, " %" PRIu64 "\n", weight_of(s, w));
+	}
+}
+
+/* --- gperftools ------------------------------------------------------------------ */
+
+static void gperftools(FILE *out, const asp_profile_t *p)
+{
+	const asp_dump_t *d = p->d;
+	uint64_t in_objs = 0, in_bytes = 0, objs = 0, bytes = 0;
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		in_objs = asp_add_sat(in_objs, p->samples[i].in_use_blocks);
+		in_bytes = asp_add_sat(in_bytes, p->samples[i].in_use_bytes);
+		objs = asp_add_sat(objs, p->samples[i].allocs);
+		bytes = asp_add_sat(bytes, p->samples[i].bytes);
+	}
+	fprintf(out, "heap profile: %6" PRIu64 ": %8" PRIu64 " [%6" PRIu64 ": %8"
+		PRIu64 "] @ heapprofile\n", in_objs, in_bytes, objs, bytes);
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const asp_sample_t *s = &p->samples[i];
+
+		fprintf(out, "%6" PRIu64 ": %8" PRIu64 " [%6" PRIu64 ": %8" PRIu64
+			"] @", s->in_use_blocks, s->in_use_bytes, s->allocs, s->bytes);
+		if (s->stack)
+			for (size_t j = 0; j < s->stack->n; j++)
+				fprintf(out, " 0x%016" PRIx64, s->stack->locs[j]->addr);
+		else
+			fputs(" 0x0000000000000000", out);
+		putc('\n', out);
+	}
+	/* The modules as /proc/self/maps lines: one executable mapping each,
+	 * at its load bias, offset 0, so that an address less the start is
+	 * the address in the file. */
+	fputs("\nMAPPED_LIBRARIES:\n", out);
+	for (size_t i = 0; i < d->nmodules; i++) {
+		const asp_module_t *m = &d->modules[i];
+
+		if (m->path[0] != '/')
+			continue;
+		fprintf(out, "%012" PRIx64 "-%012" PRIx64 " r-xp 00000000 00:00 0 ",
+			m->base, m->end > m->base ? m->end : m->base + 1);
+		put_clean(out, m->path, "\n");
+		putc('\n', out);
+	}
+}
+
+/* --- callgrind ---------------------------------------------------------------------- */
+
+/* The frames of a sample, innermost first, flattened over inlining. */
+struct flat {
+	const asp_loc_t **loc;
+	const asp_line_t **line;
+	size_t n;
+};
+
+static void flat_frame(void *arg, const asp_loc_t *loc, const asp_line_t *l)
+{
+	struct flat *f = arg;
+
+	f->loc[f->n] = loc;
+	f->line[f->n++] = l;
+}
+
+static void callgrind_costs(FILE *out, unsigned line, const asp_sample_t *s)
+{
+	fprintf(out, "%u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+		"\n", line, s->bytes, s->allocs, s->in_use_bytes, s->in_use_blocks,
+		s->temporary);
+}
+
+static void callgrind_fn(FILE *out, const char *key_fl, const char *key_fn,
+			 const asp_profile_t *p, const asp_loc_t *loc,
+			 const asp_line_t *l)
+{
+	char buf[ASP_NAME_MAX];
+
+	fprintf(out, "%s=", key_fl);
+	put_clean(out, l->file ? l->file : "???", "");
+	fprintf(out, "\n%s=", key_fn);
+	put_clean(out, asp_profile_name(p, loc, l, buf), "");
+	putc('\n', out);
+}
+
+static int callgrind(FILE *out, const asp_profile_t *p)
+{
+	const asp_dump_t *d = p->d;
+	size_t most = 1;
+	struct flat f;
+	uint64_t t[5] = {0};
+
+	for (size_t i = 0; i < p->nlocs; i++)
+		most += p->locs[i]->nlines;
+	f.loc = malloc(most * sizeof(const asp_loc_t *));
+	f.line = malloc(most * sizeof(const asp_line_t *));
+	if (!f.loc || !f.line) {
+		free(f.loc);
+		free(f.line);
+		return -ENOMEM;
+	}
+	fputs("# callgrind format\nversion: 1\ncreator: allocspy-report " ASP_VERSION
+	      "\n", out);
+	fprintf(out, "pid: %lld\ncmd: ", (long long)d->pid);
+	put_clean(out, d->exe, "");
+	for (size_t i = 1; i < d->argc; i++) {
+		putc(' ', out);
+		put_clean(out, d->argv[i], "");
+	}
+	fputs("\npart: 1\n\npositions: line\n"
+	      "event: AllocBytes : bytes allocated\n"
+	      "event: Allocs : blocks allocated\n"
+	      "event: InUseBytes : bytes in use at the end\n"
+	      "event: InUseBlocks : blocks in use at the end\n"
+	      "event: Temporary : temporary allocations\n"
+	      "events: AllocBytes Allocs InUseBytes InUseBlocks Temporary\n", out);
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const asp_sample_t *s = &p->samples[i];
+
+		t[0] = asp_add_sat(t[0], s->bytes);
+		t[1] = asp_add_sat(t[1], s->allocs);
+		t[2] = asp_add_sat(t[2], s->in_use_bytes);
+		t[3] = asp_add_sat(t[3], s->in_use_blocks);
+		t[4] = asp_add_sat(t[4], s->temporary);
+	}
+	fprintf(out, "summary: %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %"
+		PRIu64 "\n\n", t[0], t[1], t[2], t[3], t[4]);
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const asp_sample_t *s = &p->samples[i];
+
+		f.n = 0;
+		each_frame_root_first(s, flat_frame, &f, &other_loc);
+		if (f.n == 0)	/* a stack without frames */
+			continue;
+		/* f is root first: the allocation is made by the last frame,
+		 * and each frame calls the one after it. */
+		callgrind_fn(out, "fl", "fn", p, f.loc[f.n - 1], f.line[f.n - 1]);
+		callgrind_costs(out, f.line[f.n - 1]->line, s);
+		for (size_t k = 0; k + 1 < f.n; k++) {
+			callgrind_fn(out, "fl", "fn", p, f.loc[k], f.line[k]);
+			callgrind_fn(out, "cfi", "cfn", p, f.loc[k + 1], f.line[k + 1]);
+			fprintf(out, "calls=%" PRIu64 " %u\n", s->allocs,
+				f.line[k + 1]->line);
+			callgrind_costs(out, f.line[k]->line, s);
+		}
+		putc('\n', out);
+	}
+	free(f.loc);
+	free(f.line);
+	return 0;
+}
+
+/* --- massif ------------------------------------------------------------------------------ */
+
+/* A node of a snapshot's tree: the detail entries whose stacks share the
+ * frames above it, [lo, hi) of a list sorted by stack, root first. */
+struct massif {
+	FILE *out;
+	const asp_profile_t *p;
+	const asp_detail_t *det;	/* sorted by their stacks, root first */
+	size_t n;
+};
+
+/* The frame at depth k (0: the innermost) of a detail entry's stack, as
+ * (loc, line), flattened over inlining; false past its end. */
+static bool frame_at(const asp_profile_t *p, const asp_detail_t *x, size_t k,
+		     const asp_loc_t **loc, const asp_line_t **line)
+{
+	const asp_pstack_t *ps = &p->stacks[x->stack];
+
+	for (size_t j = 0; j < ps->n; j++) {
+		if (k < ps->locs[j]->nlines) {
+			*loc = ps->locs[j];
+			*line = &ps->locs[j]->lines[k];
+			return true;
+		}
+		k -= ps->locs[j]->nlines;
+	}
+	return false;
+}
+
+static bool same_frame(const asp_profile_t *p, const asp_detail_t *a,
+		       const asp_detail_t *b, size_t k)
+{
+	const asp_loc_t *la, *lb;
+	const asp_line_t *xa, *xb;
+
+	return frame_at(p, a, k, &la, &xa) && frame_at(p, b, k, &lb, &xb) &&
+	       la == lb && xa == xb;
+}
+
+static void massif_label(struct massif *m, const asp_loc_t *loc,
+			 const asp_line_t *l)
+{
+	char buf[ASP_NAME_MAX];
+
+	fprintf(m->out, " 0x%" PRIX64 ": ", loc->addr);
+	put_clean(m->out, asp_profile_name(m->p, loc, l, buf), "#");
+	if (l->file) {
+		fputs(" (", m->out);
+		put_clean(m->out, l->file, "#");
+		fprintf(m->out, ":%u)", l->line);
+	} else if (l->module) {
+		fputs(" (in ", m->out);
+		put_clean(m->out, l->module, "#");
+		putc(')', m->out);
+	}
+	putc('\n', m->out);
+}
+
+/* The children of the node at depth k over entries [lo, hi), which share
+ * their first k frames: groups of entries sharing frame k, largest first. */
+static void massif_children(struct massif *m, size_t lo, size_t hi, size_t k,
+			    int indent);
+
+static uint64_t group_bytes(struct massif *m, size_t lo, size_t hi)
+{
+	uint64_t b = 0;
+
+	for (size_t i = lo; i < hi; i++)
+		b = asp_add_sat(b, m->det[i].bytes);
+	return b;
+}
+
+static void massif_children(struct massif *m, size_t lo, size_t hi, size_t k,
+			    int indent)
+{
+	size_t ngroups = 0;
+	size_t *starts = malloc((hi - lo + 1) * sizeof *starts);
+	const asp_loc_t *loc;
+	const asp_line_t *l;
+
+	if (!starts)
+		return;
+	for (size_t i = lo; i < hi; i++)
+		if (frame_at(m->p, &m->det[i], k, &loc, &l) &&
+		    (i == lo || !same_frame(m->p, &m->det[i - 1], &m->det[i], k)))
+			starts[ngroups++] = i;
+	/* Entries whose stacks end before depth k are the node's own. */
+	for (size_t g = 0; g < ngroups; g++) {
+		size_t b = starts[g], e = b + 1;
+		size_t ng = 0;
+
+		while (e < hi && same_frame(m->p, &m->det[b], &m->det[e], k))
+			e++;
+		for (size_t i = b; i < e; i++)
+			if (frame_at(m->p, &m->det[i], k + 1, &loc, &l) &&
+			    (i == b || !same_frame(m->p, &m->det[i - 1], &m->det[i], k + 1)))
+				ng++;
+		frame_at(m->p, &m->det[b], k, &loc, &l);
+		fprintf(m->out, "%*sn%zu: %" PRIu64, indent, "", ng,
+			group_bytes(m, b, e));
+		massif_label(m, loc, l);
+		massif_children(m, b, e, k + 1, indent + 1);
+	}
+	free(starts);
+}
+
+/* Orders detail entries by their frames from the innermost out, so that
+ * entries sharing a prefix are adjacent. */
+static int by_frames(const void *pa, const void *pb, void *arg)
+{
+	const asp_profile_t *p = arg;
+	const asp_detail_t *a = pa, *b = pb;
+
+	for (size_t k = 0;; k++) {
+		const asp_loc_t *la, *lb;
+		const asp_line_t *xa, *xb;
+		bool ha = frame_at(p, a, k, &la, &xa), hb = frame_at(p, b, k, &lb, &xb);
+
+		if (!ha || !hb)
+			return ha - hb;
+		if (la != lb)
+			return la->id < lb->id ? -1 : 1;
+		if (xa != xb)
+			return xa < xb ? -1 : 1;
+	}
+}
+
+static int massif(FILE *out, const asp_profile_t *p)
+{
+	const asp_dump_t *d = p->d;
+	struct massif m = { .out = out, .p = p };
+
+	fputs("desc: allocspy-report export --format=massif\ncmd:", out);
+	for (size_t i = 0; i < d->argc; i++) {
+		putc(' ', out);
+		put_clean(out, d->argv[i], "#");
+	}
+	fputs("\ntime_unit: B\n", out);
+	for (size_t i = 0; i < d->nsnapshots; i++) {
+		const asp_snapshot_t *s = &d->snapshots[i];
+		asp_detail_t *det;
+		uint64_t held;
+
+		fprintf(out, "#-----------\nsnapshot=%zu\n#-----------\n", i);
+		fprintf(out, "time=%" PRIu64 "\nmem_heap_B=%" PRIu64 "\n"
+			"mem_heap_extra_B=0\nmem_stacks_B=0\n",
+			asp_add_sat(s->bytes_allocated, s->bytes_freed), s->in_use_bytes);
+		if (!s->has_detail) {
+			fputs("heap_tree=empty\n", out);
+			continue;
+		}
+		fprintf(out, "heap_tree=%s\n", s->peak ? "peak" : "detailed");
+		det = malloc((s->ndetail ? s->ndetail : 1) * sizeof *det);
+		if (!det)
+			return -ENOMEM;
+		memcpy(det, s->detail, s->ndetail * sizeof *det);
+		qsort_r(det, s->ndetail, sizeof *det, by_frames, (void *)p);
+		m.det = det;
+		m.n = s->ndetail;
+		held = group_bytes(&m, 0, m.n);
+		{
+			size_t ng = 0;
+			const asp_loc_t *loc;
+			const asp_line_t *l;
+
+			for (size_t k = 0; k < m.n; k++)
+				if (frame_at(p, &det[k], 0, &loc, &l) &&
+				    (k == 0 || !same_frame(p, &det[k - 1], &det[k], 0)))
+					ng++;
+			fprintf(out, "n%zu: %" PRIu64 " (heap allocation functions) "
+				"malloc/new/new[], --alloc-fns, etc.\n",
+				ng + (s->in_use_bytes > held), s->in_use_bytes);
+		}
+		massif_children(&m, 0, m.n, 0, 1);
+		if (s->in_use_bytes > held)
+			fprintf(out, " n0: %" PRIu64 " 0x0: " ASP_PROFILE_OTHER "\n",
+				s->in_use_bytes - held);
+		free(det);
+	}
+	return 0;
+}
+
+/* --- speedscope --------------------------------------------------------------------------- */
+
+struct sframes {
+	json_t *frames;		/* shared.frames */
+	json_t *stack;		/* the sample being built, root first */
+	const asp_profile_t *p;
+	size_t *index;		/* by location id and line: the frame index */
+	size_t *first_line;	/* by location id - 1: its first slot in index */
+};
+
+static void speedscope_frame(void *arg, const asp_loc_t *loc, const asp_line_t *l)
+{
+	struct sframes *sf = arg;
+	size_t slot = loc == &other_loc ? 0 :
+		      sf->first_line[loc->id - 1] + (size_t)(l - loc->lines);
+
+	if (!sf->index[slot]) {
+		char buf[ASP_NAME_MAX];
+		json_t *f = json_pack("{s:o}", "name",
+				      asp_json_text(asp_profile_name(sf->p, loc, l, buf)));
+
+		if (l->file) {
+			json_object_set_new(f, "file", asp_json_text(l->file));
+			json_object_set_new(f, "line", json_integer(l->line));
+		} else if (l->module) {
+			json_object_set_new(f, "file", asp_json_text(l->module));
+		}
+		json_array_append_new(sf->frames, f);
+		sf->index[slot] = json_array_size(sf->frames);
+	}
+	json_array_append_new(sf->stack, json_integer((json_int_t)sf->index[slot] - 1));
+}
+
+static int speedscope(FILE *out, const asp_profile_t *p)
+{
+	static const char *const names[] = {
+		[ASP_WEIGHT_ALLOC_BYTES] = "bytes allocated",
+		[ASP_WEIGHT_ALLOCS] = "blocks allocated",
+		[ASP_WEIGHT_INUSE_BYTES] = "bytes in use at the end",
+		[ASP_WEIGHT_PEAK_BYTES] = "bytes in use at the peak",
+	};
+	size_t slots = 1;
+	struct sframes sf = { .p = p };
+	json_t *root, *profiles;
+	char title[ASP_PATH_MAX + 64];
+
+	for (size_t i = 0; i < p->nlocs; i++)
+		slots += p->locs[i]->nlines;
+	sf.index = calloc(slots, sizeof *sf.index);
+	sf.first_line = calloc(p->nlocs + 1, sizeof *sf.first_line);
+	sf.frames = json_array();
+	profiles = json_array();
+	if (!sf.index || !sf.first_line) {
+		free(sf.index);
+		free(sf.first_line);
+		json_decref(sf.frames);
+		json_decref(profiles);
+		return -ENOMEM;
+	}
+	slots = 1;
+	for (size_t i = 0; i < p->nlocs; i++) {
+		sf.first_line[i] = slots;
+		slots += p->locs[i]->nlines;
+	}
+	for (int w = 0; w <= ASP_WEIGHT_PEAK_BYTES; w++) {
+		json_t *samples = json_array(), *weights = json_array();
+		uint64_t total = 0;
+
+		if (w == ASP_WEIGHT_PEAK_BYTES && !p->has_peak)
+			break;
+		for (size_t i = 0; i < p->nsamples; i++) {
+			const asp_sample_t *s = &p->samples[i];
+			uint64_t v = weight_of(s, (enum asp_export_weight)w);
+
+			if (!v)
+				continue;
+			sf.stack = json_array();
+			each_frame_root_first(s, speedscope_frame, &sf, &other_loc);
+			json_array_append_new(samples, sf.stack);
+			json_array_append_new(weights, json_integer((json_int_t)v));
+			total = asp_add_sat(total, v);
+		}
+		json_array_append_new(profiles, json_pack("{s:s,s:s,s:s,s:i,s:I,s:o,s:o}",
+			"type", "sampled", "name", names[w],
+			"unit", w == ASP_WEIGHT_ALLOCS ? "none" : "bytes",
+			"startValue", 0,
+			"endValue", (json_int_t)(total > INT64_MAX ? INT64_MAX : total),
+			"samples", samples, "weights", weights));
+	}
+	snprintf(title, sizeof title, "%s (pid %lld)", asp_dump_exe_name(p->d),
+		 (long long)p->d->pid);
+	root = json_pack("{s:s,s:{s:o},s:o,s:o,s:i,s:s}",
+		"$schema", "https://www.speedscope.app/file-format-schema.json",
+		"shared", "frames", sf.frames, "profiles", profiles,
+		"name", asp_json_text(title), "activeProfileIndex", 0,
+		"exporter", "allocspy-report " ASP_VERSION);
+	free(sf.index);
+	free(sf.first_line);
+	if (!root)
+		return -ENOMEM;
+	json_dumpf(root, out, JSON_COMPACT);
+	putc('\n', out);
+	json_decref(root);
+	return 0;
+}
+
+/* --- heaptrack ------------------------------------------------------------------------------ */
+
+struct ht {
+	FILE *out;
+	const asp_profile_t *p;
+	uint64_t nstrings, ninfos;
+};
+
+static uint64_t ht_string(struct ht *h, const char *s)
+{
+	fputs("s ", h->out);
+	put_clean(h->out, s, "");
+	putc('\n', h->out);
+	return ++h->nstrings;
+}
+
+/* "i ADDR MODULE [FUNCTION FILE LINE]...": the frame, then the ones inlined
+ * into it, innermost first. */
+static void ht_ip(struct ht *h, const asp_loc_t *loc)
+{
+	char buf[ASP_NAME_MAX];
+	uint64_t *fs = malloc(loc->nlines * 2 * sizeof *fs);
+	uint64_t mod;
+
+	if (!fs)
+		return;
+	mod = ht_string(h, loc->lines[0].module ? loc->lines[0].module : "??");
+	for (size_t k = 0; k < loc->nlines; k++) {
+		fs[2 * k] = ht_string(h, asp_profile_name(h->p, loc, &loc->lines[k], buf));
+		fs[2 * k + 1] = loc->lines[k].file ? ht_string(h, loc->lines[k].file) : 0;
+	}
+	fprintf(h->out, "i %" PRIx64 " %" PRIx64, loc->addr, mod);
+	for (size_t k = loc->nlines; k-- > 0;)
+		fprintf(h->out, " %" PRIx64 " %" PRIx64 " %x", fs[2 * k], fs[2 * k + 1],
+			loc->lines[k].file ? loc->lines[k].line : 0);
+	putc('\n', h->out);
+	free(fs);
+}
+
+/* n blocks of b bytes in all: the sizes, as even as they can be. */
+static uint64_t share(uint64_t b, uint64_t n, uint64_t i)
+{
+	return b / n + (i < b % n);
+}
+
+/* Allocation infos "a SIZE TRACE" for n blocks of b bytes (at most two
+ * sizes); their indexes go to info[0..1]. */
+static void ht_infos(struct ht *h, uint64_t trace, uint64_t n, uint64_t b,
+		     uint64_t info[2])
+{
+	info[0] = info[1] = UINT64_MAX;
+	if (!n)
+		return;
+	fprintf(h->out, "a %" PRIx64 " %" PRIx64 "\n", b / n, trace);
+	info[0] = h->ninfos++;
+	if (b % n) {
+		fprintf(h->out, "a %" PRIx64 " %" PRIx64 "\n", b / n + 1, trace);
+		info[1] = h->ninfos++;
+	}
+}
+
+static void ht_events(struct ht *h, char op, uint64_t n, uint64_t b,
+		      const uint64_t info[2])
+{
+	for (uint64_t i = 0; i < n; i++)
+		fprintf(h->out, "%c %" PRIx64 "\n", op,
+			share(b, n, i) > b / n ? info[1] : info[0]);
+}
+
+/* Events for one sample's phase: allocations and frees of n blocks of b
+ * bytes; pairs: each freed right after it is allocated. */
+static void ht_pairs(struct ht *h, uint64_t n, uint64_t b, const uint64_t info[2])
+{
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t x = share(b, n, i) > b / n ? info[1] : info[0];
+
+		fprintf(h->out, "+ %" PRIx64 "\n- %" PRIx64 "\n", x, x);
+	}
+}
+
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* The blocks of one sample, in the four phases the events are written in:
+ * held at the peak and at the end, held at the peak only, freed between,
+ * held at the end only. */
+struct ht_phases {
+	uint64_t trace;
+	uint64_t both_n, both_b, peak_n, peak_b, mid_n, mid_b, end_n, end_b;
+	uint64_t both_i[2], peak_i[2], mid_i[2], end_i[2];
+};
+
+static int heaptrack(FILE *out, const asp_profile_t *p, char err[ASP_ERR_MAX])
+{
+	const asp_dump_t *d = p->d;
+	struct ht h = { .out = out, .p = p };
+	struct ht_phases *ph;
+	uint64_t ntraces = 0, other_ip = p->nlocs + 1;
+	double peak_t = d->snapshots[d->peak_snapshot].t_s;
+	double end_t = d->has_dump_t ? d->dump_t_s : d->wall_s;
+
+	if (d->allocs > HEAPTRACK_MAX_ALLOCS) {
+		snprintf(err, ASP_ERR_MAX, "%" PRIu64 " allocations are too many to "
+			 "write one by one for heaptrack (at most %llu)", d->allocs,
+			 HEAPTRACK_MAX_ALLOCS);
+		return -EINVAL;
+	}
+	ph = calloc(p->nsamples + 1, sizeof *ph);
+	if (!ph)
+		return -ENOMEM;
+	fputs("v 10400 2\nX ", out);
+	for (size_t i = 0; i < d->argc; i++) {
+		put_clean(out, d->argv[i], "");
+		putc(i + 1 < d->argc ? ' ' : '\n', out);
+	}
+	if (!d->argc)
+		put_clean(out, d->exe, "\n");
+	fputs("I 1000 100000\n", out);
+	for (size_t i = 0; i < p->nlocs; i++)
+		ht_ip(&h, p->locs[i]);
+	{
+		uint64_t mod = ht_string(&h, "??");
+		uint64_t fn = ht_string(&h, ASP_PROFILE_OTHER);
+
+		fprintf(out, "i 0 %" PRIx64 " %" PRIx64 " 0 0\n", mod, fn);
+	}
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const asp_sample_t *s = &p->samples[i];
+		struct ht_phases *x = &ph[i];
+		uint64_t parent = 0;
+
+		/* The trace: the root first, each node naming its parent. */
+		if (s->stack) {
+			for (size_t j = s->stack->n; j-- > 0;) {
+				fprintf(out, "t %" PRIx64 " %" PRIx64 "\n",
+					(uint64_t)s->stack->locs[j]->id, parent);
+				parent = ++ntraces;
+			}
+		} else {
+			fprintf(out, "t %" PRIx64 " 0\n", other_ip);
+			parent = ++ntraces;
+		}
+		x->trace = parent;
+		/* Blocks held both at the peak and at the end: as few as the
+		 * totals allow. */
+		x->both_n = sub0(s->peak_blocks + s->in_use_blocks, s->allocs);
+		x->both_b = sub0(s->peak_bytes + s->in_use_bytes, s->bytes);
+		if (!x->both_n)
+			x->both_b = 0;
+		x->peak_n = sub0(s->peak_blocks, x->both_n);
+		x->peak_b = sub0(s->peak_bytes, x->both_b);
+		x->end_n = sub0(s->in_use_blocks, x->both_n);
+		x->end_b = sub0(s->in_use_bytes, x->both_b);
+		x->mid_n = sub0(s->allocs, x->both_n + x->peak_n + x->end_n);
+		x->mid_b = sub0(s->bytes, x->both_b + x->peak_b + x->end_b);
+		ht_infos(&h, x->trace, x->both_n, x->both_b, x->both_i);
+		ht_infos(&h, x->trace, x->peak_n, x->peak_b, x->peak_i);
+		ht_infos(&h, x->trace, x->mid_n, x->mid_b, x->mid_i);
+		ht_infos(&h, x->trace, x->end_n, x->end_b, x->end_i);
+	}
+	/* Up to the peak, every block it held; then those not held at the
+	 * end are freed, the blocks made and freed in between come and go,
+	 * and the ones held at the end only are made. */
+	fprintf(out, "c %" PRIx64 "\n", (uint64_t)(peak_t * 1000));
+	for (size_t i = 0; i < p->nsamples; i++) {
+		ht_events(&h, '+', ph[i].both_n, ph[i].both_b, ph[i].both_i);
+		ht_events(&h, '+', ph[i].peak_n, ph[i].peak_b, ph[i].peak_i);
+	}
+	fprintf(out, "c %" PRIx64 "\n", (uint64_t)(peak_t * 1000) + 1);
+	for (size_t i = 0; i < p->nsamples; i++)
+		ht_events(&h, '-', ph[i].peak_n, ph[i].peak_b, ph[i].peak_i);
+	for (size_t i = 0; i < p->nsamples; i++)
+		ht_pairs(&h, ph[i].mid_n, ph[i].mid_b, ph[i].mid_i);
+	for (size_t i = 0; i < p->nsamples; i++)
+		ht_events(&h, '+', ph[i].end_n, ph[i].end_b, ph[i].end_i);
+	fprintf(out, "c %" PRIx64 "\n", (uint64_t)(end_t * 1000) > (uint64_t)(peak_t * 1000) + 1 ?
+		(uint64_t)(end_t * 1000) : (uint64_t)(peak_t * 1000) + 2);
+	free(ph);
+	return 0;
+}
+
+/* --- the command ---------------------------------------------------------------------------- */
+
+int asp_export(FILE *out, const asp_dump_t *d, enum asp_export_format f,
+	       enum asp_export_weight w, char err[ASP_ERR_MAX])
+{
+	asp_profile_t p;
+	int rc = 0;
+
+	if (f == ASP_EXPORT_MASSIF || f == ASP_EXPORT_HEAPTRACK ||
+	    (f == ASP_EXPORT_FOLDED && w == ASP_WEIGHT_PEAK_BYTES)) {
+		if (d->nsnapshots == 0) {
+			snprintf(err, ASP_ERR_MAX, "no snapshots in this dump, which %s needs",
+				 f == ASP_EXPORT_FOLDED ? "--weight=peak_bytes" :
+				 format_names[f]);
+			return -EINVAL;
+		}
+	}
+	if (f != ASP_EXPORT_MASSIF && d->nstack_stats == 0) {
+		snprintf(err, ASP_ERR_MAX, "no stacks in this dump, which %s needs "
+			 "(run with ALLOCSPY_BACKTRACE=2 or more)", format_names[f]);
+		return -EINVAL;
+	}
+	if (asp_profile_build(&p, d) < 0)
+		return -ENOMEM;
+	if ((f == ASP_EXPORT_HEAPTRACK || (f == ASP_EXPORT_FOLDED &&
+					    w == ASP_WEIGHT_PEAK_BYTES)) && !p.has_peak) {
+		snprintf(err, ASP_ERR_MAX, "the dump does not say what each stack "
+			 "held at the peak, which %s needs",
+			 f == ASP_EXPORT_FOLDED ? "--weight=peak_bytes" : format_names[f]);
+		asp_profile_free(&p);
+		return -EINVAL;
+	}
+	switch (f) {
+	case ASP_EXPORT_PPROF: rc = asp_pprof_write(out, &p); break;
+	case ASP_EXPORT_GPERFTOOLS: gperftools(out, &p); break;
+	case ASP_EXPORT_MASSIF: rc = massif(out, &p); break;
+	case ASP_EXPORT_CALLGRIND: rc = callgrind(out, &p); break;
+	case ASP_EXPORT_HEAPTRACK: rc = heaptrack(out, &p, err); break;
+	case ASP_EXPORT_FOLDED: folded(out, &p, w); break;
+	case ASP_EXPORT_SPEEDSCOPE: rc = speedscope(out, &p); break;
+	}
+	asp_profile_free(&p);
+	return rc;
+}

@@ -1,0 +1,424 @@
+/* pprof - a dump as a gzipped profile.proto, the format of pprof and of
+ * the continuous-profiling services that take its files. The protobuf
+ * encoding is written here (varints and length-delimited fields); zlib
+ * compresses it. */
+#include "pprof.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "fmt.h"
+
+/* profile.proto's field numbers. */
+enum {
+	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE, PROFILE_MAPPING,
+	PROFILE_LOCATION, PROFILE_FUNCTION, PROFILE_STRING_TABLE,
+	PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE, PROFILE_PERIOD,
+	PROFILE_COMMENT, PROFILE_DEFAULT_SAMPLE_TYPE
+};
+enum { VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT };
+enum { SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE, SAMPLE_LABEL };
+enum { LABEL_KEY = 1, LABEL_STR, LABEL_NUM };
+enum {
+	MAPPING_ID = 1, MAPPING_MEMORY_START, MAPPING_MEMORY_LIMIT,
+	MAPPING_FILE_OFFSET, MAPPING_FILENAME, MAPPING_BUILD_ID,
+	MAPPING_HAS_FUNCTIONS, MAPPING_HAS_FILENAMES, MAPPING_HAS_LINE_NUMBERS,
+	MAPPING_HAS_INLINE_FRAMES
+};
+enum { LOCATION_ID = 1, LOCATION_MAPPING_ID, LOCATION_ADDRESS, LOCATION_LINE };
+enum { LINE_FUNCTION_ID = 1, LINE_LINE };
+enum { FUNCTION_ID = 1, FUNCTION_NAME, FUNCTION_SYSTEM_NAME, FUNCTION_FILENAME };
+
+enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
+
+/* A growing buffer of encoded protobuf; a failed allocation sticks. */
+struct pb {
+	unsigned char *b;
+	size_t n, cap;
+	bool oom;
+};
+
+static void pb_put(struct pb *p, const void *data, size_t len)
+{
+	if (p->oom || !len)
+		return;
+	if (p->cap - p->n < len) {
+		size_t cap = p->cap ? p->cap : 256;
+		unsigned char *b;
+
+		while (cap - p->n < len)
+			cap *= 2;
+		b = realloc(p->b, cap);
+		if (!b) {
+			p->oom = true;
+			return;
+		}
+		p->b = b;
+		p->cap = cap;
+	}
+	memcpy(p->b + p->n, data, len);
+	p->n += len;
+}
+
+static void pb_varint(struct pb *p, uint64_t v)
+{
+	unsigned char buf[10];
+	size_t n = 0;
+
+	do {
+		buf[n] = v & 0x7f;
+		v >>= 7;
+		buf[n++] |= v ? 0x80 : 0;
+	} while (v);
+	pb_put(p, buf, n);
+}
+
+static void pb_key(struct pb *p, int field, int wire)
+{
+	pb_varint(p, (uint64_t)field << 3 | (uint64_t)wire);
+}
+
+/* A varint field; zero is the default and is left out. */
+static void pb_uint(struct pb *p, int field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_key(p, field, WIRE_VARINT);
+	pb_varint(p, v);
+}
+
+static void pb_bytes(struct pb *p, int field, const void *data, size_t len)
+{
+	pb_key(p, field, WIRE_LEN);
+	pb_varint(p, len);
+	pb_put(p, data, len);
+}
+
+/* Appends the message m as field of p, and empties m for reuse. */
+static void pb_msg(struct pb *p, int field, struct pb *m)
+{
+	if (m->oom)
+		p->oom = true;
+	pb_bytes(p, field, m->b, m->n);
+	m->n = 0;
+}
+
+/* The string table: each string once, "" first. */
+struct strings {
+	const char **v;		/* by index */
+	size_t n, cap;
+	size_t *table;		/* open addressing: index + 1, 0 empty */
+	size_t size;
+	bool oom;
+};
+
+static size_t hash_str(const char *s)
+{
+	size_t h = 5381;
+
+	for (; *s; s++)
+		h = h * 33 + (unsigned char)*s;
+	return h;
+}
+
+static bool strings_grow(struct strings *st)
+{
+	size_t size = st->size ? st->size * 2 : 256;
+	size_t *table = calloc(size, sizeof *table);
+	const char **v = realloc(st->v, size / 2 * sizeof *v);
+
+	if (!table || !v) {
+		free(table);
+		if (v)
+			st->v = v;
+		return false;
+	}
+	st->v = v;
+	st->cap = size / 2;
+	for (size_t i = 0; i < st->n; i++) {
+		size_t h = hash_str(v[i]) & (size - 1);
+
+		while (table[h])
+			h = (h + 1) & (size - 1);
+		table[h] = i + 1;
+	}
+	free(st->table);
+	st->table = table;
+	st->size = size;
+	return true;
+}
+
+/* The index of s in the table, added when new; 0 when memory ran out. */
+static uint64_t intern(struct strings *st, const char *s)
+{
+	size_t h;
+
+	if (st->oom)
+		return 0;
+	if (st->n + 1 > st->cap && !strings_grow(st)) {
+		st->oom = true;
+		return 0;
+	}
+	for (h = hash_str(s) & (st->size - 1); st->table[h];
+	     h = (h + 1) & (st->size - 1))
+		if (strcmp(st->v[st->table[h] - 1], s) == 0)
+			return st->table[h] - 1;
+	st->v[st->n] = s;
+	st->table[h] = ++st->n;
+	return st->n - 1;
+}
+
+static void strings_free(struct strings *st)
+{
+	free(st->v);
+	free(st->table);
+}
+
+/* The functions, one per name and file; the id is the index + 1. */
+struct fn {
+	uint64_t name, file;	/* string indexes */
+};
+
+struct encoder {
+	const asp_profile_t *p;
+	struct strings str;
+	struct fn *fns;
+	size_t nfns;
+	char *comment;		/* lives until the string table is written */
+	struct pb out, m, sub;
+};
+
+static uint64_t function_id(struct encoder *e, uint64_t name, uint64_t file)
+{
+	/* Linear over the functions seen: a profile has at most a few
+	 * thousand, and this runs once per location line. */
+	for (size_t i = 0; i < e->nfns; i++)
+		if (e->fns[i].name == name && e->fns[i].file == file)
+			return i + 1;
+	e->fns[e->nfns] = (struct fn){ name, file };
+	return ++e->nfns;
+}
+
+static void sample_types(struct encoder *e)
+{
+	static const char *const types[][2] = {
+		{ "alloc_objects", "count" }, { "alloc_space", "bytes" },
+		{ "inuse_objects", "count" }, { "inuse_space", "bytes" },
+	};
+
+	for (size_t i = 0; i < 4; i++) {
+		pb_uint(&e->m, VALUE_TYPE_TYPE, intern(&e->str, types[i][0]));
+		pb_uint(&e->m, VALUE_TYPE_UNIT, intern(&e->str, types[i][1]));
+		pb_msg(&e->out, PROFILE_SAMPLE_TYPE, &e->m);
+	}
+	pb_uint(&e->m, VALUE_TYPE_TYPE, intern(&e->str, "space"));
+	pb_uint(&e->m, VALUE_TYPE_UNIT, intern(&e->str, "bytes"));
+	pb_msg(&e->out, PROFILE_PERIOD_TYPE, &e->m);
+}
+
+/* The end of module i: the dump's, or past the last address seen in it. */
+static uint64_t module_limit(const asp_profile_t *p, size_t i)
+{
+	const asp_module_t *m = &p->d->modules[i];
+	uint64_t end = m->end;
+
+	for (size_t k = 0; !end && k < p->nlocs; k++)
+		if (p->locs[k]->module == (long)i && p->locs[k]->addr >= end)
+			end = p->locs[k]->addr + 1;
+	return end > m->base ? end : m->base + 1;
+}
+
+static void mappings(struct encoder *e)
+{
+	const asp_dump_t *d = e->p->d;
+
+	for (size_t i = 0; i < d->nmodules; i++) {
+		const asp_module_t *m = &d->modules[i];
+
+		pb_uint(&e->m, MAPPING_ID, i + 1);
+		pb_uint(&e->m, MAPPING_MEMORY_START, m->base);
+		pb_uint(&e->m, MAPPING_MEMORY_LIMIT, module_limit(e->p, i));
+		pb_uint(&e->m, MAPPING_FILENAME, intern(&e->str, m->path));
+		if (m->build_id)
+			pb_uint(&e->m, MAPPING_BUILD_ID, intern(&e->str, m->build_id));
+		pb_uint(&e->m, MAPPING_HAS_FUNCTIONS, 1);
+		pb_uint(&e->m, MAPPING_HAS_FILENAMES, 1);
+		pb_uint(&e->m, MAPPING_HAS_LINE_NUMBERS, 1);
+		pb_uint(&e->m, MAPPING_HAS_INLINE_FRAMES, 1);
+		pb_msg(&e->out, PROFILE_MAPPING, &e->m);
+	}
+}
+
+/* Location ids are the profile's; the one of ASP_PROFILE_OTHER follows. */
+static void locations(struct encoder *e)
+{
+	const asp_profile_t *p = e->p;
+
+	for (size_t i = 0; i < p->nlocs; i++) {
+		const asp_loc_t *loc = p->locs[i];
+
+		pb_uint(&e->m, LOCATION_ID, loc->id);
+		if (loc->module >= 0)
+			pb_uint(&e->m, LOCATION_MAPPING_ID, (uint64_t)loc->module + 1);
+		pb_uint(&e->m, LOCATION_ADDRESS, loc->addr);
+		for (size_t k = 0; k < loc->nlines; k++) {
+			const asp_line_t *l = &loc->lines[k];
+			char buf[ASP_NAME_MAX];
+			uint64_t name = intern(&e->str, asp_profile_name(p, loc, l, buf));
+			uint64_t file = l->file ? intern(&e->str, l->file) : 0;
+
+			pb_uint(&e->sub, LINE_FUNCTION_ID, function_id(e, name, file));
+			pb_uint(&e->sub, LINE_LINE, l->file ? l->line : 0);
+			pb_msg(&e->m, LOCATION_LINE, &e->sub);
+		}
+		pb_msg(&e->out, PROFILE_LOCATION, &e->m);
+	}
+	pb_uint(&e->m, LOCATION_ID, p->nlocs + 1);
+	pb_uint(&e->sub, LINE_FUNCTION_ID,
+		function_id(e, intern(&e->str, ASP_PROFILE_OTHER), 0));
+	pb_msg(&e->m, LOCATION_LINE, &e->sub);
+	pb_msg(&e->out, PROFILE_LOCATION, &e->m);
+}
+
+static void functions(struct encoder *e)
+{
+	for (size_t i = 0; i < e->nfns; i++) {
+		pb_uint(&e->m, FUNCTION_ID, i + 1);
+		pb_uint(&e->m, FUNCTION_NAME, e->fns[i].name);
+		pb_uint(&e->m, FUNCTION_SYSTEM_NAME, e->fns[i].name);
+		pb_uint(&e->m, FUNCTION_FILENAME, e->fns[i].file);
+		pb_msg(&e->out, PROFILE_FUNCTION, &e->m);
+	}
+}
+
+/* One sample: the stack's locations, leaf first, the four values, and a
+ * thread label when tid >= 0. */
+static void sample(struct encoder *e, const asp_sample_t *s, uint64_t allocs,
+		   uint64_t bytes, uint64_t in_use_blocks, uint64_t in_use_bytes,
+		   int64_t tid)
+{
+	uint64_t v[4] = { allocs, bytes, in_use_blocks, in_use_bytes };
+
+	if (s->stack)
+		for (size_t j = 0; j < s->stack->n; j++)
+			pb_varint(&e->sub, s->stack->locs[j]->id);
+	else
+		pb_varint(&e->sub, e->p->nlocs + 1);
+	pb_msg(&e->m, SAMPLE_LOCATION_ID, &e->sub);
+	for (size_t i = 0; i < 4; i++)
+		pb_varint(&e->sub, v[i]);
+	pb_msg(&e->m, SAMPLE_VALUE, &e->sub);
+	if (tid >= 0) {
+		pb_uint(&e->sub, LABEL_KEY, intern(&e->str, "thread"));
+		pb_uint(&e->sub, LABEL_NUM, (uint64_t)tid);
+		pb_msg(&e->m, SAMPLE_LABEL, &e->sub);
+	}
+	pb_msg(&e->out, PROFILE_SAMPLE, &e->m);
+}
+
+/* Each stack's allocations split by thread as thread_stacks gives them,
+ * each with its thread label; what is left of them, and what is in use at
+ * the end, in one sample without a label. */
+static void samples(struct encoder *e)
+{
+	const asp_dump_t *d = e->p->d;
+
+	for (size_t i = 0; i < e->p->nsamples; i++) {
+		const asp_sample_t *s = &e->p->samples[i];
+		uint64_t allocs = s->allocs, bytes = s->bytes;
+
+		for (size_t k = 0; s->stack && k < d->nthread_stacks; k++) {
+			const asp_thread_stack_t *t = &d->thread_stacks[k];
+			uint64_t a = t->allocs < allocs ? t->allocs : allocs;
+			uint64_t b = t->bytes < bytes ? t->bytes : bytes;
+
+			if (t->stack != s->stack_index || (!a && !b))
+				continue;
+			sample(e, s, a, b, 0, 0, t->tid);
+			allocs -= a;
+			bytes -= b;
+		}
+		if (allocs || bytes || s->in_use_blocks || s->in_use_bytes)
+			sample(e, s, allocs, bytes, s->in_use_blocks,
+			       s->in_use_bytes, -1);
+	}
+}
+
+/* The comment: "EXE: ARGV...". */
+static void comment(struct encoder *e)
+{
+	const asp_dump_t *d = e->p->d;
+	size_t len = strlen(d->exe) + 3, n;
+	char *text;
+
+	for (size_t i = 0; i < d->argc; i++)
+		len += strlen(d->argv[i]) + 1;
+	text = malloc(len);
+	if (!text) {
+		e->out.oom = true;
+		return;
+	}
+	n = (size_t)snprintf(text, len, "%s:", d->exe);
+	for (size_t i = 0; i < d->argc && n < len; i++)
+		n += (size_t)snprintf(text + n, len - n, " %s", d->argv[i]);
+	e->comment = text;
+	pb_uint(&e->out, PROFILE_COMMENT, intern(&e->str, e->comment)); // NOLINT(clang-analyzer-unix.Malloc): e->comment is freed by asp_pprof_write
+}
+
+static int gzip_out(FILE *out, const struct pb *pb)
+{
+	unsigned char buf[16384] = {0};
+	z_stream z = {0};
+	int rc;
+
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	z.next_in = pb->b;
+	z.avail_in = (uInt)pb->n;
+	do {
+		z.next_out = buf;
+		z.avail_out = sizeof buf;
+		rc = deflate(&z, Z_FINISH);
+		fwrite(buf, 1, sizeof buf - z.avail_out, out);
+	} while (rc == Z_OK);
+	deflateEnd(&z);
+	return rc == Z_STREAM_END ? 0 : -ENOMEM;
+}
+
+int asp_pprof_write(FILE *out, const asp_profile_t *p)
+{
+	struct encoder e = { .p = p };
+	size_t lines = 1;
+	int rc = -ENOMEM;
+
+	for (size_t i = 0; i < p->nlocs; i++)
+		lines += p->locs[i]->nlines;
+	e.fns = malloc(lines * sizeof *e.fns);
+	if (!e.fns)
+		return -ENOMEM;
+	intern(&e.str, "");
+	sample_types(&e);
+	samples(&e);
+	mappings(&e);
+	locations(&e);
+	functions(&e);
+	comment(&e);
+	if (p->d->wall_s > 0)
+		pb_uint(&e.out, PROFILE_DURATION_NANOS, (uint64_t)(p->d->wall_s * 1e9));
+	pb_uint(&e.out, PROFILE_PERIOD, 1);
+	for (size_t i = 0; !e.str.oom && i < e.str.n; i++)
+		pb_bytes(&e.out, PROFILE_STRING_TABLE, e.str.v[i], strlen(e.str.v[i]));
+	if (!e.out.oom && !e.m.oom && !e.sub.oom && !e.str.oom)
+		rc = gzip_out(out, &e.out);
+	free(e.comment);
+	strings_free(&e.str);
+	free(e.fns);
+	free(e.out.b);
+	free(e.m.b);
+	free(e.sub.b);
+	return rc;
+}

@@ -1,0 +1,223 @@
+/* profile - a dump's stacks symbolized once, with what each of them
+ * allocated: the model the timeline and every export draw from. */
+#include "profile.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Most lines one address can give (inlined calls nested this deep). */
+#define MAX_INLINE 64
+
+const char *asp_base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+static size_t hash_addr(uint64_t a, size_t size)
+{
+	a ^= a >> 33;
+	a *= 0xff51afd7ed558ccdULL;
+	a ^= a >> 33;
+	return (size_t)a & (size - 1);
+}
+
+static long module_of(const asp_dump_t *d, const char *path)
+{
+	for (size_t i = 0; path && i < d->nmodules; i++)
+		if (d->modules[i].path == path)
+			return (long)i;
+	return -1;
+}
+
+/* The location of addr, symbolized on first use; NULL: out of memory. */
+static asp_loc_t *loc_of(asp_profile_t *p, uint64_t addr, asp_line_t *buf)
+{
+	size_t h = hash_addr(addr, p->table_size);
+	asp_loc_t *l;
+
+	while (p->table[h]) {
+		if (p->table[h]->addr == addr)
+			return p->table[h];
+		h = (h + 1) & (p->table_size - 1);
+	}
+	l = calloc(1, sizeof *l);
+	if (!l)
+		return NULL;
+	l->addr = addr;
+	l->nlines = p->sym ? asp_symbolize(p->sym, addr, buf, MAX_INLINE) : 0;
+	if (l->nlines == 0) {
+		buf[0] = (asp_line_t){ .addr = addr };
+		l->nlines = 1;
+	}
+	l->lines = malloc(l->nlines * sizeof *l->lines);
+	if (!l->lines) {
+		free(l);
+		return NULL;
+	}
+	memcpy(l->lines, buf, l->nlines * sizeof *l->lines);
+	l->module = module_of(p->d, l->lines[0].module);
+	l->id = ++p->nlocs;
+	p->locs[l->id - 1] = l;
+	p->table[h] = l;
+	return l;
+}
+
+static bool is_main(const asp_loc_t *l)
+{
+	const char *fn = l->lines[l->nlines - 1].fn;
+
+	return fn && strcmp(fn, "main") == 0;
+}
+
+static int symbolize_stacks(asp_profile_t *p)
+{
+	const asp_dump_t *d = p->d;
+	asp_line_t *buf = malloc(MAX_INLINE * sizeof *buf);
+	size_t frames = 0;
+
+	for (size_t i = 0; i < d->nstacks; i++)
+		frames += d->stacks[i].n;
+	p->table_size = 16;
+	while (p->table_size < 2 * frames)
+		p->table_size *= 2;
+	p->table = calloc(p->table_size, sizeof(asp_loc_t *));
+	p->locs = calloc(frames ? frames : 1, sizeof(asp_loc_t *));
+	p->stacks = calloc(d->nstacks ? d->nstacks : 1, sizeof *p->stacks);
+	if (!buf || !p->table || !p->locs || !p->stacks) {
+		free(buf);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < d->nstacks; i++) {
+		const asp_stack_t *st = &d->stacks[i];
+		asp_pstack_t *ps = &p->stacks[i];
+
+		ps->locs = calloc(st->n ? st->n : 1, sizeof(asp_loc_t *));
+		if (!ps->locs) {
+			free(buf);
+			return -ENOMEM;
+		}
+		for (size_t j = 0; j < st->n; j++) {
+			asp_loc_t *l = loc_of(p, st->frames[j], buf);
+
+			if (!l) {
+				free(buf);
+				return -ENOMEM;
+			}
+			ps->locs[ps->n++] = l;
+			if (is_main(l))
+				break;
+		}
+	}
+	free(buf);
+	return 0;
+}
+
+/* a - b, or 0 when b is larger (the dump's totals cover the stacks'). */
+static uint64_t rest(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static int build_samples(asp_profile_t *p)
+{
+	const asp_dump_t *d = p->d;
+	asp_sample_t sum = {0}, *o;
+	const asp_snapshot_t *peak = d->nsnapshots ?
+				     &d->snapshots[d->peak_snapshot] : NULL;
+
+	p->samples = calloc(d->nstack_stats + 1, sizeof *p->samples);
+	if (!p->samples)
+		return -ENOMEM;
+	p->has_peak = d->nstack_stats > 0;
+	for (size_t i = 0; i < d->nstack_stats; i++) {
+		const asp_stack_stat_t *s = &d->stack_stats[i];
+		asp_sample_t *x = &p->samples[p->nsamples++];
+
+		*x = (asp_sample_t){
+			.stack = &p->stacks[s->stack], .stack_index = s->stack,
+			.allocs = s->allocs, .bytes = s->bytes,
+			.in_use_blocks = s->in_use_blocks,
+			.in_use_bytes = s->in_use_bytes, .temporary = s->temporary,
+			.peak_bytes = s->peak_bytes, .peak_blocks = s->peak_blocks,
+		};
+		p->has_peak = p->has_peak && s->has_peak;
+		/* A hostile dump's sums may pass 2^64: they stop at UINT64_MAX. */
+		sum.allocs = asp_add_sat(sum.allocs, x->allocs);
+		sum.bytes = asp_add_sat(sum.bytes, x->bytes);
+		sum.in_use_blocks = asp_add_sat(sum.in_use_blocks, x->in_use_blocks);
+		sum.in_use_bytes = asp_add_sat(sum.in_use_bytes, x->in_use_bytes);
+		sum.temporary = asp_add_sat(sum.temporary, x->temporary);
+		sum.peak_bytes = asp_add_sat(sum.peak_bytes, x->peak_bytes);
+		sum.peak_blocks = asp_add_sat(sum.peak_blocks, x->peak_blocks);
+	}
+	o = &p->samples[p->nsamples];
+	*o = (asp_sample_t){
+		.stack = NULL, .stack_index = SIZE_MAX,
+		.allocs = rest(d->allocs, sum.allocs),
+		.bytes = rest(d->bytes_allocated, sum.bytes),
+		.in_use_blocks = rest(d->in_use_blocks, sum.in_use_blocks),
+		.in_use_bytes = rest(d->in_use_bytes, sum.in_use_bytes),
+		.temporary = rest(d->temporary, sum.temporary),
+	};
+	if (p->has_peak && peak) {
+		o->peak_bytes = rest(peak->in_use_bytes, sum.peak_bytes);
+		o->peak_blocks = rest(peak->in_use_blocks, sum.peak_blocks);
+	}
+	if (o->allocs || o->bytes || o->in_use_blocks || o->in_use_bytes ||
+	    o->temporary || o->peak_bytes || o->peak_blocks)
+		p->nsamples++;
+	return 0;
+}
+
+int asp_profile_build(asp_profile_t *p, const asp_dump_t *d)
+{
+	memset(p, 0, sizeof *p);
+	p->d = d;
+	p->sym = asp_symbolizer_new(d);
+	if (!p->sym || symbolize_stacks(p) < 0 || build_samples(p) < 0) {
+		asp_profile_free(p);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void asp_profile_free(asp_profile_t *p)
+{
+	for (size_t i = 0; i < p->nlocs; i++) {
+		asp_loc_t *l = p->locs[i];
+
+		if (l)
+			free(l->lines);
+		free(l);
+	}
+	for (size_t i = 0; p->stacks && i < p->d->nstacks; i++)
+		free(p->stacks[i].locs);
+	free(p->stacks);
+	free(p->locs);
+	free(p->table);
+	free(p->samples);
+	asp_symbolizer_free(p->sym);
+	memset(p, 0, sizeof *p);
+}
+
+const char *asp_profile_name(const asp_profile_t *p, const asp_loc_t *loc,
+			     const asp_line_t *l, char buf[ASP_NAME_MAX])
+{
+	const asp_module_t *m;
+
+	if (l->fn)
+		return l->fn;
+	if (loc->module < 0) {
+		snprintf(buf, ASP_NAME_MAX, "0x%" PRIx64, loc->addr);
+		return buf;
+	}
+	m = &p->d->modules[loc->module];
+	snprintf(buf, ASP_NAME_MAX, "%.60s+0x%" PRIx64, asp_base_name(m->path),
+		 loc->addr - m->base);
+	return buf;
+}

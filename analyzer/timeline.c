@@ -1,0 +1,504 @@
+/* timeline - the timeline command: the heap in use over time as a chart,
+ * in the terminal as ms_print draws massif's or as an SVG file, then the
+ * stacks that held the memory at the peak. */
+#include "timeline.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "profile.h"
+
+/* Frames shown for each stack at the peak. */
+#define FRAMES_SHOWN 12
+
+/* The SVG's geometry, in pixels. */
+#define SVG_W 880
+#define SVG_LEFT 90
+#define SVG_RIGHT 30
+#define SVG_TOP 50
+#define SVG_PLOT_H 300
+#define SVG_LINE 16
+
+/* Who held the memory at the peak, largest first. */
+struct held {
+	asp_detail_t *v;
+	size_t n;
+	uint64_t total;		/* the peak snapshot's in-use bytes */
+};
+
+static int by_bytes(const void *pa, const void *pb)
+{
+	const asp_detail_t *a = pa, *b = pb;
+
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+/* From the peak snapshot's detail, or else from stack_stats' peak figures. */
+static int held_at_peak(const asp_dump_t *d, struct held *h)
+{
+	const asp_snapshot_t *peak = &d->snapshots[d->peak_snapshot];
+	size_t n = peak->has_detail ? peak->ndetail : d->nstack_stats;
+
+	h->total = peak->in_use_bytes;
+	h->n = 0;
+	h->v = calloc(n ? n : 1, sizeof *h->v);
+	if (!h->v)
+		return -ENOMEM;
+	if (peak->has_detail) {
+		memcpy(h->v, peak->detail, n * sizeof *h->v);
+		h->n = n;
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			const asp_stack_stat_t *s = &d->stack_stats[i];
+
+			if (s->has_peak && s->peak_bytes)
+				h->v[h->n++] = (asp_detail_t){ s->stack, s->peak_bytes,
+							       s->peak_blocks };
+		}
+	}
+	qsort(h->v, h->n, sizeof *h->v, by_bytes);
+	return 0;
+}
+
+static double percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* The unit a figure up to max is shown in: "B", "KiB", "MiB", ... */
+static const char *unit_for(uint64_t max, double *div)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB",
+					     "PiB", "EiB" };
+	int u = 0;
+
+	*div = 1;
+	while (u < 6 && (double)max / *div >= 1024) {
+		*div *= 1024;
+		u++;
+	}
+	return units[u];
+}
+
+static void scaled(char buf[ASP_NUM_MAX], uint64_t v, double div)
+{
+	if (div == 1)
+		snprintf(buf, ASP_NUM_MAX, "%" PRIu64, v);
+	else
+		snprintf(buf, ASP_NUM_MAX, "%.1f", (double)v / div);
+}
+
+/* The end of the time axis: the last snapshot's time, or 1 s when every
+ * snapshot was taken at 0. */
+static double time_end(const asp_dump_t *d)
+{
+	double t = d->snapshots[d->nsnapshots - 1].t_s;
+
+	return t > 0 ? t : 1;
+}
+
+/* "fn (file:line)", "fn (in module)" or the module-based name. */
+static void put_frame(FILE *out, const asp_profile_t *p, const asp_loc_t *loc,
+		      const asp_line_t *l)
+{
+	char buf[ASP_NAME_MAX];
+
+	asp_put_text(out, asp_profile_name(p, loc, l, buf));
+	if (l->file) {
+		fputs(" (", out);
+		asp_put_text(out, l->file);
+		fprintf(out, ":%u)", l->line);
+	} else if (l->fn && l->module) {
+		fputs(" (in ", out);
+		asp_put_text(out, l->module);
+		putc(')', out);
+	}
+}
+
+/* --- text -------------------------------------------------------------------- */
+
+static char mark(const asp_snapshot_t *s)
+{
+	return s->peak ? '#' : s->has_detail ? '@' : ':';
+}
+
+/* Which of two marks a column shows: the peak, then detail, then plain. */
+static char stronger(char a, char b)
+{
+	static const char order[] = " :@#";
+
+	return strchr(order, a) > strchr(order, b) ? a : b;
+}
+
+static void chart_text(FILE *out, const asp_dump_t *d)
+{
+	enum { W = ASP_TIMELINE_COLS, H = ASP_TIMELINE_ROWS };
+	char grid[H][W + 1];
+	uint64_t vmax = d->snapshots[d->peak_snapshot].in_use_bytes;
+	double tend = time_end(d), div;
+	const char *unit;
+	char top[ASP_NUM_MAX], end[ASP_NUM_MAX];
+	int lw;
+
+	for (size_t i = 0; i < d->nsnapshots; i++)
+		if (d->snapshots[i].in_use_bytes > vmax)
+			vmax = d->snapshots[i].in_use_bytes;
+	memset(grid, ' ', sizeof grid);
+	for (size_t i = 0; i < d->nsnapshots; i++) {
+		const asp_snapshot_t *s = &d->snapshots[i];
+		int x = (int)(s->t_s / tend * (W - 1));
+		int next = i + 1 < d->nsnapshots ?
+			   (int)(d->snapshots[i + 1].t_s / tend * (W - 1)) : W;
+		int h = vmax ? (int)ceil((double)s->in_use_bytes / (double)vmax * H) : 0;
+		char c = mark(s);
+
+		if (x > W - 1)
+			x = W - 1;
+		for (int y = 0; y < h && y < H; y++)
+			grid[y][x] = stronger(grid[y][x], c);
+		for (int xx = x + 1; h > 0 && xx < next && xx < W; xx++)
+			grid[h - 1][xx] = stronger(grid[h - 1][xx], c);
+	}
+	unit = unit_for(vmax, &div);
+	scaled(top, vmax, div);
+	lw = (int)strlen(top);
+	if (lw < 4)
+		lw = 4;
+	fprintf(out, "%*s\n", lw + 1, unit);
+	for (int y = H - 1; y >= 0; y--) {
+		int w = W;
+
+		while (w > 0 && grid[y][w - 1] == ' ')
+			w--;
+		if (y == H - 1)
+			fprintf(out, "%*s^", lw, top);
+		else
+			fprintf(out, "%*s|", lw, "");
+		fprintf(out, "%.*s\n", w, grid[y]);
+	}
+	fprintf(out, "%*s +", lw - 1, "0");
+	for (int x = 0; x < W; x++)
+		putc('-', out);
+	fputs(">s\n", out);
+	asp_fmt_seconds(end, tend);
+	fprintf(out, "%*s %-*s%s\n", lw - 1, "", W - (int)strlen(end) + 1, "0",
+		end);
+}
+
+static void stack_text(FILE *out, const asp_profile_t *p, const asp_pstack_t *ps)
+{
+	size_t shown = 0;
+
+	for (size_t j = 0; j < ps->n && shown < FRAMES_SHOWN; j++) {
+		const asp_loc_t *loc = ps->locs[j];
+
+		for (size_t k = 0; k < loc->nlines && shown < FRAMES_SHOWN; k++) {
+			fputs(shown++ ? "                       < " : "", out);
+			put_frame(out, p, loc, &loc->lines[k]);
+			putc('\n', out);
+		}
+	}
+	if (ps->n == 0)
+		fputs("(no frames)\n", out);
+}
+
+static void peak_head(FILE *out, const asp_dump_t *d)
+{
+	const asp_snapshot_t *peak = &d->snapshots[d->peak_snapshot];
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
+
+	fprintf(out, "Peak: %s", asp_fmt_count(a, peak->in_use_bytes));
+	if (d->peak_bytes_bound)
+		fprintf(out, " \u00b1 %s", asp_fmt_count(b, d->peak_bytes_bound));
+	fprintf(out, " bytes in %s blocks at %s s (snapshot %zu of %zu)\n",
+		asp_fmt_count(b, peak->in_use_blocks), asp_fmt_seconds(a, peak->t_s),
+		d->peak_snapshot + 1, d->nsnapshots);
+}
+
+int asp_timeline_text(FILE *out, const asp_dump_t *d)
+{
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
+	size_t detailed = 0;
+	asp_profile_t p;
+	struct held h;
+
+	for (size_t i = 0; i < d->nsnapshots; i++)
+		detailed += d->snapshots[i].has_detail;
+	fputs("Heap in use over time (", out);
+	asp_put_text(out, asp_dump_exe_name(d));
+	fprintf(out, ", pid %lld): %zu snapshots, %zu detailed (@), the peak (#)\n\n",
+		(long long)d->pid, d->nsnapshots, detailed);
+	chart_text(out, d);
+	putc('\n', out);
+	if (held_at_peak(d, &h) < 0)
+		return -ENOMEM;
+	if (asp_profile_build(&p, d) < 0) {
+		free(h.v);
+		return -ENOMEM;
+	}
+	peak_head(out, d);
+	if (h.n == 0)
+		fputs("  (the dump does not say which stacks held it)\n", out);
+	else
+		fprintf(out, "  %14s %6s  %s\n", "bytes", "%", "allocated at");
+	for (size_t i = 0; i < h.n && i < ASP_TIMELINE_STACKS; i++) {
+		fprintf(out, "  %14s %5.1f%%  ", asp_fmt_count(a, h.v[i].bytes),
+			percent(h.v[i].bytes, h.total));
+		stack_text(out, &p, &p.stacks[h.v[i].stack]);
+	}
+	if (h.n > ASP_TIMELINE_STACKS) {
+		uint64_t more = 0;
+
+		for (size_t i = ASP_TIMELINE_STACKS; i < h.n; i++)
+			more = asp_add_sat(more, h.v[i].bytes);
+		fprintf(out, "  %14s %5.1f%%  (%s more stacks)\n",
+			asp_fmt_count(a, more), percent(more, h.total),
+			asp_fmt_count(b, h.n - ASP_TIMELINE_STACKS));
+	}
+	asp_profile_free(&p);
+	free(h.v);
+	return 0;
+}
+
+/* --- JSON -------------------------------------------------------------------- */
+
+static json_t *frames_json(const asp_profile_t *p, const asp_pstack_t *ps)
+{
+	json_t *a = json_array();
+
+	for (size_t j = 0; j < ps->n; j++) {
+		const asp_loc_t *loc = ps->locs[j];
+
+		for (size_t k = 0; k < loc->nlines; k++) {
+			const asp_line_t *l = &loc->lines[k];
+			char addr[24], buf[ASP_NAME_MAX];
+
+			snprintf(addr, sizeof addr, "0x%" PRIx64, loc->addr);
+			json_array_append_new(a, json_pack("{s:s,s:o,s:o,s:o,s:o,s:b}",
+				"address", addr,
+				"function", asp_json_text(asp_profile_name(p, loc, l, buf)),
+				"file", asp_json_text(l->file),
+				"line", l->file ? json_integer(l->line) : json_null(),
+				"module", asp_json_text(l->module),
+				"inlined", l->inlined));
+		}
+	}
+	return a;
+}
+
+json_t *asp_timeline_json(const asp_dump_t *d)
+{
+	const asp_snapshot_t *peak = &d->snapshots[d->peak_snapshot];
+	json_t *o, *snaps, *stacks;
+	asp_profile_t p;
+	struct held h;
+
+	if (held_at_peak(d, &h) < 0)
+		return NULL;
+	if (asp_profile_build(&p, d) < 0) {
+		free(h.v);
+		return NULL;
+	}
+	snaps = json_array();
+	for (size_t i = 0; i < d->nsnapshots; i++) {
+		const asp_snapshot_t *s = &d->snapshots[i];
+
+		json_array_append_new(snaps, json_pack("{s:f,s:I,s:I,s:I,s:I,s:b,s:b}",
+			"t_s", s->t_s, "in_use_bytes", (json_int_t)s->in_use_bytes,
+			"in_use_blocks", (json_int_t)s->in_use_blocks,
+			"bytes_allocated", (json_int_t)s->bytes_allocated,
+			"bytes_freed", (json_int_t)s->bytes_freed,
+			"peak", s->peak, "detailed", s->has_detail));
+	}
+	stacks = json_array();
+	for (size_t i = 0; i < h.n; i++)
+		json_array_append_new(stacks, json_pack("{s:I,s:I,s:f,s:o}",
+			"bytes", (json_int_t)h.v[i].bytes,
+			"blocks", (json_int_t)h.v[i].blocks,
+			"percent", percent(h.v[i].bytes, h.total),
+			"frames", frames_json(&p, &p.stacks[h.v[i].stack])));
+	o = json_pack("{s:o,s:I,s:o,s:{s:I,s:f,s:I,s:I,s:I,s:o}}",
+		"file", asp_json_text(d->file), "pid", (json_int_t)d->pid,
+		"snapshots", snaps,
+		"peak", "snapshot", (json_int_t)d->peak_snapshot,
+		"t_s", peak->t_s, "in_use_bytes", (json_int_t)peak->in_use_bytes,
+		"in_use_blocks", (json_int_t)peak->in_use_blocks,
+		"bound", (json_int_t)d->peak_bytes_bound, "stacks", stacks);
+	asp_profile_free(&p);
+	free(h.v);
+	return o;
+}
+
+/* --- SVG --------------------------------------------------------------------- */
+
+/* s as XML text: the markup characters escaped, control bytes and bytes
+ * that are not UTF-8 shown as '?'. */
+static void put_xml(FILE *out, const char *s)
+{
+	json_t *j = asp_json_text(s ? s : "");
+	const char *t = json_is_string(j) ? json_string_value(j) : "?";
+
+	for (; *t; t++) {
+		unsigned char c = (unsigned char)*t;
+
+		if (c == '&')
+			fputs("&amp;", out);
+		else if (c == '<')
+			fputs("&lt;", out);
+		else if (c == '>')
+			fputs("&gt;", out);
+		else if (c == '"')
+			fputs("&quot;", out);
+		else
+			putc(c < 0x20 || c == 0x7f ? '?' : c, out);
+	}
+	json_decref(j);
+}
+
+static void put_xml_frame(FILE *out, const asp_profile_t *p,
+			  const asp_loc_t *loc, const asp_line_t *l)
+{
+	char buf[ASP_NAME_MAX];
+
+	put_xml(out, asp_profile_name(p, loc, l, buf));
+	if (l->file) {
+		fputs(" (", out);
+		put_xml(out, l->file);
+		fprintf(out, ":%u)", l->line);
+	}
+}
+
+static void chart_svg(FILE *out, const asp_dump_t *d, uint64_t vmax)
+{
+	const double pw = SVG_W - SVG_LEFT - SVG_RIGHT, ph = SVG_PLOT_H;
+	const double bottom = SVG_TOP + ph;
+	double tend = time_end(d), div;
+	const asp_snapshot_t *peak = &d->snapshots[d->peak_snapshot];
+	const char *unit = unit_for(vmax, &div);
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
+
+#define X(t) (SVG_LEFT + (t) / tend * pw)
+#define Y(v) (bottom - (vmax ? (double)(v) / (double)vmax * ph : 0))
+	/* The axes, with ticks at 0, a half and the end. */
+	fprintf(out, "<g stroke=\"#444\" stroke-width=\"1\" fill=\"none\">\n"
+		"<path d=\"M%d %.1f V%.1f H%.1f\"/>\n", SVG_LEFT, (double)SVG_TOP,
+		bottom, SVG_LEFT + pw);
+	for (int i = 0; i <= 2; i++)
+		fprintf(out, "<path d=\"M%d %.1f h-5 M%.1f %.1f v5\"/>\n", SVG_LEFT,
+			bottom - ph * i / 2, SVG_LEFT + pw * i / 2, bottom);
+	fputs("</g>\n<g font-family=\"monospace\" font-size=\"12\" fill=\"#222\">\n", out);
+	for (int i = 0; i <= 2; i++) {
+		scaled(a, vmax / 2 * (uint64_t)i + (i == 2 ? vmax % 2 : 0), div);
+		fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s %s</text>\n",
+			SVG_LEFT - 8, bottom - ph * i / 2 + 4, a, unit);
+		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s s</text>\n",
+			SVG_LEFT + pw * i / 2, bottom + 20, asp_fmt_seconds(b, tend * i / 2));
+	}
+	fputs("</g>\n", out);
+	/* The heap as a step function: each snapshot's level holds until the
+	 * next one. */
+	fprintf(out, "<path fill=\"#9cc3e6\" fill-opacity=\"0.6\" stroke=\"#1f5f99\" "
+		"stroke-width=\"1.5\" d=\"M%.2f %.2f", X(d->snapshots[0].t_s), bottom);
+	for (size_t i = 0; i < d->nsnapshots; i++) {
+		const asp_snapshot_t *s = &d->snapshots[i];
+
+		fprintf(out, " H%.2f V%.2f", X(s->t_s), Y(s->in_use_bytes));
+	}
+	fprintf(out, " H%.2f V%.2f Z\"/>\n", X(tend), bottom);
+	/* Detailed snapshots as dots, the peak as a red one with its figure. */
+	for (size_t i = 0; i < d->nsnapshots; i++) {
+		const asp_snapshot_t *s = &d->snapshots[i];
+
+		if (s->has_detail && !s->peak)
+			fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"#1f5f99\"/>\n",
+				X(s->t_s), Y(s->in_use_bytes));
+	}
+	fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"4\" fill=\"#c0392b\"/>\n",
+		X(peak->t_s), Y(peak->in_use_bytes));
+	fprintf(out, "<text x=\"%.2f\" y=\"%.2f\" font-family=\"monospace\" font-size=\"12\" "
+		"fill=\"#c0392b\" text-anchor=\"%s\">peak %s bytes at %s s</text>\n",
+		X(peak->t_s) + (X(peak->t_s) > SVG_LEFT + pw / 2 ? -8 : 8),
+		Y(peak->in_use_bytes) - 8,
+		X(peak->t_s) > SVG_LEFT + pw / 2 ? "end" : "start",
+		asp_fmt_count(a, peak->in_use_bytes), asp_fmt_seconds(b, peak->t_s));
+#undef X
+#undef Y
+}
+
+int asp_timeline_svg(FILE *out, const asp_dump_t *d)
+{
+	uint64_t vmax = d->snapshots[d->peak_snapshot].in_use_bytes;
+	char a[ASP_NUM_MAX];
+	size_t lines = 0, shown;
+	asp_profile_t p;
+	struct held h;
+	double y;
+
+	for (size_t i = 0; i < d->nsnapshots; i++)
+		if (d->snapshots[i].in_use_bytes > vmax)
+			vmax = d->snapshots[i].in_use_bytes;
+	if (held_at_peak(d, &h) < 0)
+		return -ENOMEM;
+	if (asp_profile_build(&p, d) < 0) {
+		free(h.v);
+		return -ENOMEM;
+	}
+	shown = h.n < ASP_TIMELINE_STACKS ? h.n : ASP_TIMELINE_STACKS;
+	for (size_t i = 0; i < shown; i++) {
+		const asp_pstack_t *ps = &p.stacks[h.v[i].stack];
+		size_t n = 0;
+
+		for (size_t j = 0; j < ps->n; j++)
+			n += ps->locs[j]->nlines;
+		lines += 1 + (n < FRAMES_SHOWN ? n : FRAMES_SHOWN);
+	}
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
+		"width=\"%d\" height=\"%zu\" viewBox=\"0 0 %d %zu\">\n",
+		SVG_W, SVG_TOP + SVG_PLOT_H + 70 + (lines + 1) * SVG_LINE, SVG_W,
+		SVG_TOP + SVG_PLOT_H + 70 + (lines + 1) * SVG_LINE);
+	fputs("<title>Heap in use over time: ", out);
+	put_xml(out, asp_dump_exe_name(d));
+	fputs("</title>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n", out);
+	fprintf(out, "<text x=\"%d\" y=\"28\" font-family=\"sans-serif\" font-size=\"16\" "
+		"fill=\"#222\">Heap in use over time: ", SVG_LEFT);
+	put_xml(out, asp_dump_exe_name(d));
+	fprintf(out, " (pid %lld, %zu snapshots)</text>\n", (long long)d->pid,
+		d->nsnapshots);
+	chart_svg(out, d, vmax);
+	y = SVG_TOP + SVG_PLOT_H + 60;
+	fprintf(out, "<g font-family=\"monospace\" font-size=\"12\" fill=\"#222\" "
+		"xml:space=\"preserve\">\n<text x=\"20\" y=\"%.0f\" font-weight=\"bold\">"
+		"At the peak (%s bytes):</text>\n", y,
+		asp_fmt_count(a, d->snapshots[d->peak_snapshot].in_use_bytes));
+	for (size_t i = 0; i < shown; i++) {
+		const asp_pstack_t *ps = &p.stacks[h.v[i].stack];
+		size_t n = 0;
+
+		y += SVG_LINE;
+		fprintf(out, "<text x=\"20\" y=\"%.0f\">%5.1f%%  %s bytes in %" PRIu64
+			" blocks</text>\n", y, percent(h.v[i].bytes, h.total),
+			asp_fmt_count(a, h.v[i].bytes), h.v[i].blocks);
+		for (size_t j = 0; j < ps->n && n < FRAMES_SHOWN; j++) {
+			const asp_loc_t *loc = ps->locs[j];
+
+			for (size_t k = 0; k < loc->nlines && n < FRAMES_SHOWN; k++, n++) {
+				y += SVG_LINE;
+				fprintf(out, "<text x=\"60\" y=\"%.0f\">%s", y,
+					n ? "&lt; " : "at ");
+				put_xml_frame(out, &p, loc, &loc->lines[k]);
+				fputs("</text>\n", out);
+			}
+		}
+	}
+	fputs("</g>\n</svg>\n", out);
+	asp_profile_free(&p);
+	free(h.v);
+	return 0;
+}
