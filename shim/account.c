@@ -86,6 +86,12 @@ static ASP_COLD void raise_peak(int64_t seen)
 	}
 }
 
+void asp__peak_at_least(int64_t bytes)
+{
+	if (bytes > asp_atomic_load_relaxed(&asp__peak))
+		raise_peak(bytes);
+}
+
 void asp__publish(struct asp_thread *t)
 {
 	int64_t total = asp_atomic_add_relaxed(&asp__in_use, t->net);

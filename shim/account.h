@@ -40,6 +40,9 @@ extern uint64_t asp__peak_ns;
 extern int asp__dtv_extra;
 extern uintptr_t asp__ldso_lo, asp__ldso_hi;
 
+/* Raises the peak to bytes, when it is below (a figure read exactly). */
+void asp__peak_at_least(int64_t bytes);
+
 /* Publishes t's unpublished in-use delta. */
 void asp__publish(struct asp_thread *t);
 

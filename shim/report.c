@@ -704,8 +704,8 @@ static void stack_stats_json(json_t *root, const struct figures *f, struct stack
 static void snapshots_json(json_t *root, const struct figures *f, struct stack_index *x)
 {
 	const struct asp_snapshot *v;
-	size_t n = asp__snapshots(&v, f->tot.bytes_allocated, f->tot.bytes_freed,
-	                          (int64_t)f->in_use_bytes, (int64_t)f->in_use_blocks);
+	size_t n = asp__snapshots(&v, f->tot.bytes_allocated, f->tot.bytes_freed, f->entries,
+	                          f->nentries);
 	if (n == 0)
 		return;
 	json_t *a = json_array();

@@ -61,23 +61,18 @@ void asp__snapshot_init(void)
 	asp__snapshot_peak_next = 4096;
 }
 
-/* The heap's blocks grouped by site, largest first, at most
- * ASP_DETAIL_MAX of them, into memory of their own; *n their number. */
-static struct asp_snap_detail *detail_of(struct asp_thread *t, uint32_t *n)
+/* The blocks e[0..all) grouped by site, largest first, at most
+ * ASP_DETAIL_MAX of them, into memory of their own; *n their number, and
+ * their bytes and blocks into s. own (cap entries) is unmapped after. */
+static struct asp_snap_detail *group(const struct asp_live_entry *e, size_t all, uint32_t *n,
+                                     struct asp_snapshot *s, struct asp_live_entry *own, size_t cap)
 {
 	struct asp_snap_detail *g = g_group;
 	memset(g, 0, ASP_GROUP_SLOTS * sizeof *g);
-	size_t cap = 0;
-	uint64_t blocks, bytes;
-	asp__live_totals(&blocks, &bytes, (uintptr_t)t);
-	cap = blocks + blocks / 4 + 64;
-	struct asp_live_entry *e = asp__pages_alloc(cap * sizeof *e);
-	if (e == NULL)
-		return NULL;
-	size_t all = asp__live_snapshot(e, cap, (uintptr_t)t);
-	if (all > cap)
-		all = cap;
+	s->in_use = 0;
+	s->blocks = (int64_t)all;
 	for (size_t i = 0; i < all; i++) {
+		s->in_use += (int64_t)e[i].size;
 		uintptr_t site = e[i].site ? e[i].site : 1;
 		uint32_t j = (uint32_t)((site * 0x9E3779B97F4A7C15ull) >> 48) & (ASP_GROUP_SLOTS - 1);
 		uint32_t probes = 0;
@@ -89,7 +84,8 @@ static struct asp_snap_detail *detail_of(struct asp_thread *t, uint32_t *n)
 		g[j].bytes += e[i].size;
 		g[j].blocks++;
 	}
-	asp__pages_free(e, cap * sizeof *e);
+	if (own != NULL)
+		asp__pages_free(own, cap * sizeof *own);
 	/* The largest ASP_DETAIL_MAX, by selection: few, and rare. */
 	struct asp_snap_detail *d = asp__pages_alloc(ASP_DETAIL_MAX * sizeof *d);
 	if (d == NULL)
@@ -117,6 +113,21 @@ static struct asp_snap_detail *detail_of(struct asp_thread *t, uint32_t *n)
 		}
 	*n = k;
 	return d;
+}
+
+/* The same of the whole table, read now. */
+static struct asp_snap_detail *detail_of(struct asp_thread *t, uint32_t *n, struct asp_snapshot *s)
+{
+	uint64_t blocks, bytes;
+	asp__live_totals(&blocks, &bytes, (uintptr_t)t);
+	size_t cap = blocks + blocks / 4 + 64;
+	struct asp_live_entry *e = asp__pages_alloc(cap * sizeof *e);
+	if (e == NULL)
+		return NULL;
+	size_t all = asp__live_snapshot(e, cap, (uintptr_t)t);
+	if (all > cap)
+		all = cap;
+	return group(e, all, n, s, e, cap);
 }
 
 static void drop_detail(struct asp_snapshot *s)
@@ -159,8 +170,10 @@ static void take(struct asp_thread *t, int64_t in_use)
 	traffic(&s->allocated, &s->freed);
 	s->in_use = in_use;
 	s->blocks = asp_atomic_load_relaxed(&asp__in_use_blocks) + t->net_blocks;
-	if (g_taken++ % ASP_DETAIL_EVERY == 0)
-		s->detail = detail_of(t, &s->ndetail);
+	if (g_taken++ % ASP_DETAIL_EVERY == 0) {
+		s->detail = detail_of(t, &s->ndetail, s);
+		asp__peak_at_least(s->in_use);
+	}
 	g_nsnaps++;
 }
 
@@ -198,7 +211,8 @@ void asp__snapshot_peak(struct asp_thread *t, int64_t seen)
 		s.in_use = seen;
 		s.blocks = asp_atomic_load_relaxed(&asp__in_use_blocks) + t->net_blocks;
 		s.peak = 1;
-		s.detail = detail_of(t, &s.ndetail);
+		s.detail = detail_of(t, &s.ndetail, &s);
+		asp__peak_at_least(s.in_use);
 		drop_detail(&g_peak);
 		g_peak = s;
 		asp_atomic_store_relaxed(&asp__snapshot_peak_next, seen + seen / 20 + 1);
@@ -213,11 +227,22 @@ const struct asp_snapshot *asp__snapshot_peak_of(void)
 }
 
 size_t asp__snapshots(const struct asp_snapshot **out, uint64_t allocated, uint64_t freed,
-                      int64_t in_use, int64_t blocks)
+                      const struct asp_live_entry *e, size_t ne)
 {
 	*out = g_out;
 	if (g_snaps == NULL)
 		return 0;
+	/* The heap now, from the table: the peak's place when it holds as
+	 * much as the peak snapshot or there is none. */
+	struct asp_snapshot last = { 0 };
+	last.t_ns = asp_now_ns(CLOCK_MONOTONIC);
+	last.allocated = allocated;
+	last.freed = freed;
+	last.detail = group(e, ne, &last.ndetail, &last, NULL, 0);
+	if (!g_peak.peak || last.in_use >= g_peak.in_use) {
+		last.peak = 1;
+		drop_detail(&g_peak);
+	}
 	size_t n = 0;
 	int peak_in = !g_peak.peak;
 	for (size_t i = 0; i < g_nsnaps; i++) {
@@ -229,13 +254,7 @@ size_t asp__snapshots(const struct asp_snapshot **out, uint64_t allocated, uint6
 	}
 	if (!peak_in)
 		g_out[n++] = g_peak;
-	struct asp_snapshot *last = &g_out[n++];
-	memset(last, 0, sizeof *last);
-	last->t_ns = asp_now_ns(CLOCK_MONOTONIC);
-	last->allocated = allocated;
-	last->freed = freed;
-	last->in_use = in_use;
-	last->blocks = blocks;
+	g_out[n++] = last;
 	return n;
 }
 

@@ -40,12 +40,13 @@ struct asp_snapshot {
 	struct asp_snap_detail *detail;
 };
 
-/* The snapshots in time order, the peak's among them, after a last one of
- * the heap as it is now (in_use, blocks exact, from the table: the report
- * holds the whole table). Returns how many; *out stays valid until the
- * next call. */
+/* The snapshots in time order, the peak's among them, then a last one of
+ * the heap as it is now, from its ne blocks e (the table, as the report
+ * read it); that one is the peak when no earlier one held as much. Returns
+ * how many; *out stays valid until the next call. Once: at the end. */
+struct asp_live_entry;
 size_t asp__snapshots(const struct asp_snapshot **out, uint64_t allocated, uint64_t freed,
-                      int64_t in_use, int64_t blocks);
+                      const struct asp_live_entry *e, size_t ne);
 
 /* The peak snapshot's figures, for the dump's heap (0: none). */
 const struct asp_snapshot *asp__snapshot_peak_of(void);
