@@ -106,10 +106,12 @@ void asp_summary_exit_text(FILE *out, const asp_dump_t *d)
 	fprintf(out, "%s allocs, %s frees, %s bytes allocated\n",
 		asp_fmt_count(a, d->allocs), asp_fmt_count(b, d->frees),
 		asp_fmt_count(c, d->bytes_allocated));
-	asp_summary_prefix(out, d);
-	putc('\n', out);
-	if (asp_summary_has_leak_part(d))
+	/* A blank line before each part that follows; none at the end. */
+	if (asp_summary_has_leak_part(d)) {
+		asp_summary_prefix(out, d);
+		putc('\n', out);
 		asp_summary_leak_text(out, d);
+	}
 	if (any_refs(d)) {
 		asp_summary_prefix(out, d);
 		putc('\n', out);

@@ -292,12 +292,12 @@ static void summary_text(struct asp_text *t, const struct figures *f)
 	if (f->reason == REASON_SIGNAL && f->signo > 0) {
 		char name[32];
 		signal_name(f->signo, name);
-		line(t, "\n");
 		line(t, "Process terminating with default action of signal ");
 		asp__text_u64(t, (uint64_t)f->signo);
 		asp__text_str(t, " (");
 		asp__text_str(t, name);
 		asp__text_str(t, ")\n");
+		line(t, "\n");
 	}
 	line(t, "HEAP SUMMARY:\n");
 	if (f->tracked) {

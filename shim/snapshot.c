@@ -242,6 +242,7 @@ size_t asp__snapshots(const struct asp_snapshot **out, uint64_t allocated, uint6
 	if (!g_peak.peak || last.in_use >= g_peak.in_use) {
 		last.peak = 1;
 		drop_detail(&g_peak);
+		g_peak.peak = 0;
 	}
 	size_t n = 0;
 	int peak_in = !g_peak.peak;
