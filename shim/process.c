@@ -79,6 +79,16 @@ static pid_t g_loading;		/* the thread setting the shim up */
 static int g_freeres_ran;
 static void (*g_cxx_freeres)(void);	/* libstdc++'s __gnu_cxx::__freeres */
 
+/* The report formats numbers in the C locale, whatever the program chose
+ * (its data is static). After freeres: glibc's frees the names of the
+ * global locale only for the categories the thread's locale uses. */
+static void c_locale(void)
+{
+	locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+	if (c != (locale_t)0)
+		uselocale(c);
+}
+
 pid_t asp__process_pid(void)
 {
 	return g_pid;
@@ -407,6 +417,7 @@ static void on_fatal(int sig)
 	__atomic_compare_exchange_n(&g_fatal, &expected, sig, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 	if (getpid() == g_pid) {
 		asp__world_stop();
+		c_locale();
 		asp__finish();
 	}
 	signal(sig, SIG_DFL);
@@ -488,13 +499,9 @@ static void final_exit(void *arg)
 	(void)arg;
 	if (getpid() != g_pid)
 		return;
-	/* From here on this thread formats numbers in the C locale, whose
-	 * data is static: freeres may free the program's. */
-	locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-	if (c != (locale_t)0)
-		uselocale(c);
 	asp__world_stop();
 	run_freeres();
+	c_locale();
 	asp__finish();
 	exit_status_now();
 }
@@ -538,13 +545,11 @@ void asp__exit_fast(int status)
 {
 	if (getpid() != g_pid)
 		asp__exit_now(status);	/* a vfork child: the memory is the parent's */
-	locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-	if (c != (locale_t)0)
-		uselocale(c);
 	if (asp__opt.freeres != 0 && asp__world_stop()) {
 		drop_stdio_buffers();
 		run_freeres();
 	}
+	c_locale();
 	asp__finish();
 	int st = asp__report_exit_status();
 	asp__exit_now(st >= 0 ? st : status);
@@ -556,6 +561,7 @@ void asp__destructor(void)
 {
 	if (g_final_registered || getpid() != g_pid)
 		return;
+	c_locale();
 	asp__finish();
 	exit_status_now();
 }

@@ -22,8 +22,8 @@ SETUP=:
 # xrun_vg LOG PROG ARGS...: run_vg with $XENV added to the environment.
 xrun_vg() {
 	xlog=$1; shift
-	env -i HOME="$HOME" PATH=/usr/local/bin:/usr/bin:/bin LANG=C $XENV \
-		valgrind --run-libc-freeres=no --run-cxx-freeres=no \
+	env -i HOME="$HOME" PATH=/usr/local/bin:/usr/bin:/bin LANG=C $XENV $(freeres_env) \
+		valgrind $(freeres_flags) \
 		--leak-check=summary --log-file="$xlog" "$@" >"$xlog.out" 2>"$xlog.err" </dev/null
 	echo $? >"$xlog.rc"
 }
@@ -31,12 +31,13 @@ xrun_vg() {
 # xrun_shim LOG PROG ARGS...: run_shim with $XENV added to the environment.
 xrun_shim() {
 	xlog=$1; shift
-	vg_env $XENV LD_PRELOAD="$(padded_preload)" "$@" >"$xlog.out" 2>"$xlog.err" </dev/null
+	vg_env $XENV $(freeres_env) LD_PRELOAD="$(padded_preload)" "$@" >"$xlog.out" 2>"$xlog.err" </dev/null
 	echo $? >"$xlog.rc"
 	grep -a '^==[0-9]*==' "$xlog.err" >"$xlog" || true
 }
 
-# real_parity NAME WHICH STATUS PROG ARGS...: WHICH is "all" (every
+# real_parity NAME WHICH STATUS PROG ARGS...: with valgrind's defaults, then
+# both runs without freeres (FREERES=no, lib.sh). WHICH is "all" (every
 # summary in order, as lib.sh parity) or "last" (the traced process's own
 # summary, the last one printed). Then stdout and status, and that the
 # status is STATUS (so that two equal failures do not pass). Each run
@@ -44,7 +45,14 @@ xrun_shim() {
 # program sees the same files (make, for one, allocates per directory
 # entry); the logs are kept outside it.
 real_parity() {
-	rname=$1 which=$2 rstatus=$3; shift 3
+	for FREERES in "" no; do
+		one_parity "$1${FREERES:+ (freeres=no)}" "$@"
+	done
+	FREERES=
+}
+
+one_parity() {
+	rname=$1 which=$3 rstatus=$4; shift 4
 	rdir=$TMP/$(echo "$rname" | tr -c 'A-Za-z0-9_\n-' _)
 	mkdir -p "$rdir"
 	rm -rf "$rdir/run" && mkdir "$rdir/run"
