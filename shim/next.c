@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <link.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "glue.h"
@@ -52,6 +53,8 @@ size_t asp__boot_size(const void *p)
 
 /* --- fallbacks for functions the allocator's object does not export --- */
 
+/* As glibc's: a realloc through the interposed symbol, which counts it
+ * (valgrind sees glibc's reallocarray only through that realloc). */
 static void *fb_reallocarray(void *p, size_t n, size_t m)
 {
 	size_t bytes;
@@ -59,7 +62,7 @@ static void *fb_reallocarray(void *p, size_t n, size_t m)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return asp__next.realloc(p, bytes);
+	return realloc(p, bytes);
 }
 
 static void *fb_valloc(size_t size)

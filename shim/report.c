@@ -454,6 +454,8 @@ static json_t *dump_info_json(const struct figures *f)
 {
 	static const char *const reasons[] = { "exit", "interval", "signal" };
 	json_t *d = json_pack("{s:s,s:f}", "reason", reasons[f->reason], "t_s", since_start(f->t_ns));
+	if (f->reason == REASON_EXIT)
+		json_object_set_new(d, "freeres", json_boolean(asp__freeres_ran()));
 	if (f->reason == REASON_SIGNAL && f->signo > 0) {
 		char name[32];
 		signal_name(f->signo, name);

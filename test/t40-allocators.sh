@@ -47,6 +47,12 @@ for so in /usr/lib/x86_64-linux-gnu/libtcmalloc.so.4 /usr/lib/x86_64-linux-gnu/l
 			"$(minus "$(summary "$PROGS/$p" "$so")" "$(summary "$PROGS/$p" "")")"
 	done
 	for p in cxx_new cxx_containers cxx_smart cxx_exceptions; do
+		# A program the allocator itself changes (jemalloc grants the
+		# terabytes cxx_new asks for to see new fail) has other figures.
+		if [ "$(LD_PRELOAD=$so "$PROGS/$p" 2>&1)" != "$("$PROGS/$p" 2>&1)" ]; then
+			ok "$name: $p # SKIP its own output differs over $name, without the shim"
+			continue
+		fi
 		check "$name: $p differs from its glibc run as an empty C++ program does" "$base_cc" \
 			"$(minus "$(summary "$PROGS/$p" "$so")" "$(summary "$PROGS/$p" "")")"
 	done
