@@ -37,7 +37,7 @@ LIB     := $(B)/liballocspy.so
 REPORT  := $(B)/allocspy-report
 LAUNCH  := $(B)/allocspy
 
-.PHONY: all deps check demo bench install install-lib install-bin \
+.PHONY: all deps check demo bench soak install install-lib install-bin \
 	install-headers install-man install-pc clean lint lint-man test-progs check-asan \
 	node-deps
 
@@ -95,7 +95,7 @@ $(REPORT): $(ANALYZER_OBJ)
 $(LAUNCH): launcher/allocspy.c | $(B)
 	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE -DASP_LIBDIR='"$(LIBDIR)"' -o $@ $<
 
-$(B) $(B)/shim $(B)/analyzer $(B)/test $(B)/test/progs $(B)/test/unit $(B)/benches:
+$(B) $(B)/shim $(B)/analyzer $(B)/test $(B)/test/progs $(B)/test/unit $(B)/test/soak $(B)/benches:
 	@mkdir -p $@
 
 # --- tests ----------------------------------------------------------------
@@ -121,7 +121,24 @@ UNIT_SHIM_OBJ := $(addprefix $(B)/shim/,arena.o live.o next.o thread.o)
 $(B)/test/unit/%: test/unit/%.c test/unit/unit.h $(UNIT_SHIM_OBJ) | $(B)/test/unit
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -D_GNU_SOURCE -Ishim -o $@ $< $(UNIT_SHIM_OBJ) $(JANSSON_LIBS) -ldl -lpthread
 
-test-progs: $(PROG_BIN) $(UNIT_BIN)
+# test/soak/*.c and *.cc: the torture cases of test/soak.sh (make soak).
+SOAK_C   := $(wildcard test/soak/*.c)
+SOAK_CXX := $(wildcard test/soak/*.cc)
+SOAK_BIN := $(SOAK_C:test/soak/%.c=$(B)/test/soak/%) $(SOAK_CXX:test/soak/%.cc=$(B)/test/soak/%)
+
+$(B)/test/soak/%: test/soak/%.c | $(B)/test/soak
+	$(CC) -O2 -g -pthread -std=gnu11 -D_GNU_SOURCE -o $@ $<
+
+$(B)/test/soak/%: test/soak/%.cc | $(B)/test/soak
+	$(CXX) -O2 -g -pthread -std=gnu++17 -o $@ $<
+
+test-progs: $(PROG_BIN) $(UNIT_BIN) $(SOAK_BIN)
+
+# The deadlock hunt: every torture case, every mode, one CPU and two, for
+# an hour (SOAK_SECONDS). Not part of make check, which runs a short round.
+SOAK_SECONDS ?= 3600
+soak: all test-progs
+	@sh test/soak.sh -d $(SOAK_SECONDS)
 
 # The linters and the sanitizer pass first: the last line is then the
 # whole suite's "N passed, N failed".

@@ -245,13 +245,53 @@ size_t asp__live_snapshot(struct asp_live_entry *out, size_t max, uintptr_t self
 	return n;
 }
 
-uint64_t asp__live_lock_all(uintptr_t self)
+uint64_t asp__live_lock_all(uintptr_t self, int (*forking)(uintptr_t holder), uint64_t *skipped)
 {
 	uint64_t taken = 0;
-	for (size_t i = 0; i < ASP_SHARDS; i++)
-		if (take(&g_shards[i], self) == 0)
-			taken |= 1ull << i;
+	*skipped = 0;
+	self |= !self;
+	for (size_t i = 0; i < ASP_SHARDS; i++) {
+		struct asp_shard *s = &g_shards[i];
+		for (unsigned spins = 0; !try_take(s, self); spins++) {
+			uintptr_t holder = asp_atomic_load_relaxed(&s->holder);
+			if (holder == self)
+				goto next;	/* interrupted inside it */
+			if (holder != 0 && holder != 1 && forking != NULL && forking(holder)) {
+				*skipped |= 1ull << i;
+				goto next;
+			}
+			if (spins < 256)
+				asp_cpu_relax();
+			else
+				sched_yield();
+		}
+		taken |= 1ull << i;
+next:;
+	}
 	return taken;
+}
+
+void asp__live_repair(uint64_t skipped)
+{
+	for (size_t i = 0; i < ASP_SHARDS; i++) {
+		struct asp_shard *s = &g_shards[i];
+		if (!(skipped & (1ull << i)) || s->mask == 0)
+			continue;
+		/* Rebuilt from its slots: an entry a backward shift had copied
+		 * but not cleared yet is kept once. */
+		size_t slots = s->mask + 1;
+		struct asp_live_entry *old = s->slots;
+		struct asp_live_entry *n = asp__pages_alloc(slots * sizeof *n);
+		if (n == NULL)
+			continue;
+		s->slots = n;
+		s->count = 0;
+		s->bytes = 0;
+		for (size_t j = 0; j < slots; j++)
+			if (old[j].ptr != 0)
+				asp__live_insert(s, old[j].ptr, old[j].size, (unsigned)old[j].fn, old[j].site);
+		s->holder = 0;
+	}
 }
 
 void asp__live_unlock_all(uint64_t taken)

@@ -57,8 +57,16 @@ size_t asp__live_snapshot(struct asp_live_entry *out, size_t max, uintptr_t self
 
 /* Every shard, in order, for whoever must see the whole table still: fork's
  * prepare handler and the exit report. Shards self holds already are left
- * alone. Returns the set it took (bit i: shard i), for unlock_all. */
-uint64_t asp__live_lock_all(uintptr_t self);
+ * alone. So is a shard held by a thread for which forking(holder) says it
+ * is in fork's prepare handler itself: a signal handler that forked while
+ * its thread was inside the table; it cannot let go before its fork is
+ * done, and it may be waiting for this one: those shards go into
+ * *skipped. Returns the set it took (bit i: shard i), for unlock_all. */
+uint64_t asp__live_lock_all(uintptr_t self, int (*forking)(uintptr_t holder), uint64_t *skipped);
 void asp__live_unlock_all(uint64_t taken);
+
+/* fork's child: the shards another forking thread held (skipped by
+ * lock_all) are rebuilt from their slots and free. */
+void asp__live_repair(uint64_t skipped);
 
 #endif

@@ -303,6 +303,8 @@ void *asp__dlopen(const char *file, int flags)
 /* fork ------------------------------------------------------------------------ */
 
 static uint64_t g_fork_shards;	/* the shards the forking thread took */
+static uint64_t g_fork_skipped;	/* and those another forking thread held */
+static struct asp_thread *g_forker;
 static sigset_t g_fork_mask;	/* its signal mask before prepare */
 
 static void atfork_prepare(void)
@@ -311,25 +313,33 @@ static void atfork_prepare(void)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	struct asp_thread *t = asp__fast != 0 ? asp__thread_self() : NULL;
+	if (t != NULL)
+		asp_atomic_store_release(&t->forking, 1);
 	asp__stack_atfork_prepare();
 	asp__snapshot_atfork_prepare();
-	uint64_t taken = asp__live_lock_all((uintptr_t)t);
+	uint64_t skipped;
+	uint64_t taken = asp__live_lock_all((uintptr_t)t, asp__thread_forking, &skipped);
 	asp__threads_atfork_prepare();
 	asp_lock(&g_start_lock);
 	asp__arena_atfork_prepare();
 	g_fork_shards = taken;
+	g_fork_skipped = skipped;
+	g_forker = t;
 	g_fork_mask = old;
 }
 
 static void unlock_after_fork(void)
 {
 	sigset_t mask = g_fork_mask;
+	struct asp_thread *t = g_forker;
 	asp__arena_atfork_release();
 	asp_unlock(&g_start_lock);
 	asp__threads_atfork_release();
 	asp__live_unlock_all(g_fork_shards);
 	asp__snapshot_atfork_release();
 	asp__stack_atfork_release();
+	if (t != NULL)
+		asp_atomic_store_release(&t->forking, 0);
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 }
 
@@ -344,8 +354,11 @@ static void atfork_child(void)
 	/* Only this thread is left: every lock is this thread's. */
 	asp__threads_atfork_child();
 	asp__world_atfork_child();
+	asp__snapshot_atfork_child();
 	asp__report_atfork_child();
+	uint64_t skipped = g_fork_skipped;
 	unlock_after_fork();
+	asp__live_repair(skipped);
 	start_ticker();
 }
 

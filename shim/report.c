@@ -94,7 +94,8 @@ static void gather(struct figures *f, enum reason reason, int need_entries)
 	f->signo = reason == REASON_SIGNAL ? asp__fatal_signal() : 0;
 	f->tracked = asp__opt.mode == ASP_MODE_TRACK;
 	struct asp_thread *self = asp__thread_self();
-	uint64_t taken = asp__live_lock_all((uintptr_t)self);
+	uint64_t skipped;
+	uint64_t taken = asp__live_lock_all((uintptr_t)self, asp__thread_forking, &skipped);
 	f->t_ns = asp_now_ns(CLOCK_MONOTONIC);
 	if (reason != REASON_INTERVAL) {
 		asp_atomic_store_release(&asp__frozen, asp_gettid());
@@ -706,8 +707,8 @@ static void stack_stats_json(json_t *root, const struct figures *f, struct stack
 static void snapshots_json(json_t *root, const struct figures *f, struct stack_index *x)
 {
 	const struct asp_snapshot *v;
-	size_t n = asp__snapshots(&v, f->tot.bytes_allocated, f->tot.bytes_freed, f->entries,
-	                          f->nentries);
+	size_t n = asp__snapshots(&v, f->t_ns, f->tot.bytes_allocated, f->tot.bytes_freed,
+	                          f->entries, f->nentries);
 	if (n == 0)
 		return;
 	json_t *a = json_array();

@@ -15,6 +15,7 @@
  * the peak; since each costs one pass over the table and they are 5% apart,
  * all of them together cost about twenty passes over the largest table. */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
@@ -39,7 +40,7 @@ static struct asp_snapshot *g_snaps;	/* max + 1 slots */
 static size_t g_nsnaps, g_max, g_taken;
 static struct asp_snapshot g_peak;
 static struct asp_snapshot *g_out;	/* asp__snapshots' result */
-static uint64_t g_volume, g_next, g_interval;
+static uint64_t g_volume, g_next, g_interval;	/* g_next, g_interval: g_lock */
 
 /* Sites grouped while the table is read: one page run, reused. */
 static struct asp_snap_detail *g_group;
@@ -149,8 +150,29 @@ static void traffic(uint64_t *allocated, uint64_t *freed)
 	*freed = tot.bytes_freed;
 }
 
-static void take(struct asp_thread *t, int64_t in_use)
+/* The tid of the thread taking a snapshot, or 0: another thread that finds
+ * one under way skips its own, so no thread ever waits for it. The table is
+ * read without any lock of this file held (a holder of a shard may want the
+ * snapshot lock: fork's prepare handler run by a signal handler). */
+static pid_t g_busy;
+
+static int claim(void)
 {
+	pid_t none = 0;
+	return __atomic_compare_exchange_n(&g_busy, &none, asp_gettid(), 0, __ATOMIC_ACQUIRE,
+	                                   __ATOMIC_RELAXED);
+}
+
+static void unclaim(void)
+{
+	__atomic_store_n(&g_busy, 0, __ATOMIC_RELEASE);
+}
+
+/* Stores s as the newest snapshot, thinning the list when it is full. */
+static void store(struct asp_snapshot *s, uint64_t total)
+{
+	sigset_t old;
+	asp_lock_nosig(&g_lock, &old);
 	if (g_nsnaps == g_max) {
 		/* Full: keep every other one, and take half as many from now. */
 		size_t k = 0;
@@ -164,17 +186,9 @@ static void take(struct asp_thread *t, int64_t in_use)
 		g_interval *= 2;
 		asp_atomic_store_relaxed(&asp__snapshot_volume_step, g_interval / 4);
 	}
-	struct asp_snapshot *s = &g_snaps[g_nsnaps];
-	memset(s, 0, sizeof *s);
-	s->t_ns = asp_now_ns(CLOCK_MONOTONIC);
-	traffic(&s->allocated, &s->freed);
-	s->in_use = in_use;
-	s->blocks = asp_atomic_load_relaxed(&asp__in_use_blocks) + t->net_blocks;
-	if (g_taken++ % ASP_DETAIL_EVERY == 0) {
-		s->detail = detail_of(t, &s->ndetail, s);
-		asp__peak_at_least(s->in_use);
-	}
-	g_nsnaps++;
+	g_snaps[g_nsnaps++] = *s;
+	asp_atomic_store_relaxed(&g_next, total - total % g_interval + g_interval);
+	asp_unlock_nosig(&g_lock, &old);
 }
 
 void asp__snapshot_note(struct asp_thread *t, uint64_t volume, int64_t in_use)
@@ -184,26 +198,30 @@ void asp__snapshot_note(struct asp_thread *t, uint64_t volume, int64_t in_use)
 	if (g_snaps == NULL || t->in_table != 0)
 		return;
 	uint64_t total = asp_atomic_add_relaxed(&g_volume, volume);
-	if (total < asp_atomic_load_relaxed(&g_next))
+	if (total < asp_atomic_load_relaxed(&g_next) || !claim())
 		return;
-	sigset_t old;
-	asp_lock_nosig(&g_lock, &old);
-	if (total >= g_next) {
+	if (total >= asp_atomic_load_relaxed(&g_next)) {
 		t->depth++;
-		take(t, in_use);
+		struct asp_snapshot s = { 0 };
+		s.t_ns = asp_now_ns(CLOCK_MONOTONIC);
+		traffic(&s.allocated, &s.freed);
+		s.in_use = in_use;
+		s.blocks = asp_atomic_load_relaxed(&asp__in_use_blocks) + t->net_blocks;
+		if (g_taken++ % ASP_DETAIL_EVERY == 0) {
+			s.detail = detail_of(t, &s.ndetail, &s);
+			asp__peak_at_least(s.in_use);
+		}
+		store(&s, total);
 		t->depth--;
-		g_next = total - total % g_interval + g_interval;
 	}
-	asp_unlock_nosig(&g_lock, &old);
+	unclaim();
 }
 
 void asp__snapshot_peak(struct asp_thread *t, int64_t seen)
 {
-	sigset_t old;
-	if (g_snaps == NULL || t->in_table != 0)
+	if (g_snaps == NULL || t->in_table != 0 || !claim())
 		return;
-	asp_lock_nosig(&g_lock, &old);
-	if (seen >= asp__snapshot_peak_next) {
+	if (seen >= asp_atomic_load_relaxed(&asp__snapshot_peak_next)) {
 		t->depth++;
 		struct asp_snapshot s = { 0 };
 		s.t_ns = asp_now_ns(CLOCK_MONOTONIC);
@@ -213,12 +231,15 @@ void asp__snapshot_peak(struct asp_thread *t, int64_t seen)
 		s.peak = 1;
 		s.detail = detail_of(t, &s.ndetail, &s);
 		asp__peak_at_least(s.in_use);
+		sigset_t old;
+		asp_lock_nosig(&g_lock, &old);
 		drop_detail(&g_peak);
 		g_peak = s;
+		asp_unlock_nosig(&g_lock, &old);
 		asp_atomic_store_relaxed(&asp__snapshot_peak_next, seen + seen / 20 + 1);
 		t->depth--;
 	}
-	asp_unlock_nosig(&g_lock, &old);
+	unclaim();
 }
 
 const struct asp_snapshot *asp__snapshot_peak_of(void)
@@ -226,16 +247,24 @@ const struct asp_snapshot *asp__snapshot_peak_of(void)
 	return g_peak.peak ? &g_peak : NULL;
 }
 
-size_t asp__snapshots(const struct asp_snapshot **out, uint64_t allocated, uint64_t freed,
-                      const struct asp_live_entry *e, size_t ne)
+size_t asp__snapshots(const struct asp_snapshot **out, uint64_t t_ns, uint64_t allocated,
+                      uint64_t freed, const struct asp_live_entry *e, size_t ne)
 {
 	*out = g_out;
 	if (g_snaps == NULL)
 		return 0;
+	/* A snapshot another thread is taking ends first; one this thread
+	 * was taking (a signal handler's report) is left out. */
+	for (;;) {
+		pid_t busy = asp_atomic_load_acquire(&g_busy);
+		if (busy == 0 || busy == asp_gettid())
+			break;
+		sched_yield();
+	}
 	/* The heap now, from the table: the peak's place when it holds as
 	 * much as the peak snapshot or there is none. */
 	struct asp_snapshot last = { 0 };
-	last.t_ns = asp_now_ns(CLOCK_MONOTONIC);
+	last.t_ns = t_ns;
 	last.allocated = allocated;
 	last.freed = freed;
 	last.detail = group(e, ne, &last.ndetail, &last, NULL, 0);
@@ -267,4 +296,9 @@ void asp__snapshot_atfork_prepare(void)
 void asp__snapshot_atfork_release(void)
 {
 	asp_unlock(&g_lock);
+}
+
+void asp__snapshot_atfork_child(void)
+{
+	g_busy = 0;
 }

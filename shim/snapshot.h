@@ -41,12 +41,12 @@ struct asp_snapshot {
 };
 
 /* The snapshots in time order, the peak's among them, then a last one of
- * the heap as it is now, from its ne blocks e (the table, as the report
- * read it); that one is the peak when no earlier one held as much. Returns
- * how many; *out stays valid until the next call. Once: at the end. */
+ * the heap as the report read it at t_ns, from its ne blocks e; that one
+ * is the peak when no earlier one held as much. Returns how many; *out
+ * stays valid until the next call. Once: at the end. */
 struct asp_live_entry;
-size_t asp__snapshots(const struct asp_snapshot **out, uint64_t allocated, uint64_t freed,
-                      const struct asp_live_entry *e, size_t ne);
+size_t asp__snapshots(const struct asp_snapshot **out, uint64_t t_ns, uint64_t allocated,
+                      uint64_t freed, const struct asp_live_entry *e, size_t ne);
 
 /* The peak snapshot's figures, for the dump's heap (0: none). */
 const struct asp_snapshot *asp__snapshot_peak_of(void);
@@ -54,5 +54,6 @@ const struct asp_snapshot *asp__snapshot_peak_of(void);
 /* fork: the snapshot lock is held across it. */
 void asp__snapshot_atfork_prepare(void);
 void asp__snapshot_atfork_release(void);
+void asp__snapshot_atfork_child(void);
 
 #endif

@@ -201,12 +201,16 @@ out:
 	return id;
 }
 
-static uintptr_t intern(const uintptr_t *f, int n)
+/* The id of a stack, adding it when it is new. A signal handler that
+ * landed while its thread was inside the live table (it may hold a shard)
+ * only looks: fork's prepare handler may hold the stripes and wait for that
+ * shard. Its new stacks go without an id. */
+static uintptr_t intern(const struct asp_thread *t, const uintptr_t *f, int n)
 {
 	uint64_t h = hash_frames(f, n);
 	struct stripe *st = &g_stripes[h % ASP_STACK_STRIPES];
 	uint32_t id = find(st, h, f, n);
-	return id != 0 ? id : add(st, h, f, n);
+	return id != 0 || t->in_table != 0 ? id : add(st, h, f, n);
 }
 
 void asp__stack_atfork_prepare(void)
@@ -244,7 +248,7 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 		skip = 0;
 	if (n - skip > asp__opt.backtrace)
 		n = skip + asp__opt.backtrace;
-	uintptr_t id = intern(frames + skip, n - skip);
+	uintptr_t id = intern(t, frames + skip, n - skip);
 	t->depth--;
 	return id;
 }

@@ -289,11 +289,12 @@ out:
 
 void asp__threads_sum(struct asp_counts *out)
 {
-	asp_lock(&g_lock);
+	sigset_t old;
+	asp_lock_nosig(&g_lock, &old);
 	*out = g_dead;
 	for (struct asp_thread *t = g_records; t; t = t->next)
 		counts_add(out, &t->c);
-	asp_unlock(&g_lock);
+	asp_unlock_nosig(&g_lock, &old);
 }
 
 /* The name of a live thread of this process, from /proc. */
@@ -322,7 +323,8 @@ static void live_name(pid_t tid, char name[16])
 
 size_t asp__threads_summaries(struct asp_thread_summary *out, size_t max)
 {
-	asp_lock(&g_lock);
+	sigset_t old;
+	asp_lock_nosig(&g_lock, &old);
 	size_t n = g_nsummaries < ASP_MAX_THREAD_SUMMARIES ? g_nsummaries : ASP_MAX_THREAD_SUMMARIES;
 	if (n > max)
 		n = max;
@@ -338,7 +340,7 @@ size_t asp__threads_summaries(struct asp_thread_summary *out, size_t max)
 		}
 	}
 	size_t all = g_nsummaries;
-	asp_unlock(&g_lock);
+	asp_unlock_nosig(&g_lock, &old);
 	for (size_t i = 0; i < n; i++)
 		if (!out[i].exited && out[i].name[0] == '\0')
 			live_name(out[i].tid, out[i].name);
@@ -362,11 +364,17 @@ void asp__threads_sites(void (*fn)(void *arg, pid_t tid, const struct asp_site_s
 size_t asp__threads_stacks(struct asp_thread_stack *out, size_t max)
 {
 	size_t n = 0;
-	asp_lock(&g_lock);
+	sigset_t old;
+	asp_lock_nosig(&g_lock, &old);
 	for (struct asp_thread *t = g_records; t && n < max; t = t->next)
 		out[n++] = (struct asp_thread_stack){ t->tid, t->state == ASP_THREAD_ACTIVE, t->start_sp };
-	asp_unlock(&g_lock);
+	asp_unlock_nosig(&g_lock, &old);
 	return n;
+}
+
+int asp__thread_forking(uintptr_t holder)
+{
+	return asp_atomic_load_acquire(&((const struct asp_thread *)holder)->forking);
 }
 
 void asp__threads_atfork_prepare(void)

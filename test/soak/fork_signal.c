@@ -1,0 +1,110 @@
+/* fork_signal - fork from a signal handler while threads allocate. A timer
+ * signal every 200 us lands anywhere; when it interrupts the program's own
+ * code or the preloaded shim's (never the C library's, whose malloc locks
+ * make fork from a handler deadlock with or without the shim), the handler
+ * forks a child that ends with _exit at once. 3 threads churn
+ * malloc/realloc/free meanwhile. Prints "done" and exits 0. */
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+static volatile int stop;
+static volatile sig_atomic_t forks;
+
+/* The text of the objects where a fork may land: the program and the shim. */
+static struct { uintptr_t lo, hi; } safe[8];
+static int nsafe;
+
+static int note(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	const char *name = info->dlpi_name;
+	if (name[0] != '\0' && strstr(name, "liballocspy") == NULL)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && nsafe < 8; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			safe[nsafe].lo = info->dlpi_addr + ph->p_vaddr;
+			safe[nsafe].hi = safe[nsafe].lo + ph->p_memsz;
+			nsafe++;
+		}
+	}
+	return 0;
+}
+
+static void on_alarm(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)si;
+	uintptr_t pc = (uintptr_t)((ucontext_t *)ctx)->uc_mcontext.gregs[REG_RIP];
+	int ok = 0;
+	for (int i = 0; i < nsafe; i++)
+		ok |= pc >= safe[i].lo && pc < safe[i].hi;
+	if (!ok)
+		return;
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		forks++;
+}
+
+static void *worker(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+	void *keep[64] = { 0 };
+	while (!stop) {
+		unsigned i = (unsigned)rand_r(&seed) % 64;
+		if (keep[i] && rand_r(&seed) % 2)
+			keep[i] = realloc(keep[i], 1 + (size_t)rand_r(&seed) % 4000);
+		else {
+			free(keep[i]);
+			keep[i] = malloc(1 + (size_t)rand_r(&seed) % 4000);
+		}
+	}
+	for (int i = 0; i < 64; i++)
+		free(keep[i]);
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_t t[3];
+	dl_iterate_phdr(note, NULL);
+	for (int i = 0; i < 3; i++)
+		pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1));
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_alarm;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it = { { 0, 200 }, { 0, 200 } };
+	setitimer(ITIMER_REAL, &it, NULL);
+	while (forks < 100) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		usleep(100);
+	}
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	setitimer(ITIMER_REAL, &off, NULL);
+	sigset_t block;
+	sigemptyset(&block);
+	sigaddset(&block, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &block, NULL);
+	stop = 1;
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	while (waitpid(-1, NULL, 0) > 0)
+		;
+	printf("done\n");
+	return 0;
+}
