@@ -108,7 +108,13 @@ static int symbolize_stacks(asp_profile_t *p)
 			return -ENOMEM;
 		}
 		for (size_t j = 0; j < st->n; j++) {
-			asp_loc_t *l = loc_of(p, st->frames[j], buf);
+			asp_loc_t *l;
+
+			/* The shim's own frames (the thread trampoline) are
+			 * left out, as the leaks command leaves them out. */
+			if (p->sym && asp_symbolize_is_shim(p->sym, st->frames[j]))
+				continue;
+			l = loc_of(p, st->frames[j], buf);
 
 			if (!l) {
 				free(buf);

@@ -242,9 +242,9 @@ check "merged dumps merge: exit 0, four processes, the counts add up" "0||4 $(($
 
 # Different programs merge, with a note.
 if heapprog_dump "$TMP" 2>"$TMP/hp.err"; then
-	"$REPORT" merge "$P1" "$TMP/heapprog.raw.json" -o "$TMP/two.json" 2>"$TMP/err"
+	"$REPORT" merge "$P1" "$TMP/heapprog.json" -o "$TMP/two.json" 2>"$TMP/err"
 	check "different programs: merged, with one warning" \
-		"0|allocspy-report: warning: $TMP/heapprog.raw.json: another program ($TMP/heapprog) than $P1's ($PROGS/merge_fork); merged all the same" \
+		"0|allocspy-report: warning: $TMP/heapprog.json: another program ($TMP/heapprog) than $P1's ($PROGS/merge_fork); merged all the same" \
 		"$?|$(cat "$TMP/err")"
 else
 	not_ok "heapprog: a dump" "$(cat "$TMP/hp.err")"
