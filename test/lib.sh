@@ -5,10 +5,14 @@ set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 B=${B:-build}
 case $B in /*) ;; *) B=$TOP/$B ;; esac
-LIB=$B/liballocspy.so
+# The shim, the launcher and the test programs come from $SHIM_B when it is
+# set: the sanitizer run (make check-asan) builds only the report in B.
+SB=${SHIM_B:-$B}
+case $SB in /*) ;; *) SB=$TOP/$SB ;; esac
+LIB=$SB/liballocspy.so
 REPORT=$B/allocspy-report
-LAUNCH=$B/allocspy
-PROGS=$B/test/progs
+LAUNCH=$SB/allocspy
+PROGS=$SB/test/progs
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/allocspy-test.XXXXXX")
 trap 'dump_sweep; rm -rf "$TMP"' EXIT
 VG_PRELOAD=/usr/libexec/valgrind/vgpreload_core-amd64-linux.so:/usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so
@@ -39,7 +43,7 @@ for top, _, files in os.walk(sys.argv[1]):
             with open(path) as fh:
                 d = json.load(fh)
             tmpl, pid = d["options"]["output"], str(d["program"]["pid"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             continue
         name, i = "", 0
         while i < len(tmpl):
