@@ -1018,8 +1018,10 @@ static json_t *histogram_json(struct merge *m)
 }
 
 /* The dump's array key, each element copied, with "pid" set where it is
- * not and "stack" made a merged index. */
-static void concat(struct merge *m, json_t *a, size_t k, const char *key)
+ * not and, with stacks, "stack" made a merged index (the loader checked
+ * it). */
+static void concat(struct merge *m, json_t *a, size_t k, const char *key,
+		   bool stacks)
 {
 	json_t *src = raw(&m->d[k], NULL, key), *v;
 	size_t i;
@@ -1034,7 +1036,7 @@ static void concat(struct merge *m, json_t *a, size_t k, const char *key)
 		}
 		if (!json_object_get(c, "pid"))
 			put(m, c, "pid", json_integer(m->d[k].pid));
-		if (json_is_integer(s))
+		if (stacks && json_is_integer(s))
 			put(m, c, "stack", jint(m->in[k].stack[json_integer_value(s)]));
 		append(m, a, c);
 	}
@@ -1413,7 +1415,7 @@ static int build(struct merge *m, json_t *root)
 	put(m, root, "histogram", histogram_json(m));
 	a = json_array();
 	for (size_t k = 0; a && k < m->n; k++)
-		concat(m, a, k, "threads");
+		concat(m, a, k, "threads", false);
 	put(m, root, "threads", a);
 	put_sum(m, root, "threads_omitted");
 	put(m, root, "refs", refs_json(m));
@@ -1424,7 +1426,7 @@ static int build(struct merge *m, json_t *root)
 	if (any_has(m, "thread_stacks")) {
 		a = json_array();
 		for (size_t k = 0; a && k < m->n; k++)
-			concat(m, a, k, "thread_stacks");
+			concat(m, a, k, "thread_stacks", true);
 		put(m, root, "thread_stacks", a);
 	}
 	if (any_has(m, "stack_stats"))
