@@ -150,14 +150,15 @@ node-deps:
 	@sh scripts/npm-deps.sh
 
 # The analyzer and the unit tests again, built with AddressSanitizer and
-# UndefinedBehaviorSanitizer in build/asan, against the report's tests.
+# UndefinedBehaviorSanitizer in build/asan, against the report's tests;
+# t57 merges the dumps of the plain shim and test programs (SHIM_B).
 # (The shim itself cannot carry ASan: it is the allocator's interposer.)
 ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 
-check-asan:
+check-asan: $(LIB) $(LAUNCH) $(PROG_BIN)
 	@$(MAKE) -s B=build/asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" \
 		build/asan/allocspy-report $(UNIT_SRC:test/unit/%.c=build/asan/test/unit/%)
-	@B=build/asan TESTS="t50 t51" ASAN_OPTIONS=detect_leaks=0 sh test/run.sh
+	@B=build/asan SHIM_B=$(B) TESTS="t50 t51 t57" ASAN_OPTIONS=detect_leaks=0 sh test/run.sh
 
 # cppcheck and clang-tidy (.clang-tidy) over every source; quiet when clean.
 lint:

@@ -26,11 +26,17 @@ static size_t hash_addr(uint64_t a, size_t size)
 	return (size_t)a & (size - 1);
 }
 
-static long module_of(const asp_dump_t *d, const char *path)
+/* The module of the dump that holds addr, whose file the symbolizer
+ * named path (its own copy of the name): -1 when none. */
+static long module_of(const asp_dump_t *d, const char *path, uint64_t addr)
 {
-	for (size_t i = 0; path && i < d->nmodules; i++)
-		if (d->modules[i].path == path)
+	for (size_t i = 0; path && i < d->nmodules; i++) {
+		const asp_module_t *m = &d->modules[i];
+
+		if (strcmp(m->path, path) == 0 && m->base <= addr &&
+		    (!m->end || addr < m->end))
 			return (long)i;
+	}
 	return -1;
 }
 
@@ -60,7 +66,7 @@ static asp_loc_t *loc_of(asp_profile_t *p, uint64_t addr, asp_line_t *buf)
 		return NULL;
 	}
 	memcpy(l->lines, buf, l->nlines * sizeof *l->lines);
-	l->module = module_of(p->d, l->lines[0].module);
+	l->module = module_of(p->d, l->lines[0].module, addr);
 	l->id = ++p->nlocs;
 	p->locs[l->id - 1] = l;
 	p->table[h] = l;
@@ -102,7 +108,13 @@ static int symbolize_stacks(asp_profile_t *p)
 			return -ENOMEM;
 		}
 		for (size_t j = 0; j < st->n; j++) {
-			asp_loc_t *l = loc_of(p, st->frames[j], buf);
+			asp_loc_t *l;
+
+			/* The shim's own frames (the thread trampoline) are
+			 * left out, as the leaks command leaves them out. */
+			if (p->sym && asp_symbolize_is_shim(p->sym, st->frames[j]))
+				continue;
+			l = loc_of(p, st->frames[j], buf);
 
 			if (!l) {
 				free(buf);

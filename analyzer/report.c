@@ -14,6 +14,7 @@
 #include "fmt.h"
 #include "leaks.h"
 #include "load.h"
+#include "merge.h"
 #include "msg.h"
 #include "summary.h"
 #include "timeline.h"
@@ -25,6 +26,7 @@ static const char usage_text[] =
 "       allocspy-report [--json] compare DUMP1 DUMP2 [DUMP...]\n"
 "       allocspy-report timeline [--svg FILE] [--json] DUMP\n"
 "       allocspy-report export --format=FORMAT [--weight=WEIGHT] [-o FILE] DUMP\n"
+"       allocspy-report merge [-o FILE] DUMP...\n"
 "       allocspy-report --help | --version\n"
 "\n"
 "Reads the JSON dumps that liballocspy.so writes at exit.\n"
@@ -38,6 +40,9 @@ static const char usage_text[] =
 "  timeline DUMP      the heap in use over time as a chart, then the stacks\n"
 "                     that held the peak\n"
 "  export DUMP        the dump in another tool's format, on stdout or in FILE\n"
+"  merge DUMP...      the dumps of many processes added up into one dump, on\n"
+"                     stdout or in FILE: counts and stacks add up, the heap\n"
+"                     over time is the sum of each process's latest snapshot\n"
 "\n"
 "Options (before or after the command; a value may be the next word):\n"
 "  --json             write JSON instead of text\n"
@@ -54,14 +59,16 @@ static const char usage_text[] =
 "  --weight=WEIGHT    export --format=folded: what each stack counts:\n"
 "                     alloc_bytes (the default), allocs, inuse_bytes (at the\n"
 "                     end) or peak_bytes\n"
-"  -o FILE            export: write to FILE instead of stdout\n"
+"  -o FILE            export, merge: write to FILE instead of stdout\n"
 "  --help             write this text\n"
 "  --version          write the version\n"
 "\n"
 "Exit status: 0 done, 1 the report could not be written, 2 a usage error\n"
 "or a bad dump.\n";
 
-enum command { CMD_SUMMARY, CMD_LEAKS, CMD_COMPARE, CMD_TIMELINE, CMD_EXPORT };
+enum command {
+	CMD_SUMMARY, CMD_LEAKS, CMD_COMPARE, CMD_TIMELINE, CMD_EXPORT, CMD_MERGE
+};
 
 /* The commands, and how many dumps each takes. */
 static const struct command_info {
@@ -73,6 +80,7 @@ static const struct command_info {
 	[CMD_COMPARE] = { "compare", 2, SIZE_MAX },
 	[CMD_TIMELINE] = { "timeline", 1, 1 },
 	[CMD_EXPORT] = { "export", 1, 1 },
+	[CMD_MERGE] = { "merge", 1, SIZE_MAX },
 };
 
 struct opts {
@@ -115,7 +123,7 @@ static const char *value(const char *name, int argc, char **argv, int *i, bool *
 	size_t n = strlen(name);
 	const char *a = argv[*i];
 
-	if (strncmp(a, name, n) != 0)
+	if (!a || strncmp(a, name, n) != 0)
 		return NULL;
 	if (a[n] == '=')
 		return a + n + 1;
@@ -189,9 +197,11 @@ static int parse(struct opts *o, int argc, char **argv)
 				   kinds ? "--show-leak-kinds" : "--gen-suppressions");
 	if (o->cmd != CMD_TIMELINE && o->svg)
 		return usage_error("%s", "--svg is an option of the timeline command");
-	if (o->cmd != CMD_EXPORT && (format || weight || o->output))
+	if (o->cmd != CMD_EXPORT && (format || weight))
 		return usage_error("%s is an option of the export command",
-				   format ? "--format" : weight ? "--weight" : "-o");
+				   format ? "--format" : "--weight");
+	if (o->cmd != CMD_EXPORT && o->cmd != CMD_MERGE && o->output)
+		return usage_error("%s", "-o is an option of the export and merge commands");
 	if (o->svg && (!*o->svg || o->json))
 		return usage_error("%s", *o->svg ? "--svg and --json together" :
 				   "--svg needs a file name");
@@ -203,6 +213,8 @@ static int parse(struct opts *o, int argc, char **argv)
 		return usage_error("%s", "--weight is for --format=folded");
 	if (o->cmd == CMD_EXPORT && o->json)
 		return usage_error("%s", "export writes no JSON of its own");
+	if (o->cmd == CMD_MERGE && o->json)
+		return usage_error("%s", "merge writes a dump, which is JSON already");
 	if (o->nfiles < commands[o->cmd].min_dumps)
 		return usage_error("%s", o->cmd == CMD_COMPARE ? "compare needs two dumps or more" :
 				   "no dump given");
@@ -301,6 +313,43 @@ static int export(const struct opts *o, const asp_dump_t *d)
 	return ASP_EXIT_OK;
 }
 
+/* The merged dump, written as export writes. */
+static int merge(const struct opts *o, const asp_dump_t *d)
+{
+	char err[ASP_ERR_MAX], *text;
+	size_t bad = 0;
+	FILE *f = stdout;
+	int rc = asp_merge(d, o->nfiles, &text, &bad, err), werr = 0;
+
+	if (rc == -EINVAL) {
+		asp_error(d[bad].file, "%s", err);
+		return ASP_EXIT_USAGE;
+	}
+	if (rc == -EPROTO) {
+		asp_error(NULL, "the merged dump does not load: %s", err);
+		return ASP_EXIT_OUTPUT;
+	}
+	if (rc < 0)
+		return out_of_memory();
+	if (o->output && !(f = fopen(o->output, "w"))) {
+		asp_error(o->output, "cannot write: %s", strerror(errno));
+		free(text);
+		return ASP_EXIT_OUTPUT;
+	}
+	fputs(text, f);
+	free(text);
+	if (f != stdout) {
+		werr = ferror(f) ? errno ? errno : EIO : 0;
+		if (fclose(f) != 0 && !werr)
+			werr = errno ? errno : EIO;
+	}
+	if (werr) {
+		asp_error(o->output, "cannot write: %s", strerror(werr));
+		return ASP_EXIT_OUTPUT;
+	}
+	return ASP_EXIT_OK;
+}
+
 static int run(const struct opts *o, asp_dump_t *d)
 {
 	char err[ASP_ERR_MAX];
@@ -340,6 +389,8 @@ static int run(const struct opts *o, asp_dump_t *d)
 		return timeline(o, d);
 	case CMD_EXPORT:
 		return export(o, d);
+	case CMD_MERGE:
+		return merge(o, d);
 	}
 	return ASP_EXIT_USAGE;
 }

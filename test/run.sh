@@ -8,8 +8,10 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
 # The tests need the library, the tools and the test programs built into
-# $B: say what to run rather than fail test by test.
+# $B (the library, the launcher and the programs into $SHIM_B when it is
+# set): say what to run rather than fail test by test.
 # (t50 and t51 test the analyzer alone: make check-asan builds only that.)
+SB=${SHIM_B:-$B}
 need=allocspy-report
 case " ${TESTS:-all} " in
 *" t5"[01]*" "*) ;;
@@ -20,8 +22,9 @@ for w in ${TESTS:-}; do
 done
 missing=
 for f in $need; do
-	case " $missing " in *" $B/$f "*) continue ;; esac
-	[ -e "$B/$f" ] || missing="$missing $B/$f"
+	case $f in liballocspy.so | allocspy | test/progs/*) d=$SB ;; *) d=$B ;; esac
+	case " $missing " in *" $d/$f "*) continue ;; esac
+	[ -e "$d/$f" ] || missing="$missing $d/$f"
 done
 if [ -n "$missing" ]; then
 	echo "not ok - the build in $B is complete"

@@ -1,9 +1,9 @@
 #!/bin/sh
 # t55-timeline.sh - allocspy-report timeline: the chart of the heap over
 # time and the stacks at the peak, as text (golden files), JSON and SVG, on
-# a hand-written dump and on a real run of test/golden/heapprog.c whose
-# snapshots test/golden/snapshots.py replays from the program's own log;
-# dumps without snapshots and usage errors.
+# a hand-written dump and on a real run of test/golden/heapprog.c under the
+# shim, whose snapshots are the shim's; dumps without snapshots and usage
+# errors.
 . "$(dirname "$0")/lib.sh"
 G=$TOP/test/golden
 unset DEBUGINFOD_URLS
@@ -30,24 +30,59 @@ else
 	not_ok "heapprog: a dump with snapshots" "$(cat "$TMP/hp.err")"
 fi
 D=$TMP/heapprog.json
+check "heapprog: the peak, its blocks, and the stacks that held it" "333072 351 204800:50 102400:200 25600:100 272:1" \
+	"$(json_get "$D" '"%d %d " % (d["heap"]["peak_bytes"], [s for s in d["snapshots"] if s.get("peak")][0]["in_use_blocks"]) + " ".join("%d:%d" % (x["bytes"], x["blocks"]) for x in [s for s in d["snapshots"] if s.get("peak")][0]["detail"])')"
 "$REPORT" timeline "$D" >"$TMP/out" 2>"$TMP/err"
 check "heapprog: exit status 0, nothing on stderr" "0|" "$?|$(cat "$TMP/err")"
-normalize_libc <"$TMP/out" >"$TMP/out.n"
-check "heapprog: stdout is heapprog.timeline.expected (C library frames as [libc])" "" \
-	"$(diff "$G/heapprog.timeline.expected" "$TMP/out.n")"
+# The chart follows the run's times: its frame, labels and peak are checked
+# against the dump; the stacks at the peak against heapprog.peak.expected.
+check "heapprog: the title, the chart's frame and labels, the peak's line, from the dump" "ok" \
+	"$(python3 - "$D" "$TMP/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+out = open(sys.argv[2]).read().split("\n")
+snaps = d["snapshots"]
+pi = [i for i, s in enumerate(snaps) if s.get("peak")][0]
+p = snaps[pi]
+c = lambda v: "{:,}".format(v)
+want = ["Heap in use over time (heapprog, pid %d): %d snapshots, %d detailed (@), the peak (#)"
+        % (d["program"]["pid"], len(snaps), sum("detail" in s for s in snaps)), "", "   KiB"]
+bound = d["heap"]["peak_bytes_bound"]
+peak_line = "Peak: %s%s bytes in %s blocks at %.3f s (snapshot %d of %d)" % (
+    c(p["in_use_bytes"]), " \u00b1 " + c(bound) if bound else "", c(p["in_use_blocks"]),
+    p["t_s"], pi + 1, len(snaps))
+bad = []
+if out[:3] != want:
+    bad.append("title %r" % out[:3])
+rows = out[3:23]
+if not rows[0].startswith("%5.1f^" % (p["in_use_bytes"] / 1024)) or "#" not in rows[0]:
+    bad.append("top row %r" % rows[0])
+if not all(r.startswith("     |") for r in rows[1:]):
+    bad.append("rows")
+if out[23] != "   0 +" + "-" * 72 + ">s" or not out[24].endswith("%.3f" % snaps[-1]["t_s"]):
+    bad.append("axis %r %r" % (out[23], out[24]))
+if out[25:27] != ["", peak_line]:
+    bad.append("peak %r, want %r" % (out[25:27], peak_line))
+print("ok" if not bad else "; ".join(bad))
+PY
+)"
+sed -n '/^Peak: /,$p' "$TMP/out" | sed 1d | normalize_libc >"$TMP/out.n"
+check "heapprog: the stacks at the peak are heapprog.peak.expected (C library frames as [libc])" "" \
+	"$(diff "$G/heapprog.peak.expected" "$TMP/out.n")"
 
 "$REPORT" timeline --json "$D" >"$TMP/t.json" 2>/dev/null
 check "--json: exit status 0" 0 "$?"
-check "--json: the snapshots, the peak and its figures" "67 47 0.4755 333088 351 0" \
-	"$(json_get "$TMP/t.json" '"%d %d %s %d %d %d" % (len(d["snapshots"]), d["peak"]["snapshot"], d["peak"]["t_s"], d["peak"]["in_use_bytes"], d["peak"]["in_use_blocks"], d["peak"]["bound"])')"
+check "--json: the snapshots, the peak and its figures are the dump's" \
+	"$(json_get "$D" '"%d %d %.6f %d %d %d" % (len(d["snapshots"]), [i for i, s in enumerate(d["snapshots"]) if s.get("peak")][0], [s for s in d["snapshots"] if s.get("peak")][0]["t_s"], 333072, 351, d["heap"]["peak_bytes_bound"])')" \
+	"$(json_get "$TMP/t.json" '"%d %d %.6f %d %d %d" % (len(d["snapshots"]), d["peak"]["snapshot"], d["peak"]["t_s"], d["peak"]["in_use_bytes"], d["peak"]["in_use_blocks"], d["peak"]["bound"])')"
 check "--json: the snapshots' figures are the dump's" "ok" \
 	"$(python3 -c 'import json,sys
 a = json.load(open(sys.argv[1]))["snapshots"]; b = json.load(open(sys.argv[2]))["snapshots"]
-k = ("t_s", "in_use_bytes", "in_use_blocks", "bytes_allocated", "bytes_freed")
-print("ok" if [[x[n] for n in k] + [x["peak"], x["detailed"]] for x in a] ==
-      [[x[n] for n in k] + [x.get("peak", False), "detail" in x] for x in b] else "differ")' "$TMP/t.json" "$D")"
+k = ("in_use_bytes", "in_use_blocks", "bytes_allocated", "bytes_freed")
+print("ok" if [["%.6f" % x["t_s"]] + [x[n] for n in k] + [x["peak"], x["detailed"]] for x in a] ==
+      [["%.6f" % x["t_s"]] + [x[n] for n in k] + [x.get("peak", False), "detail" in x] for x in b] else "differ")' "$TMP/t.json" "$D")"
 check "--json: the stacks at the peak, largest first, with their frames" \
-	"204800:61.49:build_index:heapprog.c:68>main 102400:30.74:load_table:heapprog.c:48>main 25600:7.69:worker:heapprog.c:79>start_thread" \
+	"204800:61.49:build_index:heapprog.c:46>main 102400:30.74:load_table:heapprog.c:29>main 25600:7.69:worker:heapprog.c:54>start_thread" \
 	"$(json_get "$TMP/t.json" '" ".join("%d:%.2f:%s:%s:%s>%s" % (s["bytes"], s["percent"], s["frames"][0]["function"], s["frames"][0]["file"], s["frames"][0]["line"], s["frames"][1]["function"]) for s in d["peak"]["stacks"][:3])')"
 
 "$REPORT" timeline --svg "$TMP/t.svg" "$D" >"$TMP/out" 2>"$TMP/err"
@@ -57,9 +92,10 @@ check "--svg: well-formed XML, an svg element" "{http://www.w3.org/2000/svg}svg"
 check "--svg: standalone (no reference outside the file)" "0" \
 	"$(grep -c -E 'href|url\(|@import|<script|<image' "$TMP/t.svg")"
 check "--svg: the peak's label and its stacks" \
-	"peak 333,088 bytes at 0.475 s|61.5%  204,800 bytes in 50 blocks|at build_index (heapprog.c:68)" \
-	"$(grep -o 'peak [0-9,]* bytes at [0-9.]* s' "$TMP/t.svg")|$(grep -o '61.5%  204,800 bytes in 50 blocks' "$TMP/t.svg")|$(grep -o 'at build_index (heapprog.c:68)' "$TMP/t.svg")"
-check "--svg: one step of the heap's path per snapshot, and the last one to the end" "68" \
+	"$(json_get "$D" '"peak 333,072 bytes at %.3f s" % [s for s in d["snapshots"] if s.get("peak")][0]["t_s"]')|61.5%  204,800 bytes in 50 blocks|at build_index (heapprog.c:46)" \
+	"$(grep -o 'peak [0-9,]* bytes at [0-9.]* s' "$TMP/t.svg")|$(grep -o '61.5%  204,800 bytes in 50 blocks' "$TMP/t.svg")|$(grep -o 'at build_index (heapprog.c:46)' "$TMP/t.svg")"
+check "--svg: one step of the heap's path per snapshot, and the last one to the end" \
+	"$(($(json_get "$D" 'len(d["snapshots"])') + 1))" \
 	"$(grep -o ' H[0-9.]* V[0-9.]*' "$TMP/t.svg" | wc -l)"
 "$REPORT" timeline --svg=/nonexistent/dir/t.svg "$D" >"$TMP/out" 2>"$TMP/err"
 check "--svg into a missing directory: exit status 1 and the error" \
@@ -100,8 +136,8 @@ refused "a count-mode dump" 2 \
 	"allocspy-report: error: count.json: no snapshots in this dump (ALLOCSPY_MODE=count takes none)" \
 	timeline count.json
 refused "timeline of two dumps" 2 "allocspy-report: error: one dump only" timeline timed.json timed.json
-refused "timeline --svg without a file" 2 "allocspy-report: error: --svg needs a file name" timeline timed.json --svg
+refused "timeline --svg without a file" 2 "allocspy-report: error: --svg needs a value" timeline timed.json --svg
 refused "timeline --svg= without a file" 2 "allocspy-report: error: --svg needs a file name" timeline --svg= timed.json
 refused "timeline --svg with --json" 2 "allocspy-report: error: --svg and --json together" \
 	timeline --json --svg x.svg timed.json
-refused "--svg for the summary" 2 "allocspy-report: error: unknown option '--svg'" --svg x.svg timed.json
+refused "--svg for the summary" 2 "allocspy-report: error: --svg is an option of the timeline command" --svg x.svg timed.json

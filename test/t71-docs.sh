@@ -197,6 +197,27 @@ print("\n".join(sorted(seen)))
 EOF
 		check "liballocspy(7) describes every key of a real dump" "" \
 			"$(missing "$(cat "$TMP/dump.keys")" "$(cat "$TMP/keys")")"
+		if [ -x "$REPORT" ] && "$REPORT" merge -o "$TMP/merged.json" "$TMP/keys.json" \
+			"$TMP/keys.json" 2>"$TMP/merge.err"; then
+			python3 - "$TMP/merged.json" >"$TMP/merged.keys" <<'EOF'
+import json, sys
+seen = set()
+def walk(v):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            seen.add(k)
+            walk(x)
+    elif isinstance(v, list):
+        for x in v:
+            walk(x)
+walk(json.load(open(sys.argv[1])))
+print("\n".join(sorted(seen)))
+EOF
+			check "liballocspy(7) describes every key of a merged dump" "" \
+				"$(missing "$(cat "$TMP/merged.keys")" "$(cat "$TMP/keys")")"
+		else
+			not_ok "liballocspy(7) describes every key of a merged dump" "$(cat "$TMP/merge.err")"
+		fi
 	else
 		not_ok "liballocspy(7) describes every key of a real dump" "no dump written"
 	fi
@@ -238,7 +259,7 @@ fi
 
 if [ -x "$REPORT" ]; then
 	"$REPORT" --help >"$TMP/help"
-	for cmd in leaks compare timeline export; do
+	for cmd in leaks compare timeline export merge; do
 		check "allocspy-report --help and allocspy-report(1) name the $cmd command" "1 1" \
 			"$(grep -c "^       allocspy-report \(\[--json\] \)\?$cmd \|^usage: allocspy-report \(\[--json\] \)\?$cmd " "$TMP/help") $(grep -c "^\.Cm $cmd\$" man/allocspy-report.1 | sed 's/^[1-9][0-9]*$/1/')"
 	done
@@ -246,6 +267,8 @@ if [ -x "$REPORT" ]; then
 		check "allocspy-report --help and allocspy-report(1) describe --$opt" "yes yes" \
 			"$(grep -q -- "--$opt" "$TMP/help" && echo yes) $(grep -q "^\.It Fl -$opt" man/allocspy-report.1 && echo yes)"
 	done
+	check "allocspy-report --help and allocspy-report(1) give -o to export and merge" "yes yes" \
+		"$(grep -q -- '-o FILE  *export, merge:' "$TMP/help" && echo yes) $(sed -n '/^\.It Fl o Ar file/,/^\.It Fl -help/p' man/allocspy-report.1 | tr '\n' ' ' | grep -q 'Cm export and .Cm merge :' && echo yes)"
 	for f in pprof gperftools massif callgrind heaptrack folded speedscope; do
 		check "allocspy-report(1) describes the $f export, --help names it" "yes yes" \
 			"$(grep -q "^\.It Cm $f\$" man/allocspy-report.1 && echo yes) $(grep -q "$f" "$TMP/help" && echo yes)"
