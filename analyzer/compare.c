@@ -549,8 +549,9 @@ static int by_change(const void *pa, const void *pb)
 }
 
 /* Every dump's sites, those that changed most first; ss->n is how many
- * changed (at most SITES_SHOWN). */
-static int sites_build(struct sites *ss, const asp_dump_t *d, size_t nd)
+ * changed (at most max). */
+static int sites_build(struct sites *ss, const asp_dump_t *d, size_t nd,
+		       size_t max)
 {
 	size_t w = 0;
 
@@ -581,7 +582,7 @@ static int sites_build(struct sites *ss, const asp_dump_t *d, size_t nd)
 	}
 	if (ss->n)
 		qsort(ss->v, ss->n, sizeof *ss->v, by_change);
-	while (w < ss->n && w < SITES_SHOWN &&
+	while (w < ss->n && w < max &&
 	       (ss->v[w].change || ss->v[w].call_change))
 		w++;
 	for (size_t k = w; k < ss->n; k++) {
@@ -642,7 +643,7 @@ static int put_sites(FILE *out, const asp_dump_t *d, size_t nd)
 	struct layout l = {0};
 	struct sites ss;
 	struct table t = {0};
-	int rc = sites_build(&ss, d, nd);
+	int rc = sites_build(&ss, d, nd, SITES_SHOWN);
 
 	if (rc == 0 && ss.n)
 		rc = sites_table(&t, &ss);
@@ -713,14 +714,12 @@ static json_t *dumps_json(const asp_dump_t *d, size_t nd)
 	return a;
 }
 
-/* The sites that changed most: each metric's values (null: unknown) and
- * ratios against the first dump. */
-static json_t *sites_json(const asp_dump_t *d, size_t nd)
+json_t *asp_compare_sites_json(const asp_dump_t *d, size_t nd, size_t max)
 {
 	json_t *a = json_array();
 	struct sites ss;
 
-	if (sites_build(&ss, d, nd) == 0) {
+	if (sites_build(&ss, d, nd, max) == 0) {
 		for (size_t k = 0; k < ss.n; k++) {
 			json_t *values = json_object(), *ratios = json_object();
 
@@ -783,5 +782,5 @@ json_t *asp_compare_json(const asp_dump_t *d, size_t nd)
 	table_free(&t);
 	return json_pack("{s:o,s:b,s:o,s:o}", "dumps", dumps_json(d, nd),
 			 "different_programs", differ, "rows", rows,
-			 "sites", sites_json(d, nd));
+			 "sites", asp_compare_sites_json(d, nd, SITES_SHOWN));
 }

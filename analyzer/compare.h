@@ -15,4 +15,9 @@
 int asp_compare_text(FILE *out, const asp_dump_t *d, size_t n);
 json_t *asp_compare_json(const asp_dump_t *d, size_t n);
 
+/* The "sites" of asp_compare_json: the allocation sites that changed, at
+ * most max of them, those that changed most first, each with every
+ * dump's figures (null: unknown) and the ratios against the first. */
+json_t *asp_compare_sites_json(const asp_dump_t *d, size_t n, size_t max);
+
 #endif

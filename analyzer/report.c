@@ -12,6 +12,7 @@
 #include "compare.h"
 #include "export.h"
 #include "fmt.h"
+#include "html.h"
 #include "leaks.h"
 #include "load.h"
 #include "msg.h"
@@ -25,6 +26,7 @@ static const char usage_text[] =
 "       allocspy-report [--json] compare DUMP1 DUMP2 [DUMP...]\n"
 "       allocspy-report timeline [--svg FILE] [--json] DUMP\n"
 "       allocspy-report export --format=FORMAT [--weight=WEIGHT] [-o FILE] DUMP\n"
+"       allocspy-report html [-o FILE] DUMP [DUMP2]\n"
 "       allocspy-report --help | --version\n"
 "\n"
 "Reads the JSON dumps that liballocspy.so writes at exit.\n"
@@ -38,6 +40,9 @@ static const char usage_text[] =
 "  timeline DUMP      the heap in use over time as a chart, then the stacks\n"
 "                     that held the peak\n"
 "  export DUMP        the dump in another tool's format, on stdout or in FILE\n"
+"  html DUMP [DUMP2]  one self-contained HTML page, on stdout or in FILE: the\n"
+"                     heap over time, flame graphs, the leaks and the tables;\n"
+"                     with DUMP2, what changed from DUMP to DUMP2\n"
 "\n"
 "Options (before or after the command; a value may be the next word):\n"
 "  --json             write JSON instead of text\n"
@@ -53,15 +58,16 @@ static const char usage_text[] =
 "                     folded (stacks, for flame graphs) or speedscope\n"
 "  --weight=WEIGHT    export --format=folded: what each stack counts:\n"
 "                     alloc_bytes (the default), allocs, inuse_bytes (at the\n"
-"                     end) or peak_bytes\n"
-"  -o FILE            export: write to FILE instead of stdout\n"
+"                     end), peak_bytes or temporary\n"
+"  -o FILE            export, html: write to FILE instead of stdout\n"
 "  --help             write this text\n"
 "  --version          write the version\n"
 "\n"
 "Exit status: 0 done, 1 the report could not be written, 2 a usage error\n"
 "or a bad dump.\n";
 
-enum command { CMD_SUMMARY, CMD_LEAKS, CMD_COMPARE, CMD_TIMELINE, CMD_EXPORT };
+enum command { CMD_SUMMARY, CMD_LEAKS, CMD_COMPARE, CMD_TIMELINE, CMD_EXPORT,
+	       CMD_HTML };
 
 /* The commands, and how many dumps each takes. */
 static const struct command_info {
@@ -73,12 +79,13 @@ static const struct command_info {
 	[CMD_COMPARE] = { "compare", 2, SIZE_MAX },
 	[CMD_TIMELINE] = { "timeline", 1, 1 },
 	[CMD_EXPORT] = { "export", 1, 1 },
+	[CMD_HTML] = { "html", 1, 2 },
 };
 
 struct opts {
 	enum command cmd;
 	const char *svg;	/* timeline --svg */
-	const char *output;	/* export -o */
+	const char *output;	/* export -o, html -o */
 	bool format_given;
 	enum asp_export_format format;
 	bool weight_given;
@@ -115,7 +122,7 @@ static const char *value(const char *name, int argc, char **argv, int *i, bool *
 	size_t n = strlen(name);
 	const char *a = argv[*i];
 
-	if (strncmp(a, name, n) != 0)
+	if (!a || strncmp(a, name, n) != 0)
 		return NULL;
 	if (a[n] == '=')
 		return a + n + 1;
@@ -189,9 +196,11 @@ static int parse(struct opts *o, int argc, char **argv)
 				   kinds ? "--show-leak-kinds" : "--gen-suppressions");
 	if (o->cmd != CMD_TIMELINE && o->svg)
 		return usage_error("%s", "--svg is an option of the timeline command");
-	if (o->cmd != CMD_EXPORT && (format || weight || o->output))
+	if (o->cmd != CMD_EXPORT && (format || weight))
 		return usage_error("%s is an option of the export command",
-				   format ? "--format" : weight ? "--weight" : "-o");
+				   format ? "--format" : "--weight");
+	if (o->cmd != CMD_EXPORT && o->cmd != CMD_HTML && o->output)
+		return usage_error("%s", "-o is an option of the export and html commands");
 	if (o->svg && (!*o->svg || o->json))
 		return usage_error("%s", *o->svg ? "--svg and --json together" :
 				   "--svg needs a file name");
@@ -201,13 +210,15 @@ static int parse(struct opts *o, int argc, char **argv)
 		return usage_error("%s", "export needs --format");
 	if (o->weight_given && o->format != ASP_EXPORT_FOLDED)
 		return usage_error("%s", "--weight is for --format=folded");
-	if (o->cmd == CMD_EXPORT && o->json)
-		return usage_error("%s", "export writes no JSON of its own");
+	if ((o->cmd == CMD_EXPORT || o->cmd == CMD_HTML) && o->json)
+		return usage_error("%s writes no JSON of its own",
+				   commands[o->cmd].name);
 	if (o->nfiles < commands[o->cmd].min_dumps)
 		return usage_error("%s", o->cmd == CMD_COMPARE ? "compare needs two dumps or more" :
 				   "no dump given");
 	if (o->nfiles > commands[o->cmd].max_dumps)
-		return usage_error("%s", "one dump only");
+		return usage_error("%s", commands[o->cmd].max_dumps == 2 ?
+				   "two dumps at most" : "one dump only");
 	return -1;
 }
 
@@ -301,6 +312,30 @@ static int export(const struct opts *o, const asp_dump_t *d)
 	return ASP_EXIT_OK;
 }
 
+static int html(const struct opts *o, const asp_dump_t *d)
+{
+	FILE *f = o->output ? fopen(o->output, "w") : stdout;
+	int rc, werr = 0;
+
+	if (!f) {
+		asp_error(o->output, "cannot write: %s", strerror(errno));
+		return ASP_EXIT_OUTPUT;
+	}
+	rc = asp_html_write(f, d, o->nfiles);
+	if (f != stdout) {
+		werr = ferror(f) ? errno ? errno : EIO : 0;
+		if (fclose(f) != 0 && !werr)
+			werr = errno ? errno : EIO;
+	}
+	if (rc < 0)
+		return out_of_memory();
+	if (werr) {
+		asp_error(o->output, "cannot write: %s", strerror(werr));
+		return ASP_EXIT_OUTPUT;
+	}
+	return ASP_EXIT_OK;
+}
+
 static int run(const struct opts *o, asp_dump_t *d)
 {
 	char err[ASP_ERR_MAX];
@@ -340,6 +375,8 @@ static int run(const struct opts *o, asp_dump_t *d)
 		return timeline(o, d);
 	case CMD_EXPORT:
 		return export(o, d);
+	case CMD_HTML:
+		return html(o, d);
 	}
 	return ASP_EXIT_USAGE;
 }

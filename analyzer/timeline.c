@@ -337,39 +337,15 @@ json_t *asp_timeline_json(const asp_dump_t *d)
 
 /* --- SVG --------------------------------------------------------------------- */
 
-/* s as XML text: the markup characters escaped, control bytes and bytes
- * that are not UTF-8 shown as '?'. */
-static void put_xml(FILE *out, const char *s)
-{
-	json_t *j = asp_json_text(s ? s : "");
-	const char *t = json_is_string(j) ? json_string_value(j) : "?";
-
-	for (; *t; t++) {
-		unsigned char c = (unsigned char)*t;
-
-		if (c == '&')
-			fputs("&amp;", out);
-		else if (c == '<')
-			fputs("&lt;", out);
-		else if (c == '>')
-			fputs("&gt;", out);
-		else if (c == '"')
-			fputs("&quot;", out);
-		else
-			putc(c < 0x20 || c == 0x7f ? '?' : c, out);
-	}
-	json_decref(j);
-}
-
 static void put_xml_frame(FILE *out, const asp_profile_t *p,
 			  const asp_loc_t *loc, const asp_line_t *l)
 {
 	char buf[ASP_NAME_MAX];
 
-	put_xml(out, asp_profile_name(p, loc, l, buf));
+	asp_put_xml(out, asp_profile_name(p, loc, l, buf));
 	if (l->file) {
 		fputs(" (", out);
-		put_xml(out, l->file);
+		asp_put_xml(out, l->file);
 		fprintf(out, ":%u)", l->line);
 	}
 }
@@ -464,11 +440,11 @@ int asp_timeline_svg(FILE *out, const asp_dump_t *d)
 		SVG_W, SVG_TOP + SVG_PLOT_H + 70 + (lines + 1) * SVG_LINE, SVG_W,
 		SVG_TOP + SVG_PLOT_H + 70 + (lines + 1) * SVG_LINE);
 	fputs("<title>Heap in use over time: ", out);
-	put_xml(out, asp_dump_exe_name(d));
+	asp_put_xml(out, asp_dump_exe_name(d));
 	fputs("</title>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n", out);
 	fprintf(out, "<text x=\"%d\" y=\"28\" font-family=\"sans-serif\" font-size=\"16\" "
 		"fill=\"#222\">Heap in use over time: ", SVG_LEFT);
-	put_xml(out, asp_dump_exe_name(d));
+	asp_put_xml(out, asp_dump_exe_name(d));
 	fprintf(out, " (pid %lld, %zu snapshots)</text>\n", (long long)d->pid,
 		d->nsnapshots);
 	chart_svg(out, d, vmax);
