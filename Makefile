@@ -158,7 +158,7 @@ ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-s
 check-asan:
 	@$(MAKE) -s B=build/asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" \
 		build/asan/allocspy-report $(UNIT_SRC:test/unit/%.c=build/asan/test/unit/%)
-	@B=build/asan TESTS="t50 t51" ASAN_OPTIONS=detect_leaks=0 sh test/run.sh
+	@B=build/asan TESTS="t50 t51 t52" ASAN_OPTIONS=detect_leaks=0 sh test/run.sh
 
 # cppcheck and clang-tidy (.clang-tidy) over every source; quiet when clean.
 lint:

@@ -508,7 +508,7 @@ static int put_timeline(FILE *out, struct part *pt)
 	}
 	if (c.vmax <= 0)
 		c.vmax = 1;
-	tl = asp_timeline_json(d);
+	tl = asp_timeline_json_of(&pt->p);
 	if (!tl || json_object_set_new(pt->data, "timeline", timeline_data(&c)) < 0) {
 		json_decref(tl);
 		free(ix);
@@ -692,7 +692,7 @@ static int put_leaks(FILE *out, struct part *pt)
 		fputs("<p class=\"note\">The dump has no loss records.</p></section>\n", out);
 		return 0;
 	}
-	if (!(lj = asp_leaks_json(d, all, false)))
+	if (!(lj = asp_leaks_json_with(d, pt->p.sym, all, false)))
 		return -ENOMEM;
 	recs = json_object_get(lj, "loss_records");
 	n = json_array_size(recs);
@@ -996,10 +996,12 @@ static void sites_table(FILE *out, const json_t *sites, int sign, const char *ti
 	fputs("</tbody></table>\n", out);
 }
 
-static int put_compare(FILE *out, const asp_dump_t *d)
+static int put_compare(FILE *out, const struct part *pt)
 {
-	json_t *cj = asp_compare_json(d, 2);
-	json_t *sites = asp_compare_sites_json(d, 2, ASP_HTML_SITES);
+	const asp_dump_t *d = pt[0].d;
+	asp_symbolizer_t *sym[2] = { pt[0].p.sym, pt[1].p.sym };
+	json_t *cj = asp_compare_json_with(d, sym, 2);
+	json_t *sites = asp_compare_sites_json(d, sym, 2, ASP_HTML_SITES);
 
 	if (!cj || !sites) {
 		json_decref(cj);
@@ -1121,7 +1123,7 @@ int asp_html_write(FILE *out, const asp_dump_t *d, size_t n)
 			put_nav(out, i, n > 1 ? (i ? "B" : "A") : NULL);
 		fputs("</ul></nav></header>\n<main>\n", out);
 		if (n > 1)
-			rc = put_compare(out, d);
+			rc = put_compare(out, parts);
 	}
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		rc = put_part(out, &parts[i], n);

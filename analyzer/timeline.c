@@ -292,19 +292,15 @@ static json_t *frames_json(const asp_profile_t *p, const asp_pstack_t *ps)
 	return a;
 }
 
-json_t *asp_timeline_json(const asp_dump_t *d)
+json_t *asp_timeline_json_of(const asp_profile_t *p)
 {
+	const asp_dump_t *d = p->d;
 	const asp_snapshot_t *peak = &d->snapshots[d->peak_snapshot];
 	json_t *o, *snaps, *stacks;
-	asp_profile_t p;
 	struct held h;
 
 	if (held_at_peak(d, &h) < 0)
 		return NULL;
-	if (asp_profile_build(&p, d) < 0) {
-		free(h.v);
-		return NULL;
-	}
 	snaps = json_array();
 	for (size_t i = 0; i < d->nsnapshots; i++) {
 		const asp_snapshot_t *s = &d->snapshots[i];
@@ -322,7 +318,7 @@ json_t *asp_timeline_json(const asp_dump_t *d)
 			"bytes", (json_int_t)h.v[i].bytes,
 			"blocks", (json_int_t)h.v[i].blocks,
 			"percent", percent(h.v[i].bytes, h.total),
-			"frames", frames_json(&p, &p.stacks[h.v[i].stack])));
+			"frames", frames_json(p, &p->stacks[h.v[i].stack])));
 	o = json_pack("{s:o,s:I,s:o,s:{s:I,s:f,s:I,s:I,s:I,s:o}}",
 		"file", asp_json_text(d->file), "pid", (json_int_t)d->pid,
 		"snapshots", snaps,
@@ -330,8 +326,19 @@ json_t *asp_timeline_json(const asp_dump_t *d)
 		"t_s", peak->t_s, "in_use_bytes", (json_int_t)peak->in_use_bytes,
 		"in_use_blocks", (json_int_t)peak->in_use_blocks,
 		"bound", (json_int_t)d->peak_bytes_bound, "stacks", stacks);
-	asp_profile_free(&p);
 	free(h.v);
+	return o;
+}
+
+json_t *asp_timeline_json(const asp_dump_t *d)
+{
+	asp_profile_t p;
+	json_t *o;
+
+	if (asp_profile_build(&p, d) < 0)
+		return NULL;
+	o = asp_timeline_json_of(&p);
+	asp_profile_free(&p);
 	return o;
 }
 
