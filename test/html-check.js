@@ -6,7 +6,8 @@
 // page error and dialog; the timeline's peak marker and hover text; each
 // flame graph's total; a zoom into the frame named ZOOM (or the widest
 // below the root's child) and back; a search for SEARCH; the static parts
-// without JavaScript; and a 1200x800 screenshot.
+// without JavaScript; and a 1200x800 screenshot from the heap over time
+// down.
 "use strict";
 const path = require("path");
 const fs = require("fs");
@@ -97,6 +98,7 @@ async function with_js(browser, seen) {
       return document.querySelector(".flame .fg-info").textContent;
     });
   }
+  r.flame_svgs = await page.$$eval("svg.fg", (v) => v.length);
   // Sorting a table by a column of numbers.
   r.sorted = await page.evaluate(() => {
     const t = document.querySelector("table.sortable");
@@ -109,7 +111,11 @@ async function with_js(browser, seen) {
   });
   r.text = await page.evaluate(() => document.body.innerText);
   if (shot) {
-    await page.evaluate(() => window.scrollTo(0, 0));
+    // The heap over time and the flame graphs, below the summary.
+    await page.evaluate(() => {
+      const t = document.querySelector("section[id$=-timeline]");
+      window.scrollTo(0, t ? t.getBoundingClientRect().top + window.scrollY - 8 : 0);
+    });
     await page.screenshot({ path: shot });
     const png = fs.readFileSync(shot);
     r.screenshot = { bytes: png.length, signature: png.subarray(1, 4).toString(),
