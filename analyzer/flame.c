@@ -233,14 +233,23 @@ static void walk_frame(void *arg, const asp_loc_t *loc, const asp_line_t *l)
 	k->at = at;
 }
 
+/* Adds sample s of weight w; under a first frame called prefix, when
+ * given. */
 static int add(asp_flame_t *f, const asp_profile_t *p, const asp_sample_t *s,
-	       uint64_t w)
+	       uint64_t w, const char *prefix)
 {
 	struct walk k = { .f = f, .p = p, .at = 0, .w = w };
 
 	if (w == 0)
 		return 0;
 	f->nodes[0].value = asp_add_sat(f->nodes[0].value, w);
+	if (prefix) {
+		size_t name = intern(&f->names, prefix);
+
+		if (name == NONE || (k.at = child(f, 0, name)) == NONE)
+			return -ENOMEM;
+		f->nodes[k.at].value = asp_add_sat(f->nodes[k.at].value, w);
+	}
 	asp_export_frames(s, walk_frame, &k);
 	return k.err;
 }
@@ -302,10 +311,10 @@ static int add_others(asp_flame_t *f, const asp_profile_t *p,
 		s = (asp_sample_t){ .stack = &p->stacks[stack], .stack_index = stack,
 				    .in_use_bytes = bytes, .peak_bytes = bytes };
 		sum = asp_add_sat(sum, bytes);
-		rc = add(f, p, &s, bytes);
+		rc = add(f, p, &s, bytes, NULL);
 	}
 	s = (asp_sample_t){ .stack = NULL, .stack_index = SIZE_MAX };
-	return rc ? rc : add(f, p, &s, rest(all, sum));
+	return rc ? rc : add(f, p, &s, rest(all, sum), NULL);
 }
 
 int asp_flame_build(asp_flame_t **out, const asp_profile_t *p,
@@ -344,7 +353,77 @@ int asp_flame_build(asp_flame_t **out, const asp_profile_t *p,
 	if (others)
 		rc = add_others(f, p, w);
 	for (size_t i = 0; !others && i < p->nsamples && rc == 0; i++)
-		rc = add(f, p, &p->samples[i], asp_export_weight(&p->samples[i], w));
+		rc = add(f, p, &p->samples[i], asp_export_weight(&p->samples[i], w), NULL);
+	if (rc < 0 || f->nodes[0].value == 0) {
+		asp_flame_free(f);
+		return rc;
+	}
+	*out = f;
+	return 0;
+}
+
+static int by_tid(const void *pa, const void *pb)
+{
+	const asp_thread_t *a = *(const asp_thread_t *const *)pa;
+	const asp_thread_t *b = *(const asp_thread_t *const *)pb;
+
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+/* "thread 4097 (worker-1)", or without the name when the dump has none. */
+static void thread_label(char *buf, size_t size, const asp_dump_t *d,
+			 const asp_thread_t *const *by_tid_v, int64_t tid)
+{
+	asp_thread_t key = { .tid = tid };
+	const asp_thread_t *kp = &key, *const *t;
+
+	t = bsearch(&kp, by_tid_v, d->nthreads, sizeof *by_tid_v, by_tid);
+	if (t && (*t)->name && (*t)->name[0])
+		snprintf(buf, size, "thread %lld (%s)", (long long)tid, (*t)->name);
+	else
+		snprintf(buf, size, "thread %lld", (long long)tid);
+}
+
+int asp_flame_build_threads(asp_flame_t **out, const asp_profile_t *p,
+			    enum asp_export_weight w)
+{
+	const asp_dump_t *d = p->d;
+	const asp_thread_t **tv;
+	bool several = false;
+	uint64_t sum = 0, all = w == ASP_WEIGHT_ALLOCS ? d->allocs : d->bytes_allocated;
+	asp_sample_t s;
+	asp_flame_t *f;
+	int rc = 0;
+
+	*out = NULL;
+	for (size_t k = 1; k < d->nthread_stacks; k++)
+		several = several || d->thread_stacks[k].tid != d->thread_stacks[0].tid;
+	if (!several || (w != ASP_WEIGHT_ALLOC_BYTES && w != ASP_WEIGHT_ALLOCS))
+		return 0;
+	/* An array of pointers: sizeof *tv is a pointer's size. */
+	tv = malloc((d->nthreads ? d->nthreads : 1) * sizeof *tv); // NOLINT(bugprone-sizeof-expression)
+	f = tv ? flame_new() : NULL;
+	if (!f) {
+		free(tv);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < d->nthreads; i++)
+		tv[i] = &d->threads[i];
+	qsort(tv, d->nthreads, sizeof *tv, by_tid); // NOLINT(bugprone-sizeof-expression)
+	for (size_t k = 0; k < d->nthread_stacks && rc == 0; k++) {
+		const asp_thread_stack_t *t = &d->thread_stacks[k];
+		uint64_t v = w == ASP_WEIGHT_ALLOCS ? t->allocs : t->bytes;
+		char label[ASP_PATH_MAX + 48];
+
+		thread_label(label, sizeof label, d, tv, t->tid);
+		s = (asp_sample_t){ .stack = &p->stacks[t->stack], .stack_index = t->stack };
+		sum = asp_add_sat(sum, v);
+		rc = add(f, p, &s, v, label);
+	}
+	s = (asp_sample_t){ .stack = NULL, .stack_index = SIZE_MAX };
+	if (rc == 0)
+		rc = add(f, p, &s, rest(all, sum), NULL);
+	free(tv);
 	if (rc < 0 || f->nodes[0].value == 0) {
 		asp_flame_free(f);
 		return rc;

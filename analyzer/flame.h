@@ -36,6 +36,12 @@ void asp_flame_strings_free(asp_flame_strings_t *s);
  * when every weight is 0. Returns 0 or -ENOMEM. */
 int asp_flame_build(asp_flame_t **f, const asp_profile_t *p,
 		    enum asp_export_weight w, const char **source);
+/* The same for the bytes or blocks allocated, from thread_stacks, each
+ * thread's stacks under a first frame "thread TID (NAME)"; what the
+ * threads' stacks leave out of the dump's figure is ASP_PROFILE_OTHER. *f
+ * is NULL for another weight, or when fewer than two threads allocated. */
+int asp_flame_build_threads(asp_flame_t **f, const asp_profile_t *p,
+			    enum asp_export_weight w);
 void asp_flame_free(asp_flame_t *f);
 
 /* The tree, root first, depth first, children heaviest first, as parallel

@@ -544,23 +544,29 @@ static int put_flames(FILE *out, struct part *pt)
 {
 	asp_flame_strings_t *strings = asp_flame_strings_new();
 	json_t *list = json_array();
+	size_t nthreaded = 0;
 	int rc = strings && list ? 0 : -ENOMEM;
 
 	fprintf(out, "<section id=\"d%zu-flame\"><h3>Flame graphs</h3>\n", pt->i);
-	for (size_t k = 0; rc == 0 && k < NFLAMES; k++) {
+	/* Each graph, then the same split by thread when the dump can. */
+	for (size_t k = 0; rc == 0 && k < 2 * NFLAMES; k++) {
+		bool by_thread = k % 2;
 		asp_flame_t *f = NULL;
-		const char *source;
+		const char *source = "thread_stacks";
 		json_t *j;
 
-		rc = asp_flame_build(&f, &pt->p, flames[k].w, &source);
+		rc = by_thread ? asp_flame_build_threads(&f, &pt->p, flames[k / 2].w) :
+		     asp_flame_build(&f, &pt->p, flames[k / 2].w, &source);
 		if (rc < 0 || !f)
 			continue;
 		j = asp_flame_json(f, strings);
 		asp_flame_free(f);
-		if (!j || json_object_set_new(j, "key", json_string(flames[k].key)) < 0 ||
-		    json_object_set_new(j, "title", json_string(flames[k].title)) < 0 ||
-		    json_object_set_new(j, "unit", json_string(flames[k].unit)) < 0 ||
+		nthreaded += by_thread;
+		if (!j || json_object_set_new(j, "key", json_string(flames[k / 2].key)) < 0 ||
+		    json_object_set_new(j, "title", json_string(flames[k / 2].title)) < 0 ||
+		    json_object_set_new(j, "unit", json_string(flames[k / 2].unit)) < 0 ||
 		    json_object_set_new(j, "source", json_string(source)) < 0 ||
+		    json_object_set_new(j, "by_thread", json_boolean(by_thread)) < 0 ||
 		    json_array_append_new(list, j) < 0)
 			rc = -ENOMEM;
 	}
@@ -583,11 +589,15 @@ static int put_flames(FILE *out, struct part *pt)
 	for (size_t k = 0; k < json_array_size(list); k++) {
 		const json_t *j = json_array_get(list, k);
 
-		fprintf(out, "<option value=\"%s\">%s</option>",
-			json_string_value(json_object_get(j, "key")),
-			json_string_value(json_object_get(j, "title")));
+		if (!json_is_true(json_object_get(j, "by_thread")))
+			fprintf(out, "<option value=\"%s\">%s</option>",
+				json_string_value(json_object_get(j, "key")),
+				json_string_value(json_object_get(j, "title")));
 	}
-	fputs("</select></label> <label>search <input type=\"search\" class=\"fg-search\" "
+	fputs("</select></label> ", out);
+	if (nthreaded)
+		fputs("<label><input type=\"checkbox\" class=\"fg-threads\"> by thread</label> ", out);
+	fputs("<label>search <input type=\"search\" class=\"fg-search\" "
 	      "placeholder=\"function or file\" spellcheck=\"false\"></label> "
 	      "<button type=\"button\" class=\"fg-reset\">reset zoom</button> "
 	      "<span class=\"fg-match\" aria-live=\"polite\"></span></div>\n"

@@ -83,8 +83,11 @@
     this.match = box.querySelector(".fg-match");
     this.search = box.querySelector(".fg-search");
     this.select = box.querySelector(".fg-weight");
+    this.threads = box.querySelector(".fg-threads");
     var self = this;
     this.select.addEventListener("change", function () { self.load(self.select.value); });
+    if (this.threads)
+      this.threads.addEventListener("change", function () { self.load(self.select.value); });
     this.search.addEventListener("input", function () { self.draw(); });
     box.querySelector(".fg-reset").addEventListener("click", function () { self.zoomTo(0); });
     this.holder.addEventListener("click", function (ev) {
@@ -98,9 +101,14 @@
     this.load(this.select.value);
   }
 
-  /* Reads graph key: parents, extents in the graph's units, names. */
+  /* Reads graph key (split by thread when asked and there is one):
+   * parents, extents in the graph's units, names. */
   Flame.prototype.load = function (key) {
-    var g = this.dump.flames.filter(function (f) { return f.key === key; })[0];
+    var of = this.dump.flames.filter(function (f) { return f.key === key; });
+    var split = of.filter(function (f) { return f.by_thread; });
+    var g = split.length && this.threads && this.threads.checked ? split[0] :
+      of.filter(function (f) { return !f.by_thread; })[0];
+    if (this.threads) this.threads.disabled = !split.length;
     var n = g.n.length, last = [], i;
     this.g = g;
     this.parent = new Int32Array(n);
@@ -153,7 +161,7 @@
     var scale = W / g.v[z], x0 = this.start[z], dz = g.d[z];
     var term = this.search.value.trim().toLowerCase(), hits = 0, hitValue = 0, inHit = -1;
     var svg = el("svg", { "class": "fg", width: W, viewBox: "0 0 " + W + " 0",
-      "data-key": g.key, "data-zoom": z, "data-total": g.v[0] });
+      "data-key": g.key + (g.by_thread ? "/thread" : ""), "data-zoom": z, "data-total": g.v[0] });
     var rows = 0, i, a;
 
     function frame(self, i, x, w, depth, cls) {

@@ -4,7 +4,8 @@
 // then off, each in a fresh profile (playwright's own --user-data-dir),
 // and writes what it saw to OUT.json: every request, console message,
 // page error and dialog; the timeline's peak marker and hover text; each
-// flame graph's total; a zoom into the frame named ZOOM (or the widest
+// flame graph's total, and the first split by thread; a zoom into the
+// frame named ZOOM (or the widest
 // below the root's child) and back; a search for SEARCH; the static parts
 // without JavaScript; and a 1200x800 screenshot from the heap over time
 // down.
@@ -62,6 +63,13 @@ async function with_js(browser, seen) {
           +g.dataset.value, +g.dataset.depth, +g.querySelector("rect").getAttribute("width")]) }));
     }
     await page.selectOption(".flame .fg-weight", keys[0]);
+    if (await page.$(".flame .fg-threads")) {
+      await page.check(".flame .fg-threads");
+      r.by_thread = await page.$eval(".flame svg.fg", (s) => ({ key: s.dataset.key,
+        threads: [...s.querySelectorAll('.fr[data-depth="1"]')].map((g) =>
+          [g.dataset.name, +g.dataset.value]) }));
+      await page.uncheck(".flame .fg-threads");
+    }
     const frame = await page.evaluate((name) => {
       const v = [...document.querySelectorAll(".flame svg.fg .fr")];
       const g = name ? v.find((x) => x.dataset.name === name) :

@@ -86,6 +86,9 @@ frame() { seen "$1" "sum(f[1] for f in d['on']['flames']['$2']['frames'] if f[0]
 check "heapprog: frames weigh what the program allocated there" \
 	"204800 102400 25600 300 16000 100 204800" \
 	"$(frame heapprog alloc_bytes build_index) $(frame heapprog alloc_bytes load_table) $(frame heapprog alloc_bytes worker) $(frame heapprog temporary parse_line) $(frame heapprog inuse_bytes grow_cache) $(frame heapprog inuse_bytes make_leak) $(frame heapprog peak_bytes build_index)"
+check "heapprog: by thread, each thread's bytes are thread_stacks'" \
+	"$(json_get "$D" '("alloc_bytes/thread", sorted([("thread %d (%s)" % (t, [x["name"] for x in d["threads"] if x["tid"] == t][0]), sum(s["bytes"] for s in d["thread_stacks"] if s["tid"] == t)) for t in {s["tid"] for s in d["thread_stacks"]}]))')" \
+	"$(seen heapprog '(d["on"]["by_thread"]["key"], sorted(tuple(t) for t in d["on"]["by_thread"]["threads"]))')"
 check "heapprog: a click on load_table zooms it to the full width, the root back" \
 	"load_table 1150.0 0.0 0 True" \
 	"$(seen heapprog '(lambda z: "%s %.1f %.1f %s %s" % (z["frame"]["name"], z["after"]["width"], z["after"]["x"], z["back"]["zoom"], z["back"]["width"] == z["frame"]["width"] < z["full"]))(d["on"]["zoom"])')"
