@@ -377,7 +377,8 @@ static void thread_label(char *buf, size_t size, const asp_dump_t *d,
 	asp_thread_t key = { .tid = tid };
 	const asp_thread_t *kp = &key, *const *t;
 
-	t = bsearch(&kp, by_tid_v, d->nthreads, sizeof *by_tid_v, by_tid);
+	/* An array of pointers: sizeof *by_tid_v is a pointer's size. */
+	t = bsearch(&kp, by_tid_v, d->nthreads, sizeof *by_tid_v, by_tid); // NOLINT(bugprone-sizeof-expression)
 	if (t && (*t)->name && (*t)->name[0])
 		snprintf(buf, size, "thread %lld (%s)", (long long)tid, (*t)->name);
 	else

@@ -53,10 +53,14 @@ check "timed.json: a band and a title per snapshot" "{'tl-time': 3, 'tl-alloc': 
 	"$(info timed '"%s %s" % (d["bands"], d["band_titles"])')"
 check "timed.json: the flame graphs' totals are the dump's" \
 	"$(json_get "$D" '[("alloc_bytes", d["heap"]["bytes_allocated"]), ("allocs", d["heap"]["allocs"]), ("temporary", d["heap"]["temporary"]), ("inuse_bytes", d["heap"]["in_use_bytes"]), ("peak_bytes", [s for s in d["snapshots"] if s.get("peak")][0]["in_use_bytes"])]')" \
-	"$(info timed '[(f["key"], f["total"]) for f in d["data"]["dumps"][0]["flames"]]')"
+	"$(info timed '[(f["key"], f["total"]) for f in d["data"]["dumps"][0]["flames"] if not f["by_thread"]]')"
+check "timed.json: bytes allocated by thread, from thread_stacks; the rest as other stacks" \
+	"$(json_get "$D" '(lambda by: sorted(by + [("[other stacks]", d["heap"]["bytes_allocated"] - sum(v for _, v in by))]))([("thread %d (%s)" % (t, [x["name"] for x in d["threads"] if x["tid"] == t][0]), sum(s["bytes"] for s in d["thread_stacks"] if s["tid"] == t)) for t in sorted({s["tid"] for s in d["thread_stacks"]})])')" \
+	"$(info timed '[sorted((d["data"]["dumps"][0]["strings"][n], v) for n, v, k in zip(f["n"], f["v"], f["d"]) if k == 1) for f in d["data"]["dumps"][0]["flames"] if f["by_thread"] and f["key"] == "alloc_bytes"][0]')"
 check "timed.json: each flame graph's root weighs the total, its children no more" "True" \
 	"$(info timed 'all(f["v"][0] == f["total"] and f["d"][0] == 0 and sum(v for v, k in zip(f["v"], f["d"]) if k == 1) <= f["total"] for f in d["data"]["dumps"][0]["flames"])')"
-check "timed.json: the graphs come from stack_stats" "['stack_stats', 'stack_stats', 'stack_stats', 'stack_stats', 'stack_stats']" \
+check "timed.json: the graphs come from stack_stats, those by thread from thread_stacks" \
+	"['stack_stats', 'thread_stacks', 'stack_stats', 'thread_stacks', 'stack_stats', 'stack_stats', 'stack_stats']" \
 	"$(info timed '[f["source"] for f in d["data"]["dumps"][0]["flames"]]')"
 check "timed.json: the LEAK SUMMARY table is the dump's" \
 	"$(json_get "$D" '[["definitely lost", "indirectly lost", "possibly lost", "still reachable", "suppressed"][i] + " %d %d" % (d["leaks"][k]["bytes"], d["leaks"][k]["blocks"]) for i, k in enumerate(["definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable", "suppressed"])]')" \
