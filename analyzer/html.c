@@ -521,7 +521,8 @@ static int put_timeline(FILE *out, struct part *pt)
 		"<span class=\"tl-info\" aria-live=\"polite\"></span></div>\n");
 	fprintf(out, "<svg class=\"timeline\" id=\"d%zu-tl\" xmlns=\"http://www.w3.org/2000/svg\" "
 		"viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" "
-		"aria-label=\"bytes in use over time\">\n", pt->i, TL_W, TL_H, TL_W, TL_H);
+		"aria-label=\"bytes in use over time\" data-top=\"%d\" data-bottom=\"%d\">\n",
+		pt->i, TL_W, TL_H, TL_W, TL_H, TL_TOP, TL_TOP + TL_PLOT_H);
 	chart_group(out, &c);
 	c.by_alloc = true;
 	chart_group(out, &c);

@@ -23,7 +23,8 @@
     var part = svg.closest(".tl-chart");
     var tl = data.dumps[+svg.id.replace(/^d(\d+).*$/, "$1")].timeline;
     var info = part.querySelector(".tl-info");
-    var guide = el("line", { "class": "guide", y1: 14, y2: 244, visibility: "hidden" });
+    var guide = el("line", { "class": "guide", y1: svg.dataset.top, y2: svg.dataset.bottom,
+      visibility: "hidden" });
     var dot = el("circle", { "class": "dot", r: 3.5, visibility: "hidden" });
 
     if (!tl) return;

@@ -117,7 +117,11 @@ async function with_js(browser, seen) {
     return { order: th.getAttribute("aria-sort"),
       values: [...t.tBodies[0].rows].map((row) => +row.cells[1].dataset.v) };
   });
+  // "open all" shows every loss record's stack, and so its text.
+  for (const b of await page.$$(".rec-open")) await b.click();
+  r.records_open = await page.$$eval("details.rec", (v) => [v.filter((d) => d.open).length, v.length]);
   r.text = await page.evaluate(() => document.body.innerText);
+  for (const b of await page.$$(".rec-close")) await b.click();
   if (shot) {
     // The heap over time and the flame graphs, below the summary.
     await page.evaluate(() => {

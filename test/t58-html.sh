@@ -99,6 +99,8 @@ check "heapprog: the search highlights the matching frames" \
 	"$(seen heapprog '"%s %s %s" % (d["on"]["search"]["text"], d["on"]["search"]["matched"], d["on"]["search"]["searching"])')"
 check "heapprog: a frame's file and line on hover" "True" \
 	"$(seen heapprog 'any(t.startswith("build_index  heapprog.c:68\n204,800 bytes, ") for t in d["on"]["titles"])')"
+check "heapprog: open all opens every loss record" "True" \
+	"$(seen heapprog '(lambda o: o[0] == o[1] > 0)(d["on"]["records_open"])')"
 check "heapprog: a table sorts by a column of numbers" "descending True" \
 	"$(seen heapprog '"%s %s" % (d["on"]["sorted"]["order"], d["on"]["sorted"]["values"] == sorted(d["on"]["sorted"]["values"], reverse=True))')"
 check "heapprog: without JavaScript: tables, loss records, the timeline at its time axis" \
@@ -170,6 +172,19 @@ check "markup: frames weigh what the program allocated there" "2000 4000 6400 10
 	"$(frame marked alloc_bytes grow) $(frame marked alloc_bytes shrink) $(frame marked alloc_bytes temporary) $(frame marked temporary temporary) $(frame marked alloc_bytes big_table) $(frame marked peak_bytes big_table)"
 check "markup: a click on big_table zooms it to the full width" "big_table 1150.0 0.0" \
 	"$(seen marked '(lambda z: "%s %.1f %.1f" % (z["frame"]["name"], z["after"]["width"], z["after"]["x"]))(d["on"]["zoom"])')"
+
+# Every string of a dump that the page shows, made markup.
+python3 "$TOP/test/golden/markup.py" "$TOP/test/golden/timed.json" "$TMP/strings.json" >"$TMP/marks"
+"$REPORT" html "$TMP/strings.json" -o "$TMP/strings.html" 2>/dev/null
+check "markup in every string: html exits 0" 0 "$?"
+browse strings
+quiet strings
+while IFS= read -r s; do
+	check "markup in every string: shown as text: $s" "yes" \
+		"$(seen strings 'd["on"]["text"]' | grep -qF -- "$s" && echo yes)"
+done <"$TMP/marks"
+check "markup in every string: a module's path in the flame graphs' titles" "True" \
+	"$(seen strings 'any("/x/<img src=y onerror=alert(4)>.so" in t for t in d["on"]["titles"])')"
 
 "$REPORT" html "$TMP/marked2.json" "$TMP/marked8.json" -o "$TMP/diff.html" 2>"$TMP/err"
 check "two builds: html exits 0, nothing on stderr" "0|" "$?|$(cat "$TMP/err")"
