@@ -260,6 +260,7 @@ man_text=$(mandoc -Tutf8 man/allocspy-report.1 2>/dev/null | col -b | tr '\t\n' 
 for want in "Of more than $(limit ASP_HTML_SNAPSHOTS) snapshots, $(limit ASP_HTML_SNAPSHOTS) are drawn" \
 	"Of more than $(limit ASP_HTML_RECORDS) loss records, the $(limit ASP_HTML_RECORDS) largest are listed" \
 	"of a stack, its first $(limit ASP_HTML_FRAMES) frames" \
+	"the command line (its first $(limit ASP_HTML_CMDLINE) bytes)" \
 	"the threads (the $(limit ASP_HTML_THREADS) that allocated most)" \
 	"the $(limit ASP_HTML_PEAK_STACKS) stacks that held most at the peak" \
 	"those that grew and those that shrank, at most $(limit ASP_HTML_SITES)" \
