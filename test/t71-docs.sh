@@ -240,7 +240,7 @@ if [ -x "$REPORT" ]; then
 	"$REPORT" --help >"$TMP/help"
 	for cmd in leaks compare timeline export html; do
 		check "allocspy-report --help and allocspy-report(1) name the $cmd command" "1 1" \
-			"$(grep -c "^       allocspy-report \(\[--json\] \)\{0,1\}$cmd \|^usage: allocspy-report \(\[--json\] \)\{0,1\}$cmd " "$TMP/help") $(grep -c "^\.Cm $cmd\$" man/allocspy-report.1 | sed 's/^[1-9][0-9]*$/1/')"
+			"$(grep -c "^       allocspy-report \(\[--json\] \)\?$cmd \|^usage: allocspy-report \(\[--json\] \)\?$cmd " "$TMP/help") $(grep -c "^\.Cm $cmd\$" man/allocspy-report.1 | sed 's/^[1-9][0-9]*$/1/')"
 	done
 	for opt in svg format weight; do
 		check "allocspy-report --help and allocspy-report(1) describe --$opt" "yes yes" \
