@@ -5,7 +5,7 @@
 # by their SHA-256); the page's figures are the dump's; text from a dump
 # full of markup is escaped; a large dump is thinned as the page says; two
 # dumps give the comparison; usage and write errors. The analyzer alone:
-# make check-asan runs it too. t58 opens pages in a browser.
+# make check-asan runs it too. t59 opens pages in a browser.
 . "$(dirname "$0")/lib.sh"
 G=$TOP/test/golden
 unset DEBUGINFOD_URLS

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t58-html.sh - allocspy-report html in a browser: Debian's chromium,
+# t59-html.sh - allocspy-report html in a browser: Debian's chromium,
 # headless, driven by playwright-core (test/html-check.js). On real runs
 # under the shim (test/golden/heapprog.c, and a program built here from a
 # source file whose name is markup, run with markup in its arguments):
