@@ -56,8 +56,6 @@ struct part {
 
 /* --- small writers ------------------------------------------------------------ */
 
-#define esc asp_put_xml
-
 static void put_count(FILE *out, uint64_t v)
 {
 	char buf[ASP_NUM_MAX];
@@ -129,20 +127,20 @@ static void put_cmdline(FILE *out, const asp_dump_t *d)
 		if (i)
 			putc(' ', out);
 		if (len <= left) {
-			esc(out, d->argv[i]);
+			asp_put_xml(out, d->argv[i]);
 			left -= len;
 			continue;
 		}
 		cut = strndup(d->argv[i], left);
 		if (cut)
-			esc(out, cut);
+			asp_put_xml(out, cut);
 		free(cut);
 		cut_off = true;
 	}
 	if (cut_off)
 		fputs(" \u2026", out);
 	if (d->argc == 0)
-		esc(out, d->exe);
+		asp_put_xml(out, d->exe);
 }
 
 /* Writes v (an object or array) as the text of a <script> element: JSON
@@ -176,15 +174,15 @@ static void put_frame_json(FILE *out, const json_t *f)
 	const char *mod = json_string_value(json_object_get(f, "module"));
 
 	fputs("<span class=\"fn\">", out);
-	esc(out, fn ? fn : "???");
+	asp_put_xml(out, fn ? fn : "???");
 	fputs("</span>", out);
 	if (file) {
 		fputs(" <span class=\"loc\">(", out);
-		esc(out, file);
+		asp_put_xml(out, file);
 		fprintf(out, ":%" PRIu64 ")</span>", jget(f, "line"));
 	} else if (mod) {
 		fputs(" <span class=\"loc\">(in ", out);
-		esc(out, mod);
+		asp_put_xml(out, mod);
 		fputs(")</span>", out);
 	}
 }
@@ -198,7 +196,7 @@ static void put_frames(FILE *out, const json_t *frames, size_t max,
 	fputs("<ol class=\"frames\">", out);
 	if (first) {
 		fputs("<li>at <span class=\"fn\">", out);
-		esc(out, first);
+		asp_put_xml(out, first);
 		fputs("</span></li>", out);
 	}
 	for (size_t k = 0; k < n && k < max; k++) {
@@ -207,7 +205,7 @@ static void put_frames(FILE *out, const json_t *frames, size_t max,
 
 		fprintf(out, "<li>%s ", k == 0 && !first ? "at" : "by");
 		if (addr) {
-			esc(out, addr);
+			asp_put_xml(out, addr);
 			fputs(": ", out);
 		}
 		put_frame_json(out, f);
@@ -239,15 +237,15 @@ static void put_meta(FILE *out, const asp_dump_t *d)
 	fputs("<dl class=\"meta\"><dt>command</dt><dd><code>", out);
 	put_cmdline(out, d);
 	fputs("</code></dd><dt>program</dt><dd><code>", out);
-	esc(out, d->exe);
+	asp_put_xml(out, d->exe);
 	fprintf(out, "</code>, pid %lld</dd><dt>dump</dt><dd><code>", (long long)d->pid);
-	esc(out, d->file);
+	asp_put_xml(out, d->file);
 	fprintf(out, "</code>, written %s", reason_text(d));
 	if (d->has_dump_t)
 		fprintf(out, " at %s s", asp_fmt_seconds(a, d->dump_t_s));
 	if (d->reason == ASP_REASON_SIGNAL) {
 		fprintf(out, " (signal %d, ", d->signal);
-		esc(out, d->signal_name);
+		asp_put_xml(out, d->signal_name);
 		putc(')', out);
 	}
 	fprintf(out, "; %s mode%s</dd></dl>\n",
@@ -271,7 +269,7 @@ static void put_exit_text(FILE *out, const asp_dump_t *d)
 				nl = line + strlen(line) - 1;
 			else
 				*nl = '\0';
-			esc(out, line);
+			asp_put_xml(out, line);
 			putc('\n', out);
 		}
 		fputs("</pre>\n", out);
@@ -749,7 +747,7 @@ static void functions_table(FILE *out, const json_t *fns, bool temporary)
 		const json_t *f = json_array_get(fns, i);
 
 		fputs("<tr><td><code>", out);
-		esc(out, json_string_value(json_object_get(f, "name")));
+		asp_put_xml(out, json_string_value(json_object_get(f, "name")));
 		fputs("</code></td>", out);
 		td_json(out, json_object_get(f, "calls"));
 		td_json(out, json_object_get(f, "bytes"));
@@ -778,7 +776,7 @@ static void threads_table(FILE *out, const json_t *threads, uint64_t omitted)
 		fprintf(out, "<tr><td class=\"n\" data-v=\"%" PRIu64 "\">%" PRIu64 "</td>",
 			jget(t, "tid"), jget(t, "tid"));
 		fputs("<td>", out);
-		esc(out, name ? name : "");
+		asp_put_xml(out, name ? name : "");
 		fputs("</td>", out);
 		td_json(out, json_object_get(t, "allocs"));
 		td_json(out, json_object_get(t, "frees"));
@@ -914,7 +912,7 @@ static void compare_table(FILE *out, const json_t *cj)
 	fputs("<table class=\"compare\"><thead><tr><th></th>", out);
 	for (size_t i = 0; i < 2; i++) {
 		fputs("<th class=\"n\">", out);
-		esc(out, json_string_value(json_object_get(json_array_get(dumps, i), "label")));
+		asp_put_xml(out, json_string_value(json_object_get(json_array_get(dumps, i), "label")));
 		fputs("</th>", out);
 	}
 	fputs("<th class=\"n\">ratio</th></tr></thead><tbody>", out);
@@ -923,7 +921,7 @@ static void compare_table(FILE *out, const json_t *cj)
 		const json_t *v = json_object_get(row, "values");
 
 		fputs("<tr><td>", out);
-		esc(out, json_string_value(json_object_get(row, "name")));
+		asp_put_xml(out, json_string_value(json_object_get(row, "name")));
 		fputs("</td>", out);
 		for (size_t i = 0; i < 2; i++)
 			td_json(out, json_array_get(v, i));
@@ -997,7 +995,7 @@ static void sites_table(FILE *out, const json_t *sites, int sign, const char *ti
 		if (site_sign(s) != sign)
 			continue;
 		fputs("<tr><td><code>", out);
-		esc(out, json_string_value(json_object_get(s, "site")));
+		asp_put_xml(out, json_string_value(json_object_get(s, "site")));
 		fputs("</code></td>", out);
 		put_delta(out, s, "bytes");
 		put_delta(out, s, "in_use_bytes");
@@ -1040,7 +1038,7 @@ static int put_compare(FILE *out, const struct part *pt)
 	return 0;
 }
 
-/* --- the page ----------------------------------------------------------------------------------- */
+/* --- the page ------------------------------------------------------------------------- */
 
 static void put_head(FILE *out, const asp_dump_t *d, size_t n)
 {
@@ -1055,7 +1053,7 @@ static void put_head(FILE *out, const asp_dump_t *d, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputs(" vs ", out);
-		esc(out, asp_dump_exe_name(&d[i]));
+		asp_put_xml(out, asp_dump_exe_name(&d[i]));
 		fprintf(out, " (pid %lld)", (long long)d[i].pid);
 	}
 	fputs(" \u2014 allocspy</title>\n<style>", out);
@@ -1072,7 +1070,7 @@ static void put_nav(FILE *out, size_t i, const char *label)
 
 	fputs("<li>", out);
 	if (label) {
-		esc(out, label);
+		asp_put_xml(out, label);
 		fputs(": ", out);
 	}
 	for (size_t k = 0; k < sizeof parts / sizeof *parts; k++)
@@ -1088,7 +1086,7 @@ static int put_part(FILE *out, struct part *pt, size_t n)
 	fprintf(out, "<section class=\"dump\" id=\"d%zu\">", pt->i);
 	if (n > 1) {
 		fprintf(out, "<h2>%c: ", 'A' + (int)pt->i);
-		esc(out, asp_dump_exe_name(pt->d));
+		asp_put_xml(out, asp_dump_exe_name(pt->d));
 		fputs("</h2>\n", out);
 	}
 	put_meta(out, pt->d);
@@ -1125,7 +1123,7 @@ int asp_html_write(FILE *out, const asp_dump_t *d, size_t n)
 		for (size_t i = 0; i < n; i++) {
 			if (i)
 				fputs(" <span class=\"vs\">compared with</span> ", out);
-			esc(out, asp_dump_exe_name(&d[i]));
+			asp_put_xml(out, asp_dump_exe_name(&d[i]));
 		}
 		fputs(" <span class=\"by\">\u2014 allocspy</span></h1>\n<nav><ul>", out);
 		if (n > 1)
