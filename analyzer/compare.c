@@ -488,10 +488,12 @@ static void site_name(asp_symbolizer_t *sym, const asp_stack_t *st,
 }
 
 /* Adds dump i's sites: from stack_stats (calls, bytes, bytes in use),
- * else from its loss records (bytes in use). */
-static int sites_add(struct sites *ss, const asp_dump_t *d, size_t i)
+ * else from its loss records (bytes in use). With its symbolizer, or
+ * one of its own when given none. */
+static int sites_add(struct sites *ss, const asp_dump_t *d, size_t i,
+		     asp_symbolizer_t *given)
 {
-	asp_symbolizer_t *sym = asp_symbolizer_new(d);
+	asp_symbolizer_t *sym = given ? given : asp_symbolizer_new(d);
 	char name[512];
 	int rc = 0;
 
@@ -528,7 +530,8 @@ static int sites_add(struct sites *ss, const asp_dump_t *d, size_t i)
 				x->v[i * S_METRICS + S_IN_USE] += rec->bytes;
 		}
 	}
-	asp_symbolizer_free(sym);
+	if (!given)
+		asp_symbolizer_free(sym);
 	return rc;
 }
 
@@ -549,8 +552,9 @@ static int by_change(const void *pa, const void *pb)
 }
 
 /* Every dump's sites, those that changed most first; ss->n is how many
- * changed (at most SITES_SHOWN). */
-static int sites_build(struct sites *ss, const asp_dump_t *d, size_t nd)
+ * changed (at most max). */
+static int sites_build(struct sites *ss, const asp_dump_t *d,
+		       asp_symbolizer_t *const *sym, size_t nd, size_t max)
 {
 	size_t w = 0;
 
@@ -560,7 +564,7 @@ static int sites_build(struct sites *ss, const asp_dump_t *d, size_t nd)
 	if (!ss->known)
 		return -ENOMEM;
 	for (size_t i = 0; i < nd; i++)
-		if (sites_add(ss, &d[i], i) < 0)
+		if (sites_add(ss, &d[i], i, sym ? sym[i] : NULL) < 0)
 			return -ENOMEM;
 	for (size_t k = 0; k < ss->n; k++) {
 		struct site *x = &ss->v[k];
@@ -581,7 +585,7 @@ static int sites_build(struct sites *ss, const asp_dump_t *d, size_t nd)
 	}
 	if (ss->n)
 		qsort(ss->v, ss->n, sizeof *ss->v, by_change);
-	while (w < ss->n && w < SITES_SHOWN &&
+	while (w < ss->n && w < max &&
 	       (ss->v[w].change || ss->v[w].call_change))
 		w++;
 	for (size_t k = w; k < ss->n; k++) {
@@ -642,7 +646,7 @@ static int put_sites(FILE *out, const asp_dump_t *d, size_t nd)
 	struct layout l = {0};
 	struct sites ss;
 	struct table t = {0};
-	int rc = sites_build(&ss, d, nd);
+	int rc = sites_build(&ss, d, NULL, nd, SITES_SHOWN);
 
 	if (rc == 0 && ss.n)
 		rc = sites_table(&t, &ss);
@@ -713,14 +717,13 @@ static json_t *dumps_json(const asp_dump_t *d, size_t nd)
 	return a;
 }
 
-/* The sites that changed most: each metric's values (null: unknown) and
- * ratios against the first dump. */
-static json_t *sites_json(const asp_dump_t *d, size_t nd)
+json_t *asp_compare_sites_json(const asp_dump_t *d, asp_symbolizer_t *const *sym,
+			       size_t nd, size_t max)
 {
 	json_t *a = json_array();
 	struct sites ss;
 
-	if (sites_build(&ss, d, nd) == 0) {
+	if (sites_build(&ss, d, sym, nd, max) == 0) {
 		for (size_t k = 0; k < ss.n; k++) {
 			json_t *values = json_object(), *ratios = json_object();
 
@@ -751,6 +754,12 @@ static json_t *sites_json(const asp_dump_t *d, size_t nd)
 }
 
 json_t *asp_compare_json(const asp_dump_t *d, size_t nd)
+{
+	return asp_compare_json_with(d, NULL, nd);
+}
+
+json_t *asp_compare_json_with(const asp_dump_t *d, asp_symbolizer_t *const *sym,
+			      size_t nd)
 {
 	char names[512];
 	json_t *rows;
@@ -783,5 +792,5 @@ json_t *asp_compare_json(const asp_dump_t *d, size_t nd)
 	table_free(&t);
 	return json_pack("{s:o,s:b,s:o,s:o}", "dumps", dumps_json(d, nd),
 			 "different_programs", differ, "rows", rows,
-			 "sites", sites_json(d, nd));
+			 "sites", asp_compare_sites_json(d, sym, nd, SITES_SHOWN));
 }

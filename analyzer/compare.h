@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "load.h"
+#include "symbolize.h"
 
 /* Columns are labelled by program and arguments, cut to this many columns. */
 #define ASP_COMPARE_LABEL_W 24
@@ -14,5 +15,16 @@
 /* d[0..n), n >= 1. Return 0, or -ENOMEM. */
 int asp_compare_text(FILE *out, const asp_dump_t *d, size_t n);
 json_t *asp_compare_json(const asp_dump_t *d, size_t n);
+
+/* The same with sym, a symbolizer of each dump already open, or NULL. */
+json_t *asp_compare_json_with(const asp_dump_t *d, asp_symbolizer_t *const *sym,
+			      size_t n);
+
+/* The "sites" of asp_compare_json: the allocation sites that changed, at
+ * most max of them, those that changed most first, each with every
+ * dump's figures (null: unknown) and the ratios against the first. sym:
+ * a symbolizer of each dump already open, or NULL. */
+json_t *asp_compare_sites_json(const asp_dump_t *d, asp_symbolizer_t *const *sym,
+			       size_t n, size_t max);
 
 #endif

@@ -26,7 +26,7 @@ static const char *const format_names[] = {
 static const char *const weight_names[] = {
 	[ASP_WEIGHT_ALLOC_BYTES] = "alloc_bytes", [ASP_WEIGHT_ALLOCS] = "allocs",
 	[ASP_WEIGHT_INUSE_BYTES] = "inuse_bytes",
-	[ASP_WEIGHT_PEAK_BYTES] = "peak_bytes",
+	[ASP_WEIGHT_PEAK_BYTES] = "peak_bytes", [ASP_WEIGHT_TEMPORARY] = "temporary",
 };
 
 int asp_export_parse_format(const char *s, enum asp_export_format *f)
@@ -58,15 +58,16 @@ bool asp_export_binary(enum asp_export_format f)
 
 /* --- frames ------------------------------------------------------------------- */
 
-/* Calls fn for each frame of a sample, root first: a location's lines
- * from the function the others were inlined into, to the innermost. */
-typedef void frame_fn(void *arg, const asp_loc_t *loc, const asp_line_t *l);
+/* The stand-in location of ASP_PROFILE_OTHER. */
+static const asp_line_t other_line = { .fn = ASP_PROFILE_OTHER };
+static const asp_loc_t other_loc = {
+	.lines = (asp_line_t *)&other_line, .nlines = 1, .module = -1,
+};
 
-static void each_frame_root_first(const asp_sample_t *s, frame_fn *fn, void *arg,
-				  const asp_loc_t *other)
+void asp_export_frames(const asp_sample_t *s, asp_frame_fn *fn, void *arg)
 {
 	if (!s->stack) {
-		fn(arg, other, &other->lines[0]);
+		fn(arg, &other_loc, &other_loc.lines[0]);
 		return;
 	}
 	for (size_t j = s->stack->n; j-- > 0;) {
@@ -76,12 +77,6 @@ static void each_frame_root_first(const asp_sample_t *s, frame_fn *fn, void *arg
 			fn(arg, loc, &loc->lines[k]);
 	}
 }
-
-/* The stand-in location of ASP_PROFILE_OTHER. */
-static const asp_line_t other_line = { .fn = ASP_PROFILE_OTHER };
-static const asp_loc_t other_loc = {
-	.lines = (asp_line_t *)&other_line, .nlines = 1, .module = -1,
-};
 
 /* Writes s with control bytes, and the bytes in avoid, as '?'. */
 static void put_clean(FILE *out, const char *s, const char *avoid)
@@ -105,13 +100,14 @@ static void put_frame(FILE *out, const asp_profile_t *p, const asp_loc_t *loc,
 	}
 }
 
-static uint64_t weight_of(const asp_sample_t *s, enum asp_export_weight w)
+uint64_t asp_export_weight(const asp_sample_t *s, enum asp_export_weight w)
 {
 	switch (w) {
 	case ASP_WEIGHT_ALLOC_BYTES: return s->bytes;
 	case ASP_WEIGHT_ALLOCS: return s->allocs;
 	case ASP_WEIGHT_INUSE_BYTES: return s->in_use_bytes;
 	case ASP_WEIGHT_PEAK_BYTES: return s->peak_bytes;
+	case ASP_WEIGHT_TEMPORARY: return s->temporary;
 	}
 	return 0;
 }
@@ -140,10 +136,10 @@ static void folded(FILE *out, const asp_profile_t *p, enum asp_export_weight w)
 		const asp_sample_t *s = &p->samples[i];
 		struct folded f = { out, p, true };
 
-		if (!weight_of(s, w))
+		if (!asp_export_weight(s, w))
 			continue;
-		each_frame_root_first(s, folded_frame, &f, &other_loc);
-		fprintf(out, " %" PRIu64 "\n", weight_of(s, w));
+		asp_export_frames(s, folded_frame, &f);
+		fprintf(out, " %" PRIu64 "\n", asp_export_weight(s, w));
 	}
 }
 
@@ -273,7 +269,7 @@ static int callgrind(FILE *out, const asp_profile_t *p)
 		const asp_sample_t *s = &p->samples[i];
 
 		f.n = 0;
-		each_frame_root_first(s, flat_frame, &f, &other_loc);
+		asp_export_frames(s, flat_frame, &f);
 		if (f.n == 0)	/* a stack without frames */
 			continue;
 		/* f is root first: the allocation is made by the last frame,
@@ -548,12 +544,12 @@ static int speedscope(FILE *out, const asp_profile_t *p)
 			break;
 		for (size_t i = 0; i < p->nsamples; i++) {
 			const asp_sample_t *s = &p->samples[i];
-			uint64_t v = weight_of(s, (enum asp_export_weight)w);
+			uint64_t v = asp_export_weight(s, (enum asp_export_weight)w);
 
 			if (!v)
 				continue;
 			sf.stack = json_array();
-			each_frame_root_first(s, speedscope_frame, &sf, &other_loc);
+			asp_export_frames(s, speedscope_frame, &sf);
 			json_array_append_new(samples, sf.stack);
 			json_array_append_new(weights, json_integer((json_int_t)v));
 			total = asp_add_sat(total, v);

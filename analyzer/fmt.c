@@ -175,3 +175,27 @@ void asp_json_print(FILE *f, json_t *v)
 	json_dumpf(v, f, JSON_INDENT(2) | JSON_REAL_PRECISION(9));
 	putc('\n', f);
 }
+
+void asp_put_xml(FILE *f, const char *s)
+{
+	json_t *j = asp_json_text(s ? s : "");
+	const char *t = json_is_string(j) ? json_string_value(j) : "?";
+
+	for (; *t; t++) {
+		unsigned char c = (unsigned char)*t;
+
+		if (c == '&')
+			fputs("&amp;", f);
+		else if (c == '<')
+			fputs("&lt;", f);
+		else if (c == '>')
+			fputs("&gt;", f);
+		else if (c == '"')
+			fputs("&quot;", f);
+		else if (c == '\'')
+			fputs("&#39;", f);
+		else
+			putc(c < 0x20 || c == 0x7f ? '?' : c, f);
+	}
+	json_decref(j);
+}

@@ -27,6 +27,11 @@ size_t asp_text_width(const char *s);
  * never breaks a line or a terminal. */
 void asp_put_text(FILE *f, const char *s);
 
+/* Writes s as XML or HTML text, fit for an attribute's value too: the
+ * markup characters escaped, control bytes and bytes that are not UTF-8
+ * shown as '?'. NULL writes nothing. */
+void asp_put_xml(FILE *f, const char *s);
+
 /* Writes s, then spaces up to width columns (left aligned), or spaces first
  * (right aligned). */
 void asp_put_left(FILE *f, const char *s, size_t width);

@@ -237,6 +237,15 @@ json_t *asp_leaks_json(const asp_dump_t *d, unsigned kinds,
 		       bool gen_suppressions)
 {
 	asp_symbolizer_t *s = asp_symbolizer_new(d);
+	json_t *o = s ? asp_leaks_json_with(d, s, kinds, gen_suppressions) : NULL;
+
+	asp_symbolizer_free(s);
+	return o;
+}
+
+json_t *asp_leaks_json_with(const asp_dump_t *d, asp_symbolizer_t *s,
+			    unsigned kinds, bool gen_suppressions)
+{
 	json_t *recs = json_array();
 	struct lines ls = {0};
 
@@ -250,7 +259,6 @@ json_t *asp_leaks_json(const asp_dump_t *d, unsigned kinds,
 		json_array_append_new(recs, record_json(d, i, &ls, gen_suppressions));
 	}
 	free(ls.v);
-	asp_symbolizer_free(s);
 	return json_pack("{s:o,s:I,s:o,s:o}",
 			 "file", asp_json_text(d->file),
 			 "pid", (json_int_t)d->pid,

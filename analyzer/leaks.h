@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "load.h"
+#include "symbolize.h"
 
 /* A set of leak kinds: one bit per enum asp_leak_kind. */
 #define ASP_KIND_BIT(k) (1u << (k))
@@ -24,5 +25,9 @@ void asp_leaks_text(FILE *out, const asp_dump_t *d, unsigned kinds,
 		    bool gen_suppressions);
 json_t *asp_leaks_json(const asp_dump_t *d, unsigned kinds,
 		       bool gen_suppressions);
+
+/* The same with s, a symbolizer of d already open. */
+json_t *asp_leaks_json_with(const asp_dump_t *d, asp_symbolizer_t *s,
+			    unsigned kinds, bool gen_suppressions);
 
 #endif

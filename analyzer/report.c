@@ -12,6 +12,7 @@
 #include "compare.h"
 #include "export.h"
 #include "fmt.h"
+#include "html.h"
 #include "leaks.h"
 #include "load.h"
 #include "merge.h"
@@ -27,6 +28,7 @@ static const char usage_text[] =
 "       allocspy-report timeline [--svg FILE] [--json] DUMP\n"
 "       allocspy-report export --format=FORMAT [--weight=WEIGHT] [-o FILE] DUMP\n"
 "       allocspy-report merge [-o FILE] DUMP...\n"
+"       allocspy-report html [-o FILE] DUMP [DUMP2]\n"
 "       allocspy-report --help | --version\n"
 "\n"
 "Reads the JSON dumps that liballocspy.so writes at exit.\n"
@@ -43,6 +45,9 @@ static const char usage_text[] =
 "  merge DUMP...      the dumps of many processes added up into one dump, on\n"
 "                     stdout or in FILE: counts and stacks add up, the heap\n"
 "                     over time is the sum of each process's latest snapshot\n"
+"  html DUMP [DUMP2]  one self-contained HTML page, on stdout or in FILE: the\n"
+"                     heap over time, flame graphs, the leaks and the tables;\n"
+"                     with DUMP2, what changed from DUMP to DUMP2\n"
 "\n"
 "Options (before or after the command; a value may be the next word):\n"
 "  --json             write JSON instead of text\n"
@@ -58,8 +63,8 @@ static const char usage_text[] =
 "                     folded (stacks, for flame graphs) or speedscope\n"
 "  --weight=WEIGHT    export --format=folded: what each stack counts:\n"
 "                     alloc_bytes (the default), allocs, inuse_bytes (at the\n"
-"                     end) or peak_bytes\n"
-"  -o FILE            export, merge: write to FILE instead of stdout\n"
+"                     end), peak_bytes or temporary\n"
+"  -o FILE            export, merge, html: write to FILE instead of stdout\n"
 "  --help             write this text\n"
 "  --version          write the version\n"
 "\n"
@@ -67,7 +72,7 @@ static const char usage_text[] =
 "or a bad dump.\n";
 
 enum command {
-	CMD_SUMMARY, CMD_LEAKS, CMD_COMPARE, CMD_TIMELINE, CMD_EXPORT, CMD_MERGE
+	CMD_SUMMARY, CMD_LEAKS, CMD_COMPARE, CMD_TIMELINE, CMD_EXPORT, CMD_MERGE, CMD_HTML
 };
 
 /* The commands, and how many dumps each takes. */
@@ -81,12 +86,13 @@ static const struct command_info {
 	[CMD_TIMELINE] = { "timeline", 1, 1 },
 	[CMD_EXPORT] = { "export", 1, 1 },
 	[CMD_MERGE] = { "merge", 1, SIZE_MAX },
+	[CMD_HTML] = { "html", 1, 2 },
 };
 
 struct opts {
 	enum command cmd;
 	const char *svg;	/* timeline --svg */
-	const char *output;	/* export -o */
+	const char *output;	/* export -o, html -o */
 	bool format_given;
 	enum asp_export_format format;
 	bool weight_given;
@@ -200,8 +206,8 @@ static int parse(struct opts *o, int argc, char **argv)
 	if (o->cmd != CMD_EXPORT && (format || weight))
 		return usage_error("%s is an option of the export command",
 				   format ? "--format" : "--weight");
-	if (o->cmd != CMD_EXPORT && o->cmd != CMD_MERGE && o->output)
-		return usage_error("%s", "-o is an option of the export and merge commands");
+	if (o->cmd != CMD_EXPORT && o->cmd != CMD_MERGE && o->cmd != CMD_HTML && o->output)
+		return usage_error("%s", "-o is an option of the export, merge and html commands");
 	if (o->svg && (!*o->svg || o->json))
 		return usage_error("%s", *o->svg ? "--svg and --json together" :
 				   "--svg needs a file name");
@@ -211,15 +217,17 @@ static int parse(struct opts *o, int argc, char **argv)
 		return usage_error("%s", "export needs --format");
 	if (o->weight_given && o->format != ASP_EXPORT_FOLDED)
 		return usage_error("%s", "--weight is for --format=folded");
-	if (o->cmd == CMD_EXPORT && o->json)
-		return usage_error("%s", "export writes no JSON of its own");
+	if ((o->cmd == CMD_EXPORT || o->cmd == CMD_HTML) && o->json)
+		return usage_error("%s writes no JSON of its own",
+				   commands[o->cmd].name);
 	if (o->cmd == CMD_MERGE && o->json)
 		return usage_error("%s", "merge writes a dump, which is JSON already");
 	if (o->nfiles < commands[o->cmd].min_dumps)
 		return usage_error("%s", o->cmd == CMD_COMPARE ? "compare needs two dumps or more" :
 				   "no dump given");
 	if (o->nfiles > commands[o->cmd].max_dumps)
-		return usage_error("%s", "one dump only");
+		return usage_error("%s", commands[o->cmd].max_dumps == 2 ?
+				   "two dumps at most" : "one dump only");
 	return -1;
 }
 
@@ -350,6 +358,30 @@ static int merge(const struct opts *o, const asp_dump_t *d)
 	return ASP_EXIT_OK;
 }
 
+static int html(const struct opts *o, const asp_dump_t *d)
+{
+	FILE *f = o->output ? fopen(o->output, "w") : stdout;
+	int rc, werr = 0;
+
+	if (!f) {
+		asp_error(o->output, "cannot write: %s", strerror(errno));
+		return ASP_EXIT_OUTPUT;
+	}
+	rc = asp_html_write(f, d, o->nfiles);
+	if (f != stdout) {
+		werr = ferror(f) ? errno ? errno : EIO : 0;
+		if (fclose(f) != 0 && !werr)
+			werr = errno ? errno : EIO;
+	}
+	if (rc < 0)
+		return out_of_memory();
+	if (werr) {
+		asp_error(o->output, "cannot write: %s", strerror(werr));
+		return ASP_EXIT_OUTPUT;
+	}
+	return ASP_EXIT_OK;
+}
+
 static int run(const struct opts *o, asp_dump_t *d)
 {
 	char err[ASP_ERR_MAX];
@@ -391,6 +423,8 @@ static int run(const struct opts *o, asp_dump_t *d)
 		return export(o, d);
 	case CMD_MERGE:
 		return merge(o, d);
+	case CMD_HTML:
+		return html(o, d);
 	}
 	return ASP_EXIT_USAGE;
 }

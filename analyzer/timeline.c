@@ -292,19 +292,15 @@ static json_t *frames_json(const asp_profile_t *p, const asp_pstack_t *ps)
 	return a;
 }
 
-json_t *asp_timeline_json(const asp_dump_t *d)
+json_t *asp_timeline_json_of(const asp_profile_t *p)
 {
+	const asp_dump_t *d = p->d;
 	const asp_snapshot_t *peak = &d->snapshots[d->peak_snapshot];
 	json_t *o, *snaps, *stacks;
-	asp_profile_t p;
 	struct held h;
 
 	if (held_at_peak(d, &h) < 0)
 		return NULL;
-	if (asp_profile_build(&p, d) < 0) {
-		free(h.v);
-		return NULL;
-	}
 	snaps = json_array();
 	for (size_t i = 0; i < d->nsnapshots; i++) {
 		const asp_snapshot_t *s = &d->snapshots[i];
@@ -322,7 +318,7 @@ json_t *asp_timeline_json(const asp_dump_t *d)
 			"bytes", (json_int_t)h.v[i].bytes,
 			"blocks", (json_int_t)h.v[i].blocks,
 			"percent", percent(h.v[i].bytes, h.total),
-			"frames", frames_json(&p, &p.stacks[h.v[i].stack])));
+			"frames", frames_json(p, &p->stacks[h.v[i].stack])));
 	o = json_pack("{s:o,s:I,s:o,s:{s:I,s:f,s:I,s:I,s:I,s:o}}",
 		"file", asp_json_text(d->file), "pid", (json_int_t)d->pid,
 		"snapshots", snaps,
@@ -330,46 +326,33 @@ json_t *asp_timeline_json(const asp_dump_t *d)
 		"t_s", peak->t_s, "in_use_bytes", (json_int_t)peak->in_use_bytes,
 		"in_use_blocks", (json_int_t)peak->in_use_blocks,
 		"bound", (json_int_t)d->peak_bytes_bound, "stacks", stacks);
-	asp_profile_free(&p);
 	free(h.v);
 	return o;
 }
 
-/* --- SVG --------------------------------------------------------------------- */
-
-/* s as XML text: the markup characters escaped, control bytes and bytes
- * that are not UTF-8 shown as '?'. */
-static void put_xml(FILE *out, const char *s)
+json_t *asp_timeline_json(const asp_dump_t *d)
 {
-	json_t *j = asp_json_text(s ? s : "");
-	const char *t = json_is_string(j) ? json_string_value(j) : "?";
+	asp_profile_t p;
+	json_t *o;
 
-	for (; *t; t++) {
-		unsigned char c = (unsigned char)*t;
-
-		if (c == '&')
-			fputs("&amp;", out);
-		else if (c == '<')
-			fputs("&lt;", out);
-		else if (c == '>')
-			fputs("&gt;", out);
-		else if (c == '"')
-			fputs("&quot;", out);
-		else
-			putc(c < 0x20 || c == 0x7f ? '?' : c, out);
-	}
-	json_decref(j);
+	if (asp_profile_build(&p, d) < 0)
+		return NULL;
+	o = asp_timeline_json_of(&p);
+	asp_profile_free(&p);
+	return o;
 }
+
+/* --- SVG --------------------------------------------------------------------- */
 
 static void put_xml_frame(FILE *out, const asp_profile_t *p,
 			  const asp_loc_t *loc, const asp_line_t *l)
 {
 	char buf[ASP_NAME_MAX];
 
-	put_xml(out, asp_profile_name(p, loc, l, buf));
+	asp_put_xml(out, asp_profile_name(p, loc, l, buf));
 	if (l->file) {
 		fputs(" (", out);
-		put_xml(out, l->file);
+		asp_put_xml(out, l->file);
 		fprintf(out, ":%u)", l->line);
 	}
 }
@@ -464,11 +447,11 @@ int asp_timeline_svg(FILE *out, const asp_dump_t *d)
 		SVG_W, SVG_TOP + SVG_PLOT_H + 70 + (lines + 1) * SVG_LINE, SVG_W,
 		SVG_TOP + SVG_PLOT_H + 70 + (lines + 1) * SVG_LINE);
 	fputs("<title>Heap in use over time: ", out);
-	put_xml(out, asp_dump_exe_name(d));
+	asp_put_xml(out, asp_dump_exe_name(d));
 	fputs("</title>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n", out);
 	fprintf(out, "<text x=\"%d\" y=\"28\" font-family=\"sans-serif\" font-size=\"16\" "
 		"fill=\"#222\">Heap in use over time: ", SVG_LEFT);
-	put_xml(out, asp_dump_exe_name(d));
+	asp_put_xml(out, asp_dump_exe_name(d));
 	fprintf(out, " (pid %lld, %zu snapshots)</text>\n", (long long)d->pid,
 		d->nsnapshots);
 	chart_svg(out, d, vmax);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "load.h"
+#include "profile.h"
 
 /* The chart's size in the terminal, as ms_print's. */
 #define ASP_TIMELINE_COLS 72
@@ -23,5 +24,8 @@ int asp_timeline_svg(FILE *out, const asp_dump_t *d);
 
 /* The same as JSON; NULL when memory ran out. */
 json_t *asp_timeline_json(const asp_dump_t *d);
+
+/* The same from p, the profile of the dump, already built. */
+json_t *asp_timeline_json_of(const asp_profile_t *p);
 
 #endif

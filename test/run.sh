@@ -10,15 +10,15 @@ trap 'rm -f "$out"' EXIT
 # The tests need the library, the tools and the test programs built into
 # $B (the library, the launcher and the programs into $SHIM_B when it is
 # set): say what to run rather than fail test by test.
-# (t50 and t51 test the analyzer alone: make check-asan builds only that.)
+# (t50, t51 and t52 test the analyzer alone: make check-asan builds only that.)
 SB=${SHIM_B:-$B}
 need=allocspy-report
 case " ${TESTS:-all} " in
-*" t5"[01]*" "*) ;;
+*" t5"[012]*" "*) ;;
 *) need="$need liballocspy.so allocspy test/progs/leak_definite test/unit/test_live" ;;
 esac
 for w in ${TESTS:-}; do
-	case $w in t5[01]*) ;; *) need="$need liballocspy.so allocspy test/progs/leak_definite" ;; esac
+	case $w in t5[012]*) ;; *) need="$need liballocspy.so allocspy test/progs/leak_definite" ;; esac
 done
 missing=
 for f in $need; do

@@ -1,6 +1,6 @@
 #!/bin/sh
 # t51-report-hostile.sh - allocspy-report refuses bad dumps: every malformed
-# file, given to the summary, to leaks and to compare, gives exit status 2
+# file, given to the summary, to leaks, to compare and to html, gives exit status 2
 # and exactly one line "allocspy-report: error: FILE: ..." on stderr, never
 # a crash or a hang. Then the loader's fuzzer runs over 200,000 inputs
 # from a fixed seed, when clang is here.
@@ -239,20 +239,21 @@ refused() {
 	[ "$lines" -eq 1 ] || printf '#   stderr: %s\n' "$(head -c 300 "$TMP/err")"
 }
 
-# Every case against the three commands: summary, leaks, and compare with
-# the bad dump second (a good one first must not hide it).
+# Every case against four commands: summary, leaks, and compare and html
+# with the bad dump second (a good one first must not hide it).
 ncases=0
 while IFS='	' read -r case msg; do
 	f=$H/$case.json
 	refused "$case (summary)" "$f" "$msg" "$f"
 	refused "$case (leaks)" "$f" "$msg" leaks "$f"
 	refused "$case (compare)" "$f" "$msg" compare "$G/track.json" "$f"
+	refused "$case (html)" "$f" "$msg" html "$G/track.json" "$f" -o "$TMP/page.html"
 	ncases=$((ncases + 1))
 done <"$H/index"
 check "at least 100 malformed dumps were tried" yes "$([ "$ncases" -ge 100 ] && echo yes || echo "no, $ncases")"
 
 # The valid dump those cases broke loads, for every command.
-for args in "" leaks "compare $G/track.json"; do
+for args in "" leaks "compare $G/track.json" "html -o $TMP/page.html"; do
 	# shellcheck disable=SC2086 # the words are the arguments
 	"$REPORT" $args "$H/timed.json.ok" >/dev/null 2>"$TMP/err"
 	check "the heap-over-time keys, valid: ${args:-summary} exits 0" "0|" "$?|$(grep error "$TMP/err")"
@@ -306,7 +307,8 @@ d["loss_records"][0]["indirect_bytes"] = big
 json.dump(d, open(sys.argv[2], "w"))
 EOF
 for args in "$TMP/big.json" "leaks --show-leak-kinds=all $TMP/big.json" \
-	"compare $TMP/big.json $G/track.json" "--json $TMP/big.json"; do
+	"compare $TMP/big.json $G/track.json" "--json $TMP/big.json" \
+	"html -o $TMP/page.html $TMP/big.json $G/track.json"; do
 	# shellcheck disable=SC2086 # the words are the arguments
 	timeout 30 "$REPORT" $args >"$TMP/out" 2>"$TMP/err"
 	check "the largest allowed numbers: $(echo "$args" | sed "s|$TMP/||g; s|$G/||g")" 0 "$?"

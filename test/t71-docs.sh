@@ -259,7 +259,7 @@ fi
 
 if [ -x "$REPORT" ]; then
 	"$REPORT" --help >"$TMP/help"
-	for cmd in leaks compare timeline export merge; do
+	for cmd in leaks compare timeline export merge html; do
 		check "allocspy-report --help and allocspy-report(1) name the $cmd command" "1 1" \
 			"$(grep -c "^       allocspy-report \(\[--json\] \)\?$cmd \|^usage: allocspy-report \(\[--json\] \)\?$cmd " "$TMP/help") $(grep -c "^\.Cm $cmd\$" man/allocspy-report.1 | sed 's/^[1-9][0-9]*$/1/')"
 	done
@@ -274,3 +274,28 @@ if [ -x "$REPORT" ]; then
 			"$(grep -q "^\.It Cm $f\$" man/allocspy-report.1 && echo yes) $(grep -q "$f" "$TMP/help" && echo yes)"
 	done
 fi
+
+# --- allocspy-report html: the page's limits, in the man page and the README ---------------
+
+# limit NAME: the value of #define NAME in analyzer/html.h or flame.h.
+limit() { sed -n "s/^#define $1 \([0-9]*\).*/\1/p" analyzer/html.h analyzer/flame.h; }
+man_text=$(mandoc -Tutf8 man/allocspy-report.1 2>/dev/null | col -b | tr '\t\n' '  ' | tr -s ' ')
+for want in "Of more than $(limit ASP_HTML_SNAPSHOTS) snapshots, $(limit ASP_HTML_SNAPSHOTS) are drawn" \
+	"Of more than $(limit ASP_HTML_RECORDS) loss records, the $(limit ASP_HTML_RECORDS) largest are listed" \
+	"of a stack, its first $(limit ASP_HTML_FRAMES) frames" \
+	"the command line (its first $(limit ASP_HTML_CMDLINE) bytes)" \
+	"the threads (the $(limit ASP_HTML_THREADS) that allocated most)" \
+	"the $(limit ASP_HTML_PEAK_STACKS) stacks that held most at the peak" \
+	"those that grew and those that shrank, at most $(limit ASP_HTML_SITES)" \
+	"less than $(awk "BEGIN { print 100 / $(limit ASP_FLAME_MIN_FRACTION) }")% of the graph's total"; do
+	check "allocspy-report(1) gives the page's limit: $want" yes \
+		"$(printf '%s' "$man_text" | grep -qF -- "$want" && echo yes)"
+done
+check "README.md gives the page's limits" "yes yes yes" \
+	"$(grep -q "frames below $(awk "BEGIN { print 100 / $(limit ASP_FLAME_MIN_FRACTION) }")% of the total" README.md && echo yes) $(tr '\n' ' ' <README.md | grep -q "draws at most $(limit ASP_HTML_SNAPSHOTS | sed 's/^\(.\)\(...\)$/\1,\2/') snapshots" && echo yes) $(tr '\n' ' ' <README.md | grep -q "lists at most $(limit ASP_HTML_RECORDS | sed 's/^\(.\)\(...\)$/\1,\2/') loss records" && echo yes)"
+for w in alloc_bytes allocs inuse_bytes peak_bytes temporary; do
+	check "allocspy-report --help and allocspy-report(1) name the folded weight $w" "yes yes" \
+		"$(grep -q "$w" "$TMP/help" && echo yes) $(grep -q "^\.Cm $w" man/allocspy-report.1 && echo yes)"
+done
+check "README.md's picture of the page: a PNG under 300 KB" "doc/report.png PNG True" \
+	"$(grep -o '(doc/report.png)' README.md | tr -d '()') $(head -c 4 doc/report.png | tail -c 3) $([ "$(wc -c <doc/report.png)" -lt 307200 ] && echo True)"

@@ -1,0 +1,1159 @@
+/* html - the html command: one self-contained page of a dump, or of two
+ * with what changed between them. The heap over time, the tables and the
+ * leaks are static HTML and SVG that read without JavaScript; a small
+ * embedded script draws the flame graphs and makes the rest interactive.
+ * Nothing in the page is fetched from anywhere. */
+#include "html.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "export.h"
+#include "flame.h"
+#include "fmt.h"
+#include "html-assets.h"
+#include "leaks.h"
+#include "profile.h"
+#include "summary.h"
+#include "timeline.h"
+
+/* The chart of the heap over time, in pixels. */
+#define TL_W 760
+#define TL_LEFT 86
+#define TL_RIGHT 18
+#define TL_TOP 14
+#define TL_PLOT_H 230
+#define TL_H (TL_TOP + TL_PLOT_H + 46)
+
+/* Frames shown of each stack beside the peak. */
+#define PEAK_FRAMES 12
+
+/* The flame graphs, in the order the page offers them. */
+static const struct {
+	enum asp_export_weight w;
+	const char *key, *title, *unit;
+} flames[] = {
+	{ ASP_WEIGHT_ALLOC_BYTES, "alloc_bytes", "bytes allocated", "bytes" },
+	{ ASP_WEIGHT_ALLOCS, "allocs", "allocations", "allocations" },
+	{ ASP_WEIGHT_TEMPORARY, "temporary", "temporary allocations", "allocations" },
+	{ ASP_WEIGHT_INUSE_BYTES, "inuse_bytes", "bytes in use at the end", "bytes" },
+	{ ASP_WEIGHT_PEAK_BYTES, "peak_bytes", "bytes at the peak", "bytes" },
+};
+#define NFLAMES (sizeof flames / sizeof *flames)
+
+/* One dump's part of the page. */
+struct part {
+	const asp_dump_t *d;
+	size_t i;		/* its index: ids are "d0-...", "d1-..." */
+	asp_profile_t p;
+	bool have_p;
+	json_t *data;		/* what the script reads: flames, timeline */
+};
+
+/* --- small writers ------------------------------------------------------------ */
+
+static void put_count(FILE *out, uint64_t v)
+{
+	char buf[ASP_NUM_MAX];
+
+	fputs(asp_fmt_count(buf, v), out);
+}
+
+/* v as "1.5 MiB" (or "512 B"). */
+static const char *human(char buf[ASP_NUM_MAX], double v)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB",
+					     "PiB", "EiB" };
+	int u = 0;
+
+	while (u < 6 && v >= 1024) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, ASP_NUM_MAX, "%.0f B", v);
+	else
+		snprintf(buf, ASP_NUM_MAX, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v,
+			 units[u]);
+	return buf;
+}
+
+static uint64_t jget(const json_t *o, const char *key)
+{
+	json_int_t v = json_integer_value(json_object_get(o, key));
+
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+/* A number cell: the value with separators, sortable by data-v; "?" for
+ * null (unknown), "-" when absent (does not apply). */
+static void td_json(FILE *out, const json_t *v)
+{
+	if (json_is_integer(v)) {
+		json_int_t n = json_integer_value(v);
+
+		fprintf(out, "<td class=\"n\" data-v=\"%" PRId64 "\">", (int64_t)n);
+		put_count(out, n > 0 ? (uint64_t)n : 0);
+		fputs("</td>", out);
+	} else if (json_is_real(v)) {
+		fprintf(out, "<td class=\"n\" data-v=\"%.9g\">%.3f</td>",
+			json_real_value(v), json_real_value(v));
+	} else {
+		fprintf(out, "<td class=\"n\">%s</td>", v ? "?" : "-");
+	}
+}
+
+static void td_count(FILE *out, uint64_t v)
+{
+	fprintf(out, "<td class=\"n\" data-v=\"%" PRIu64 "\">", v);
+	put_count(out, v);
+	fputs("</td>", out);
+}
+
+/* "prog arg1 arg2", at most ASP_HTML_CMDLINE bytes of it. */
+static void put_cmdline(FILE *out, const asp_dump_t *d)
+{
+	size_t left = ASP_HTML_CMDLINE;
+	bool cut_off = false;
+
+	for (size_t i = 0; i < d->argc && !cut_off; i++) {
+		size_t len = strlen(d->argv[i]);
+		char *cut;
+
+		if (i)
+			putc(' ', out);
+		if (len <= left) {
+			asp_put_xml(out, d->argv[i]);
+			left -= len;
+			continue;
+		}
+		cut = strndup(d->argv[i], left);
+		if (cut)
+			asp_put_xml(out, cut);
+		free(cut);
+		cut_off = true;
+	}
+	if (cut_off)
+		fputs(" \u2026", out);
+	if (d->argc == 0)
+		asp_put_xml(out, d->exe);
+}
+
+/* Writes v (an object or array) as the text of a <script> element: JSON
+ * with '<', '>' and '&' as \u escapes, which can appear only inside its
+ * strings, so that no text of the dump can end the element. */
+static int put_script_json(FILE *out, const json_t *v)
+{
+	char *s = json_dumps(v, JSON_COMPACT);
+
+	if (!s)
+		return -ENOMEM;
+	for (const char *c = s; *c; c++) {
+		if (*c == '<')
+			fputs("\\u003c", out);
+		else if (*c == '>')
+			fputs("\\u003e", out);
+		else if (*c == '&')
+			fputs("\\u0026", out);
+		else
+			putc(*c, out);
+	}
+	free(s);
+	return 0;
+}
+
+/* A frame as valgrind writes it: "fn (file:line)", "fn (in module)". */
+static void put_frame_json(FILE *out, const json_t *f)
+{
+	const char *fn = json_string_value(json_object_get(f, "function"));
+	const char *file = json_string_value(json_object_get(f, "file"));
+	const char *mod = json_string_value(json_object_get(f, "module"));
+
+	fputs("<span class=\"fn\">", out);
+	asp_put_xml(out, fn ? fn : "???");
+	fputs("</span>", out);
+	if (file) {
+		fputs(" <span class=\"loc\">(", out);
+		asp_put_xml(out, file);
+		fprintf(out, ":%" PRIu64 ")</span>", jget(f, "line"));
+	} else if (mod) {
+		fputs(" <span class=\"loc\">(in ", out);
+		asp_put_xml(out, mod);
+		fputs(")</span>", out);
+	}
+}
+
+/* The frames of a stack as a list, at most max of them. */
+static void put_frames(FILE *out, const json_t *frames, size_t max,
+		       const char *first)
+{
+	size_t n = json_array_size(frames);
+
+	fputs("<ol class=\"frames\">", out);
+	if (first) {
+		fputs("<li>at <span class=\"fn\">", out);
+		asp_put_xml(out, first);
+		fputs("</span></li>", out);
+	}
+	for (size_t k = 0; k < n && k < max; k++) {
+		const json_t *f = json_array_get(frames, k);
+		const char *addr = json_string_value(json_object_get(f, "address"));
+
+		fprintf(out, "<li>%s ", k == 0 && !first ? "at" : "by");
+		if (addr) {
+			asp_put_xml(out, addr);
+			fputs(": ", out);
+		}
+		put_frame_json(out, f);
+		fputs("</li>", out);
+	}
+	if (n > max)
+		fprintf(out, "<li class=\"more\">(%zu more frames)</li>", n - max);
+	if (n == 0 && !first)
+		fputs("<li class=\"more\">(no frames)</li>", out);
+	fputs("</ol>", out);
+}
+
+/* --- the head of a dump's part ---------------------------------------------------- */
+
+static const char *reason_text(const asp_dump_t *d)
+{
+	switch (d->reason) {
+	case ASP_REASON_EXIT: return "at exit";
+	case ASP_REASON_INTERVAL: return "during the run";
+	case ASP_REASON_SIGNAL: return "on a fatal signal";
+	}
+	return "";
+}
+
+static void put_meta(FILE *out, const asp_dump_t *d)
+{
+	char a[ASP_NUM_MAX];
+
+	fputs("<dl class=\"meta\"><dt>command</dt><dd><code>", out);
+	put_cmdline(out, d);
+	fputs("</code></dd><dt>program</dt><dd><code>", out);
+	asp_put_xml(out, d->exe);
+	fprintf(out, "</code>, pid %lld</dd><dt>dump</dt><dd><code>", (long long)d->pid);
+	asp_put_xml(out, d->file);
+	fprintf(out, "</code>, written %s", reason_text(d));
+	if (d->has_dump_t)
+		fprintf(out, " at %s s", asp_fmt_seconds(a, d->dump_t_s));
+	if (d->reason == ASP_REASON_SIGNAL) {
+		fprintf(out, " (signal %d, ", d->signal);
+		asp_put_xml(out, d->signal_name);
+		putc(')', out);
+	}
+	fprintf(out, "; %s mode%s</dd></dl>\n",
+		d->count_mode ? "count" : "track",
+		d->nstacks ? ", with stacks" : "");
+}
+
+static void put_exit_text(FILE *out, const asp_dump_t *d)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	if (!mem)
+		return;
+	asp_summary_exit_text(mem, d);
+	if (fclose(mem) == 0 && text) {
+		fputs("<pre class=\"exit\">", out);
+		for (char *line = text, *nl; *line; line = nl + 1) {
+			if (!(nl = strchr(line, '\n')))
+				nl = line + strlen(line) - 1;
+			else
+				*nl = '\0';
+			asp_put_xml(out, line);
+			putc('\n', out);
+		}
+		fputs("</pre>\n", out);
+	}
+	free(text);
+}
+
+/* --- the heap over time ------------------------------------------------------------- */
+
+/* The snapshots drawn: all, or when there are more than
+ * ASP_HTML_SNAPSHOTS, the one holding most of each run of consecutive
+ * ones, and always the peak. */
+static size_t *chosen_snapshots(const asp_dump_t *d, size_t *n)
+{
+	size_t total = d->nsnapshots;
+	size_t want = total < ASP_HTML_SNAPSHOTS ? total : ASP_HTML_SNAPSHOTS;
+	size_t *v = malloc((want ? want : 1) * sizeof *v);
+
+	if (!v)
+		return NULL;
+	for (size_t b = 0; b < want; b++) {
+		size_t lo = b * total / want, hi = (b + 1) * total / want, best = lo;
+
+		for (size_t i = lo; i < hi; i++) {
+			if (i == d->peak_snapshot) {
+				best = i;
+				break;
+			}
+			if (d->snapshots[i].in_use_bytes > d->snapshots[best].in_use_bytes)
+				best = i;
+		}
+		v[b] = best;
+	}
+	*n = want;
+	return v;
+}
+
+struct chart {
+	const asp_dump_t *d;
+	const size_t *ix;	/* the snapshots drawn */
+	size_t n;
+	size_t peak;		/* its position in ix */
+	double vmax;		/* the top of the y axis, in bytes */
+	bool by_alloc;		/* x: bytes allocated, else seconds */
+	double xmax;
+};
+
+static double chart_xv(const struct chart *c, size_t k)
+{
+	const asp_snapshot_t *s = &c->d->snapshots[c->ix[k]];
+
+	return c->by_alloc ? (double)s->bytes_allocated : s->t_s;
+}
+
+static double chart_x(const struct chart *c, double v)
+{
+	return TL_LEFT + v / c->xmax * (TL_W - TL_LEFT - TL_RIGHT);
+}
+
+static double chart_y(const struct chart *c, double v)
+{
+	return TL_TOP + TL_PLOT_H - v / c->vmax * TL_PLOT_H;
+}
+
+static void chart_axes(FILE *out, const struct chart *c)
+{
+	const double bottom = TL_TOP + TL_PLOT_H, right = TL_W - TL_RIGHT;
+	char a[ASP_NUM_MAX];
+
+	fprintf(out, "<path class=\"axis\" d=\"M%d %d V%.1f H%.1f\"/>", TL_LEFT,
+		TL_TOP, bottom, right);
+	for (int i = 0; i <= 2; i++) {
+		double y = bottom - TL_PLOT_H * i / 2.0;
+		double x = TL_LEFT + (right - TL_LEFT) * i / 2.0;
+
+		fprintf(out, "<path class=\"axis\" d=\"M%d %.1f h-5 M%.1f %.1f v5\"/>",
+			TL_LEFT, y, x, bottom);
+		fprintf(out, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
+			TL_LEFT - 8, y + 4, human(a, c->vmax * i / 2));
+		if (c->by_alloc)
+			human(a, c->xmax * i / 2);
+		else
+			snprintf(a, sizeof a, "%.3f s", c->xmax * i / 2);
+		fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>",
+			x, bottom + 18, i == 0 ? "start" : i == 2 ? "end" : "middle", a);
+	}
+	fprintf(out, "<text class=\"label\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
+		TL_LEFT + (right - TL_LEFT) / 2, TL_H - 4,
+		c->by_alloc ? "bytes allocated so far" : "seconds since the start");
+}
+
+/* The figures of snapshot s, as its hover title says them. */
+static void snapshot_title(FILE *out, const asp_snapshot_t *s, size_t i, size_t n)
+{
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], t[ASP_NUM_MAX];
+
+	fprintf(out, "<title>snapshot %zu of %zu%s: %s s, %s bytes in use in %s blocks, ",
+		i + 1, n, s->peak ? " (the peak)" : "", asp_fmt_seconds(t, s->t_s),
+		asp_fmt_count(a, s->in_use_bytes), asp_fmt_count(b, s->in_use_blocks));
+	fprintf(out, "%s bytes allocated so far</title>", asp_fmt_count(a, s->bytes_allocated));
+}
+
+static void chart_group(FILE *out, struct chart *c)
+{
+	const asp_dump_t *d = c->d;
+	const asp_snapshot_t *pk = &d->snapshots[c->ix[c->peak]];
+	const double bottom = TL_TOP + TL_PLOT_H;
+	double px, py;
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
+
+	c->xmax = c->by_alloc ? (double)d->snapshots[d->nsnapshots - 1].bytes_allocated :
+		  d->snapshots[d->nsnapshots - 1].t_s;
+	if (c->xmax <= 0)
+		c->xmax = c->by_alloc ? 1 : 1.0;
+	fprintf(out, "<g class=\"%s\">", c->by_alloc ? "tl-alloc" : "tl-time");
+	chart_axes(out, c);
+	/* The heap as a step function: each snapshot's level holds until the
+	 * next one. */
+	fprintf(out, "<path class=\"area\" d=\"M%.2f %.2f", chart_x(c, chart_xv(c, 0)), bottom);
+	for (size_t k = 0; k < c->n; k++)
+		fprintf(out, " H%.2f V%.2f", chart_x(c, chart_xv(c, k)),
+			chart_y(c, (double)d->snapshots[c->ix[k]].in_use_bytes));
+	fprintf(out, " H%.2f V%.2f Z\"/>\n", chart_x(c, c->xmax), bottom);
+	px = chart_x(c, chart_xv(c, c->peak));
+	py = chart_y(c, (double)pk->in_use_bytes);
+	fprintf(out, "<circle class=\"tl-peak\" cx=\"%.2f\" cy=\"%.2f\" r=\"4.5\" "
+		"data-snapshot=\"%zu\" data-t=\"%.9g\" data-in-use=\"%" PRIu64 "\" "
+		"data-blocks=\"%" PRIu64 "\" data-allocated=\"%" PRIu64 "\"/>",
+		px, py, d->peak_snapshot, pk->t_s, pk->in_use_bytes, pk->in_use_blocks,
+		pk->bytes_allocated);
+	fprintf(out, "<text class=\"peak-label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"%s\">"
+		"peak %s bytes at %s s</text>\n",
+		px + (px > TL_W / 2.0 ? -8 : 8), py < TL_TOP + 14 ? py + 16 : py - 8,
+		px > TL_W / 2.0 ? "end" : "start", asp_fmt_count(a, pk->in_use_bytes),
+		asp_fmt_seconds(b, pk->t_s));
+	/* A band per snapshot, to hover over. */
+	fputs("<g class=\"bands\">", out);
+	for (size_t k = 0; k < c->n; k++) {
+		double x = chart_x(c, chart_xv(c, k));
+		double lo = k ? (chart_x(c, chart_xv(c, k - 1)) + x) / 2 : TL_LEFT;
+		double hi = k + 1 < c->n ? (x + chart_x(c, chart_xv(c, k + 1))) / 2 :
+			    TL_W - TL_RIGHT;
+
+		fprintf(out, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
+			"data-k=\"%zu\" data-x=\"%.2f\" data-y=\"%.2f\">", lo, TL_TOP,
+			hi > lo ? hi - lo : 0, TL_PLOT_H, k, x,
+			chart_y(c, (double)d->snapshots[c->ix[k]].in_use_bytes));
+		if (!c->by_alloc)
+			snapshot_title(out, &d->snapshots[c->ix[k]], c->ix[k], d->nsnapshots);
+		fputs("</rect>", out);
+	}
+	fputs("</g></g>\n", out);
+}
+
+/* What the script needs to tell the drawn snapshots' figures. */
+static json_t *timeline_data(const struct chart *c)
+{
+	json_t *ix = json_array(), *t = json_array(), *u = json_array(),
+	       *b = json_array(), *a = json_array(), *f = json_array();
+
+	for (size_t k = 0; k < c->n; k++) {
+		const asp_snapshot_t *s = &c->d->snapshots[c->ix[k]];
+
+		json_array_append_new(ix, json_integer((json_int_t)c->ix[k]));
+		json_array_append_new(t, json_real(s->t_s));
+		json_array_append_new(u, json_integer((json_int_t)s->in_use_bytes));
+		json_array_append_new(b, json_integer((json_int_t)s->in_use_blocks));
+		json_array_append_new(a, json_integer((json_int_t)s->bytes_allocated));
+		json_array_append_new(f, json_integer((json_int_t)s->bytes_freed));
+	}
+	return json_pack("{s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o}",
+			 "count", (json_int_t)c->d->nsnapshots,
+			 "peak", (json_int_t)c->peak, "index", ix, "t_s", t,
+			 "in_use_bytes", u, "in_use_blocks", b,
+			 "bytes_allocated", a, "bytes_freed", f);
+}
+
+/* Beside the chart: the stacks that held the peak, from the timeline's
+ * own account of them. */
+static void peak_stacks(FILE *out, const json_t *tl)
+{
+	const json_t *peak = json_object_get(tl, "peak");
+	const json_t *stacks = json_object_get(peak, "stacks");
+	size_t n = json_array_size(stacks);
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
+
+	fprintf(out, "<div class=\"tl-stacks\"><h4>At the peak: %s bytes in %s blocks",
+		asp_fmt_count(a, jget(peak, "in_use_bytes")),
+		asp_fmt_count(b, jget(peak, "in_use_blocks")));
+	if (jget(peak, "bound"))
+		fprintf(out, " (\u00b1 %s)", asp_fmt_count(a, jget(peak, "bound")));
+	fputs("</h4>", out);
+	if (n == 0)
+		fputs("<p class=\"note\">The dump does not say which stacks held it.</p>", out);
+	fputs("<ol class=\"stacks\">", out);
+	for (size_t i = 0; i < n && i < ASP_HTML_PEAK_STACKS; i++) {
+		const json_t *s = json_array_get(stacks, i);
+
+		fprintf(out, "<li><span class=\"pct\">%.1f%%</span> %s bytes in %s blocks",
+			json_real_value(json_object_get(s, "percent")),
+			asp_fmt_count(a, jget(s, "bytes")), asp_fmt_count(b, jget(s, "blocks")));
+		put_frames(out, json_object_get(s, "frames"), PEAK_FRAMES, NULL);
+		fputs("</li>", out);
+	}
+	fputs("</ol>", out);
+	if (n > ASP_HTML_PEAK_STACKS)
+		fprintf(out, "<p class=\"note\">and %zu more stacks; the %d largest are listed.</p>",
+			n - ASP_HTML_PEAK_STACKS, ASP_HTML_PEAK_STACKS);
+	fputs("</div>", out);
+}
+
+static int put_timeline(FILE *out, struct part *pt)
+{
+	const asp_dump_t *d = pt->d;
+	struct chart c = { .d = d };
+	json_t *tl;
+	size_t *ix;
+
+	fprintf(out, "<section id=\"d%zu-timeline\"><h3>The heap over time</h3>\n", pt->i);
+	if (d->nsnapshots == 0) {
+		fprintf(out, "<p class=\"note\">No snapshots in this dump (%s).</p></section>\n",
+			d->count_mode ? "ALLOCSPY_MODE=count takes none" :
+			"it was written without them");
+		return 0;
+	}
+	if (!(ix = chosen_snapshots(d, &c.n)))
+		return -ENOMEM;
+	c.ix = ix;
+	for (size_t k = 0; k < c.n; k++) {
+		if (ix[k] == d->peak_snapshot)
+			c.peak = k;
+		if ((double)d->snapshots[ix[k]].in_use_bytes > c.vmax)
+			c.vmax = (double)d->snapshots[ix[k]].in_use_bytes;
+	}
+	if (c.vmax <= 0)
+		c.vmax = 1;
+	tl = asp_timeline_json_of(&pt->p);
+	if (!tl || json_object_set_new(pt->data, "timeline", timeline_data(&c)) < 0) {
+		json_decref(tl);
+		free(ix);
+		return -ENOMEM;
+	}
+	fputs("<div class=\"tl-wrap\"><div class=\"tl-chart\">", out);
+	fprintf(out, "<div class=\"controls js-only\">x axis: "
+		"<button type=\"button\" class=\"tl-mode on\" data-mode=\"time\">time</button>"
+		"<button type=\"button\" class=\"tl-mode\" data-mode=\"alloc\">bytes allocated</button>"
+		"<span class=\"tl-info\" aria-live=\"polite\"></span></div>\n");
+	fprintf(out, "<svg class=\"timeline\" id=\"d%zu-tl\" xmlns=\"http://www.w3.org/2000/svg\" "
+		"viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" "
+		"aria-label=\"bytes in use over time\" data-top=\"%d\" data-bottom=\"%d\">\n",
+		pt->i, TL_W, TL_H, TL_W, TL_H, TL_TOP, TL_TOP + TL_PLOT_H);
+	chart_group(out, &c);
+	c.by_alloc = true;
+	chart_group(out, &c);
+	fputs("</svg>", out);
+	fprintf(out, "<p class=\"note\">%zu snapshots", d->nsnapshots);
+	if (c.n < d->nsnapshots)
+		fprintf(out, "; %zu are drawn, each the largest of a run of consecutive "
+			"ones (the page draws at most %d)", c.n, ASP_HTML_SNAPSHOTS);
+	fputs(". The peak is marked in red.</p></div>\n", out);
+	peak_stacks(out, tl);
+	fputs("</div></section>\n", out);
+	json_decref(tl);
+	free(ix);
+	return 0;
+}
+
+/* --- flame graphs ---------------------------------------------------------------------- */
+
+static int put_flames(FILE *out, struct part *pt)
+{
+	asp_flame_strings_t *strings = asp_flame_strings_new();
+	json_t *list = json_array();
+	size_t nthreaded = 0;
+	int rc = strings && list ? 0 : -ENOMEM;
+
+	fprintf(out, "<section id=\"d%zu-flame\"><h3>Flame graphs</h3>\n", pt->i);
+	/* Each graph, then the same split by thread when the dump can. */
+	for (size_t k = 0; rc == 0 && k < 2 * NFLAMES; k++) {
+		bool by_thread = k % 2;
+		asp_flame_t *f = NULL;
+		const char *source = "thread_stacks";
+		json_t *j;
+
+		rc = by_thread ? asp_flame_build_threads(&f, &pt->p, flames[k / 2].w) :
+		     asp_flame_build(&f, &pt->p, flames[k / 2].w, &source);
+		if (rc < 0 || !f)
+			continue;
+		j = asp_flame_json(f, strings);
+		asp_flame_free(f);
+		nthreaded += by_thread;
+		if (!j || json_object_set_new(j, "key", json_string(flames[k / 2].key)) < 0 ||
+		    json_object_set_new(j, "title", json_string(flames[k / 2].title)) < 0 ||
+		    json_object_set_new(j, "unit", json_string(flames[k / 2].unit)) < 0 ||
+		    json_object_set_new(j, "source", json_string(source)) < 0 ||
+		    json_object_set_new(j, "by_thread", json_boolean(by_thread)) < 0 ||
+		    json_array_append_new(list, j) < 0)
+			rc = -ENOMEM;
+	}
+	if (rc == 0 && (json_object_set_new(pt->data, "flames", list) < 0 ||
+			json_object_set_new(pt->data, "strings",
+					    asp_flame_strings_json(strings)) < 0))
+		rc = -ENOMEM;
+	else if (rc < 0)
+		json_decref(list);
+	asp_flame_strings_free(strings);
+	if (rc < 0)
+		return rc;
+	if (json_array_size(list) == 0) {
+		fputs("<p class=\"note\">No stacks in this dump: run with "
+		      "ALLOCSPY_BACKTRACE=2 or more for flame graphs.</p></section>\n", out);
+		return 0;
+	}
+	fprintf(out, "<div class=\"flame\" data-dump=\"%zu\">"
+		"<div class=\"controls js-only\"><label>graph <select class=\"fg-weight\">", pt->i);
+	for (size_t k = 0; k < json_array_size(list); k++) {
+		const json_t *j = json_array_get(list, k);
+
+		if (!json_is_true(json_object_get(j, "by_thread")))
+			fprintf(out, "<option value=\"%s\">%s</option>",
+				json_string_value(json_object_get(j, "key")),
+				json_string_value(json_object_get(j, "title")));
+	}
+	fputs("</select></label> ", out);
+	if (nthreaded)
+		fputs("<label><input type=\"checkbox\" class=\"fg-threads\"> by thread</label> ", out);
+	fputs("<label>search <input type=\"search\" class=\"fg-search\" "
+	      "placeholder=\"function or file\" spellcheck=\"false\"></label> "
+	      "<button type=\"button\" class=\"fg-reset\">reset zoom</button> "
+	      "<span class=\"fg-match\" aria-live=\"polite\"></span></div>\n"
+	      "<div class=\"fg-box\"></div><div class=\"fg-info\" aria-live=\"polite\">"
+	      "&#160;</div>\n", out);
+	fprintf(out, "<p class=\"note\">Callers above callees, the widest first; click a "
+		"frame to zoom into it, and the root (or reset zoom) to come back. "
+		"A frame below 0.1%% of the graph's total is merged with its small "
+		"siblings into one frame named <q>%s</q>, and what lies below it is "
+		"left out: this keeps a dump of 100,000 stacks to a page of a few "
+		"thousand frames. <span class=\"fg-thin\"></span></p>\n"
+		"<noscript><p class=\"note\">The flame graphs are drawn by the page's "
+		"script: allow JavaScript to see them.</p></noscript></div></section>\n",
+		ASP_FLAME_MERGED);
+	return 0;
+}
+
+/* --- leaks --------------------------------------------------------------------------------- */
+
+static void leak_summary_table(FILE *out, const asp_dump_t *d)
+{
+	fputs("<table class=\"leak-summary\"><thead><tr><th>LEAK SUMMARY</th>"
+	      "<th class=\"n\">bytes</th><th class=\"n\">blocks</th></tr></thead><tbody>", out);
+	for (int k = 0; k < ASP_LEAK_NKINDS; k++) {
+		fprintf(out, "<tr class=\"k-%s\"><td>%s</td>", asp_leak_kind_name[k],
+			asp_leak_phrase[k]);
+		td_count(out, d->leaks[k].bytes);
+		td_count(out, d->leaks[k].blocks);
+		fputs("</tr>", out);
+	}
+	fputs("</tbody></table>\n", out);
+}
+
+static int by_total_desc(const void *pa, const void *pb, void *arg)
+{
+	const json_t *recs = arg;
+	uint64_t a = jget(json_array_get(recs, *(const size_t *)pa), "total_bytes");
+	uint64_t b = jget(json_array_get(recs, *(const size_t *)pb), "total_bytes");
+
+	if (a != b)
+		return a > b ? -1 : 1;
+	return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
+}
+
+static int by_index(const void *pa, const void *pb)
+{
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+static void put_record(FILE *out, const json_t *r)
+{
+	const char *kind = json_string_value(json_object_get(r, "kind"));
+	const char *phrase = "lost";
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX];
+
+	for (int k = 0; k < ASP_LEAK_SUPPRESSED; k++)
+		if (kind && strcmp(kind, asp_leak_kind_name[k]) == 0)
+			phrase = asp_leak_phrase[k];
+	fprintf(out, "<details class=\"rec k-%s\"><summary><span class=\"kind\">%s</span> ",
+		kind ? kind : "", kind ? kind : "");
+	if (jget(r, "indirect_bytes"))
+		fprintf(out, "%s (%s direct, %s indirect) bytes",
+			asp_fmt_count(a, jget(r, "total_bytes")),
+			asp_fmt_count(b, jget(r, "bytes")),
+			asp_fmt_count(c, jget(r, "indirect_bytes")));
+	else
+		fprintf(out, "%s bytes", asp_fmt_count(a, jget(r, "bytes")));
+	fprintf(out, " in %s blocks are %s in loss record %s",
+		asp_fmt_count(b, jget(r, "blocks")), phrase,
+		asp_fmt_count(c, jget(r, "record")));
+	fprintf(out, " of %s</summary>", asp_fmt_count(a, jget(r, "of")));
+	put_frames(out, json_object_get(r, "frames"), ASP_HTML_FRAMES,
+		   json_string_value(json_object_get(r, "alloc_fn")));
+	fputs("</details>\n", out);
+}
+
+static int put_leaks(FILE *out, struct part *pt)
+{
+	const asp_dump_t *d = pt->d;
+	unsigned all = ASP_KIND_BIT(ASP_LEAK_DEFINITE) | ASP_KIND_BIT(ASP_LEAK_INDIRECT) |
+		       ASP_KIND_BIT(ASP_LEAK_POSSIBLE) | ASP_KIND_BIT(ASP_LEAK_REACHABLE);
+	json_t *lj, *recs;
+	size_t n, shown, *ix;
+
+	fprintf(out, "<section id=\"d%zu-leaks\"><h3>Leaks</h3>\n", pt->i);
+	if (!asp_summary_has_leak_part(d)) {
+		fprintf(out, "<p class=\"note\">No leak check in this dump (%s).</p></section>\n",
+			d->count_mode ? "ALLOCSPY_MODE=count runs none" :
+			d->leak_check && !strcmp(d->leak_check, "no") ?
+			"ALLOCSPY_LEAK_CHECK=no" : "it did not run");
+		return 0;
+	}
+	if (d->in_use_blocks == 0) {
+		fputs("<p class=\"ok\">All heap blocks were freed -- no leaks are possible.</p>"
+		      "</section>\n", out);
+		return 0;
+	}
+	leak_summary_table(out, d);
+	if (!d->has_records) {
+		fputs("<p class=\"note\">The dump has no loss records.</p></section>\n", out);
+		return 0;
+	}
+	if (!(lj = asp_leaks_json_with(d, pt->p.sym, all, false)))
+		return -ENOMEM;
+	recs = json_object_get(lj, "loss_records");
+	n = json_array_size(recs);
+	shown = n < ASP_HTML_RECORDS ? n : ASP_HTML_RECORDS;
+	if (!(ix = malloc((n ? n : 1) * sizeof *ix))) {
+		json_decref(lj);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		ix[i] = i;
+	/* The largest records, in the dump's order. */
+	if (shown < n)
+		qsort_r(ix, n, sizeof *ix, by_total_desc, recs);
+	qsort(ix, shown, sizeof *ix, by_index);
+	fprintf(out, "<p class=\"note\">%zu loss records of every kind, in the dump's "
+		"order (by size); those the shim suppressed are left out", n);
+	if (shown < n)
+		fprintf(out, "; the %zu largest are listed (the page lists at most %d)",
+			shown, ASP_HTML_RECORDS);
+	fputs(". Open one to see its stack.</p>\n<div class=\"controls js-only\">"
+	      "<button type=\"button\" class=\"rec-open\">open all</button>"
+	      "<button type=\"button\" class=\"rec-close\">close all</button></div>\n", out);
+	fputs("<div class=\"records\">\n", out);
+	for (size_t i = 0; i < shown; i++)
+		put_record(out, json_array_get(recs, ix[i]));
+	fputs("</div></section>\n", out);
+	free(ix);
+	json_decref(lj);
+	return 0;
+}
+
+/* --- the summary tables ------------------------------------------------------------------- */
+
+static void functions_table(FILE *out, const json_t *fns, bool temporary)
+{
+	fputs("<h4>Functions</h4><table class=\"sortable\"><thead><tr><th>function</th>"
+	      "<th class=\"n\">calls</th><th class=\"n\">bytes</th><th class=\"n\">failed</th>"
+	      "<th class=\"n\">null</th>", out);
+	if (temporary)
+		fputs("<th class=\"n\">temporary</th>", out);
+	fputs("</tr></thead><tbody>", out);
+	for (size_t i = 0; i < json_array_size(fns); i++) {
+		const json_t *f = json_array_get(fns, i);
+
+		fputs("<tr><td><code>", out);
+		asp_put_xml(out, json_string_value(json_object_get(f, "name")));
+		fputs("</code></td>", out);
+		td_json(out, json_object_get(f, "calls"));
+		td_json(out, json_object_get(f, "bytes"));
+		td_json(out, json_object_get(f, "failed"));
+		td_json(out, json_object_get(f, "null"));
+		if (temporary)
+			td_json(out, json_object_get(f, "temporary"));
+		fputs("</tr>\n", out);
+	}
+	fputs("</tbody></table>\n", out);
+}
+
+static void threads_table(FILE *out, const json_t *threads, uint64_t omitted)
+{
+	size_t n = json_array_size(threads);
+	uint64_t more = omitted + (n > ASP_HTML_THREADS ? n - ASP_HTML_THREADS : 0);
+
+	fputs("<h4>Threads</h4><table class=\"sortable\"><thead><tr><th class=\"n\">tid</th>"
+	      "<th>name</th><th class=\"n\">allocs</th><th class=\"n\">frees</th>"
+	      "<th class=\"n\">bytes allocated</th><th class=\"n\">ref acquires</th>"
+	      "<th class=\"n\">ref releases</th></tr></thead><tbody>", out);
+	for (size_t i = 0; i < n && i < ASP_HTML_THREADS; i++) {
+		const json_t *t = json_array_get(threads, i);
+		const char *name = json_string_value(json_object_get(t, "name"));
+
+		fprintf(out, "<tr><td class=\"n\" data-v=\"%" PRIu64 "\">%" PRIu64 "</td>",
+			jget(t, "tid"), jget(t, "tid"));
+		fputs("<td>", out);
+		asp_put_xml(out, name ? name : "");
+		fputs("</td>", out);
+		td_json(out, json_object_get(t, "allocs"));
+		td_json(out, json_object_get(t, "frees"));
+		td_json(out, json_object_get(t, "bytes_allocated"));
+		td_json(out, json_object_get(t, "ref_acquires"));
+		td_json(out, json_object_get(t, "ref_releases"));
+		fputs("</tr>\n", out);
+	}
+	fputs("</tbody></table>\n", out);
+	if (more) {
+		char a[ASP_NUM_MAX];
+
+		fprintf(out, "<p class=\"note\">%s more threads: the %d that allocated most "
+			"are listed.</p>\n", asp_fmt_count(a, more), ASP_HTML_THREADS);
+	}
+}
+
+static void sizes_table(FILE *out, const json_t *hist)
+{
+	uint64_t max = 0;
+
+	for (size_t i = 0; i < json_array_size(hist); i++)
+		if (jget(json_array_get(hist, i), "count") > max)
+			max = jget(json_array_get(hist, i), "count");
+	fputs("<h4>Sizes</h4><table><thead><tr><th class=\"n\">bytes</th>"
+	      "<th class=\"n\">blocks</th><th></th></tr></thead><tbody>", out);
+	for (size_t i = 0; i < json_array_size(hist); i++) {
+		const json_t *b = json_array_get(hist, i);
+		json_int_t hi = json_integer_value(json_object_get(b, "max"));
+		uint64_t lo = jget(b, "min"), count = jget(b, "count");
+
+		fputs("<tr><td class=\"n\">", out);
+		put_count(out, lo);
+		if (hi < 0) {
+			fputs(" and more", out);
+		} else if ((uint64_t)hi != lo) {
+			fputs(" \u2013 ", out);
+			put_count(out, (uint64_t)hi);
+		}
+		fputs("</td>", out);
+		td_count(out, count);
+		fprintf(out, "<td><svg class=\"bar\" width=\"200\" height=\"10\"><rect "
+			"width=\"%.1f\" height=\"10\"/></svg></td></tr>\n",
+			max ? 200.0 * (double)count / (double)max : 0.0);
+	}
+	if (json_array_size(hist) == 0)
+		fputs("<tr><td colspan=\"3\">(no blocks)</td></tr>", out);
+	fputs("</tbody></table>\n", out);
+}
+
+static void figures_table(FILE *out, const asp_dump_t *d, const json_t *sum)
+{
+	const json_t *refs = json_object_get(sum, "refs");
+	const json_t *time = json_object_get(sum, "time");
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
+
+	fputs("<h4>Peak, references and time</h4><table><tbody>", out);
+	fputs("<tr><td>peak (bytes in use)</td>", out);
+	if (d->has_peak) {
+		fprintf(out, "<td class=\"n\">%s", asp_fmt_count(a, d->peak_bytes));
+		if (d->peak_bytes_bound)
+			fprintf(out, " \u00b1 %s", asp_fmt_count(b, d->peak_bytes_bound));
+		if (d->has_peak_t)
+			fprintf(out, " at %s s", asp_fmt_seconds(a, d->peak_t_s));
+		fputs("</td></tr>", out);
+	} else {
+		fputs("<td class=\"n\">? (count mode tracks no sizes)</td></tr>", out);
+	}
+	if (d->has_temporary)
+		fprintf(out, "<tr><td>temporary allocations</td><td class=\"n\">%s of %s "
+			"(%.1f%%)</td></tr>", asp_fmt_count(a, d->temporary),
+			asp_fmt_count(b, d->allocs),
+			d->allocs ? 100.0 * (double)d->temporary / (double)d->allocs : 0.0);
+	static const char *const ref_rows[][2] = {
+		{ "acquires", "ref acquires" }, { "releases", "ref releases" },
+		{ "objects_created", "objects created" },
+		{ "objects_destroyed", "objects destroyed" },
+		{ "cross_thread", "cross-thread ref operations" },
+	};
+	for (size_t i = 0; i < sizeof ref_rows / sizeof *ref_rows; i++) {
+		fprintf(out, "<tr><td>%s</td>", ref_rows[i][1]);
+		td_json(out, json_object_get(refs, ref_rows[i][0]));
+		fputs("</tr>", out);
+	}
+	fprintf(out, "<tr><td>time (wall, user, sys)</td><td class=\"n\">%.3f s, ",
+		json_real_value(json_object_get(time, "wall_s")));
+	fprintf(out, "%.3f s, %.3f s</td></tr></tbody></table>\n",
+		json_real_value(json_object_get(time, "user_s")),
+		json_real_value(json_object_get(time, "sys_s")));
+}
+
+static int put_tables(FILE *out, struct part *pt)
+{
+	json_t *sum = asp_summary_json(pt->d);
+
+	if (!sum)
+		return -ENOMEM;
+	fprintf(out, "<section id=\"d%zu-tables\"><h3>Tables</h3>\n<div class=\"tables\">"
+		"<div>", pt->i);
+	functions_table(out, json_object_get(sum, "functions"), pt->d->has_temporary);
+	figures_table(out, pt->d, sum);
+	fputs("</div><div>", out);
+	sizes_table(out, json_object_get(sum, "histogram"));
+	fputs("</div></div>\n", out);
+	threads_table(out, json_object_get(sum, "threads"), jget(sum, "threads_omitted"));
+	fputs("</section>\n", out);
+	json_decref(sum);
+	return 0;
+}
+
+/* --- two dumps ------------------------------------------------------------------------------- */
+
+static void put_ratio(FILE *out, const json_t *a, const json_t *b)
+{
+	char buf[ASP_NUM_MAX];
+	double x, y;
+
+	if (!json_is_number(a) || !json_is_number(b)) {
+		fputs("<td class=\"n\">-</td>", out);
+		return;
+	}
+	x = json_number_value(a);
+	y = json_number_value(b);
+	fprintf(out, "<td class=\"n ratio%s\">%s</td>", y > x ? " up" : y < x ? " down" : "",
+		asp_fmt_ratio(buf, x, y));
+}
+
+static void compare_table(FILE *out, const json_t *cj)
+{
+	const json_t *dumps = json_object_get(cj, "dumps");
+	const json_t *rows = json_object_get(cj, "rows");
+
+	fputs("<table class=\"compare\"><thead><tr><th></th>", out);
+	for (size_t i = 0; i < 2; i++) {
+		fputs("<th class=\"n\">", out);
+		asp_put_xml(out, json_string_value(json_object_get(json_array_get(dumps, i), "label")));
+		fputs("</th>", out);
+	}
+	fputs("<th class=\"n\">ratio</th></tr></thead><tbody>", out);
+	for (size_t r = 0; r < json_array_size(rows); r++) {
+		const json_t *row = json_array_get(rows, r);
+		const json_t *v = json_object_get(row, "values");
+
+		fputs("<tr><td>", out);
+		asp_put_xml(out, json_string_value(json_object_get(row, "name")));
+		fputs("</td>", out);
+		for (size_t i = 0; i < 2; i++)
+			td_json(out, json_array_get(v, i));
+		put_ratio(out, json_array_get(v, 0), json_array_get(v, 1));
+		fputs("</tr>\n", out);
+	}
+	fputs("</tbody></table>\n", out);
+}
+
+/* The change of a site between the dumps in metric key: B - A, or 0 when
+ * either is unknown. */
+static double site_change(const json_t *site, const char *key)
+{
+	const json_t *v = json_object_get(json_object_get(site, "values"), key);
+	const json_t *a = json_array_get(v, 0), *b = json_array_get(v, 1);
+
+	if (!json_is_integer(a) || !json_is_integer(b))
+		return 0;
+	return (double)json_integer_value(b) - (double)json_integer_value(a);
+}
+
+static void put_delta(FILE *out, const json_t *site, const char *key)
+{
+	const json_t *v = json_object_get(json_object_get(site, "values"), key);
+	const json_t *a = json_array_get(v, 0), *b = json_array_get(v, 1);
+	double c = site_change(site, key);
+	char buf[ASP_NUM_MAX];
+
+	td_json(out, a);
+	td_json(out, b);
+	if (!json_is_integer(a) || !json_is_integer(b)) {
+		fputs("<td class=\"n\">?</td>", out);
+		return;
+	}
+	fprintf(out, "<td class=\"n delta%s\" data-v=\"%.0f\">%s%s</td>",
+		c > 0 ? " up" : c < 0 ? " down" : "", c, c > 0 ? "+" : c < 0 ? "\u2212" : "",
+		asp_fmt_count(buf, (uint64_t)(c < 0 ? -c : c)));
+}
+
+/* Whether the site grew: by its bytes, else bytes in use, else calls. */
+static int site_sign(const json_t *site)
+{
+	static const char *const keys[] = { "bytes", "in_use_bytes", "calls" };
+
+	for (size_t i = 0; i < 3; i++) {
+		double c = site_change(site, keys[i]);
+
+		if (c)
+			return c > 0 ? 1 : -1;
+	}
+	return 0;
+}
+
+static void sites_table(FILE *out, const json_t *sites, int sign, const char *title)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < json_array_size(sites); k++)
+		n += site_sign(json_array_get(sites, k)) == sign;
+	fprintf(out, "<h4>%s (%zu)</h4>\n", title, n);
+	if (n == 0)
+		return;
+	fputs("<table class=\"sortable sites\"><thead><tr><th>site</th>"
+	      "<th class=\"n\">bytes A</th><th class=\"n\">bytes B</th><th class=\"n\">change</th>"
+	      "<th class=\"n\">in use A</th><th class=\"n\">in use B</th><th class=\"n\">change</th>"
+	      "<th class=\"n\">calls A</th><th class=\"n\">calls B</th><th class=\"n\">change</th>"
+	      "</tr></thead><tbody>", out);
+	for (size_t k = 0; k < json_array_size(sites); k++) {
+		const json_t *s = json_array_get(sites, k);
+
+		if (site_sign(s) != sign)
+			continue;
+		fputs("<tr><td><code>", out);
+		asp_put_xml(out, json_string_value(json_object_get(s, "site")));
+		fputs("</code></td>", out);
+		put_delta(out, s, "bytes");
+		put_delta(out, s, "in_use_bytes");
+		put_delta(out, s, "calls");
+		fputs("</tr>\n", out);
+	}
+	fputs("</tbody></table>\n", out);
+}
+
+static int put_compare(FILE *out, const struct part *pt)
+{
+	const asp_dump_t *d = pt[0].d;
+	asp_symbolizer_t *sym[2] = { pt[0].p.sym, pt[1].p.sym };
+	json_t *cj = asp_compare_json_with(d, sym, 2);
+	json_t *sites = asp_compare_sites_json(d, sym, 2, ASP_HTML_SITES);
+
+	if (!cj || !sites) {
+		json_decref(cj);
+		json_decref(sites);
+		return -ENOMEM;
+	}
+	fputs("<section id=\"compare\"><h2>What changed from A to B</h2>\n", out);
+	if (json_is_true(json_object_get(cj, "different_programs")))
+		fputs("<p class=\"note\">The dumps come from different programs.</p>\n", out);
+	fputs("<div class=\"tables\"><div><h4>Side by side</h4>", out);
+	compare_table(out, cj);
+	fputs("</div><div>", out);
+	fprintf(out, "<p class=\"note\">The allocation sites (the innermost frame of each "
+		"stack, by function and file:line, never by address) whose bytes, "
+		"bytes in use at the end or calls changed, those that changed most "
+		"first; the page lists at most %d.", ASP_HTML_SITES);
+	if (json_array_size(sites) == 0)
+		fputs(" No site changed, or the dumps have no stacks to tell.", out);
+	fputs("</p>\n", out);
+	sites_table(out, sites, 1, "Grew");
+	sites_table(out, sites, -1, "Shrank");
+	fputs("</div></div></section>\n", out);
+	json_decref(cj);
+	json_decref(sites);
+	return 0;
+}
+
+/* --- the page ------------------------------------------------------------------------- */
+
+static void put_head(FILE *out, const asp_dump_t *d, size_t n)
+{
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n", out);
+	/* Nothing loads from anywhere; only the page's own style sheet and
+	 * script run, whatever text a dump holds. */
+	fprintf(out, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		"style-src 'sha256-%s'; script-src 'sha256-%s'; base-uri 'none'; "
+		"form-action 'none'\">\n", asp__html_css_sha256, asp__html_js_sha256);
+	fputs("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+	      "<meta name=\"generator\" content=\"allocspy-report " ASP_VERSION "\">\n<title>", out);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputs(" vs ", out);
+		asp_put_xml(out, asp_dump_exe_name(&d[i]));
+		fprintf(out, " (pid %lld)", (long long)d[i].pid);
+	}
+	fputs(" \u2014 allocspy</title>\n<style>", out);
+	fputs(asp__html_css, out);
+	fputs("</style>\n</head>\n", out);
+}
+
+static void put_nav(FILE *out, size_t i, const char *label)
+{
+	static const char *const parts[][2] = {
+		{ "summary", "summary" }, { "timeline", "heap over time" },
+		{ "flame", "flame graphs" }, { "leaks", "leaks" }, { "tables", "tables" },
+	};
+
+	fputs("<li>", out);
+	if (label) {
+		asp_put_xml(out, label);
+		fputs(": ", out);
+	}
+	for (size_t k = 0; k < sizeof parts / sizeof *parts; k++)
+		fprintf(out, "%s<a href=\"#d%zu-%s\">%s</a>", k ? " \u00b7 " : "", i,
+			parts[k][0], parts[k][1]);
+	fputs("</li>", out);
+}
+
+static int put_part(FILE *out, struct part *pt, size_t n)
+{
+	int rc;
+
+	fprintf(out, "<section class=\"dump\" id=\"d%zu\">", pt->i);
+	if (n > 1) {
+		fprintf(out, "<h2>%c: ", 'A' + (int)pt->i);
+		asp_put_xml(out, asp_dump_exe_name(pt->d));
+		fputs("</h2>\n", out);
+	}
+	put_meta(out, pt->d);
+	fprintf(out, "<section id=\"d%zu-summary\"><h3>Summary</h3>\n", pt->i);
+	put_exit_text(out, pt->d);
+	fputs("</section>\n", out);
+	if ((rc = put_timeline(out, pt)) < 0 || (rc = put_flames(out, pt)) < 0 ||
+	    (rc = put_leaks(out, pt)) < 0 || (rc = put_tables(out, pt)) < 0)
+		return rc;
+	fputs("</section>\n", out);
+	return 0;
+}
+
+int asp_html_write(FILE *out, const asp_dump_t *d, size_t n)
+{
+	struct part parts[2];
+	json_t *data = json_object(), *dumps = json_array();
+	int rc = data && dumps && n >= 1 && n <= 2 ? 0 : -ENOMEM;
+
+	memset(parts, 0, sizeof parts);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		parts[i].d = &d[i];
+		parts[i].i = i;
+		parts[i].data = json_object();
+		if (!parts[i].data || json_array_append(dumps, parts[i].data) < 0 ||
+		    asp_profile_build(&parts[i].p, &d[i]) < 0)
+			rc = -ENOMEM;
+		else
+			parts[i].have_p = true;
+	}
+	if (rc == 0) {
+		put_head(out, d, n);
+		fputs("<body>\n<header><h1>", out);
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				fputs(" <span class=\"vs\">compared with</span> ", out);
+			asp_put_xml(out, asp_dump_exe_name(&d[i]));
+		}
+		fputs(" <span class=\"by\">\u2014 allocspy</span></h1>\n<nav><ul>", out);
+		if (n > 1)
+			fputs("<li><a href=\"#compare\">what changed from A to B</a></li>", out);
+		for (size_t i = 0; i < n; i++)
+			put_nav(out, i, n > 1 ? (i ? "B" : "A") : NULL);
+		fputs("</ul></nav></header>\n<main>\n", out);
+		if (n > 1)
+			rc = put_compare(out, parts);
+	}
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = put_part(out, &parts[i], n);
+	if (rc == 0) {
+		fputs("</main>\n<footer>Written by allocspy-report " ASP_VERSION
+		      " from the dump alone: the page loads nothing from anywhere."
+		      "</footer>\n<script type=\"application/json\" id=\"asp-data\">", out);
+		rc = json_object_set(data, "dumps", dumps) < 0 ? -ENOMEM :
+		     put_script_json(out, data);
+	}
+	if (rc == 0) {
+		fputs("</script>\n<script>", out);
+		fputs(asp__html_js, out);
+		fputs("</script>\n</body>\n</html>\n", out);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (parts[i].have_p)
+			asp_profile_free(&parts[i].p);
+		json_decref(parts[i].data);
+	}
+	json_decref(dumps);
+	json_decref(data);
+	return rc;
+}
