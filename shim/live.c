@@ -28,6 +28,15 @@ struct asp_shard {
 
 static struct asp_shard g_shards[ASP_SHARDS];
 
+int (*asp__live_stuck)(uintptr_t holder);
+
+/* A holder that will not let go until the caller is done: a signal
+ * handler's (fork's prepare, a fatal signal's report) inside the table. */
+static int stuck(uintptr_t holder)
+{
+	return holder > 1 && asp__live_stuck != NULL && asp__live_stuck(holder);
+}
+
 static inline int try_take(struct asp_shard *s, uintptr_t self)
 {
 	uintptr_t free_ = 0;
@@ -194,10 +203,21 @@ int asp__live_remove(struct asp_shard *s, uintptr_t ptr, struct asp_live_entry *
 	return 1;
 }
 
-/* Readers: a shard self holds is read as it is. */
+/* Readers: a shard self holds, or a stuck holder holds, is read as it
+ * is. 1 when the shard was taken (the caller lets it go). */
 static int read_lock(struct asp_shard *s, uintptr_t self)
 {
-	return take(s, self) == 0;
+	self |= !self;
+	for (unsigned spins = 0; !try_take(s, self); spins++) {
+		uintptr_t holder = asp_atomic_load_relaxed(&s->holder);
+		if (holder == self || stuck(holder))
+			return 0;
+		if (spins < 256)
+			asp_cpu_relax();
+		else
+			sched_yield();
+	}
+	return 1;
 }
 
 int asp__live_find(uintptr_t ptr, struct asp_live_entry *out, uintptr_t self)
@@ -245,7 +265,7 @@ size_t asp__live_snapshot(struct asp_live_entry *out, size_t max, uintptr_t self
 	return n;
 }
 
-uint64_t asp__live_lock_all(uintptr_t self, int (*forking)(uintptr_t holder), uint64_t *skipped)
+uint64_t asp__live_lock_all(uintptr_t self, uint64_t *skipped)
 {
 	uint64_t taken = 0;
 	*skipped = 0;
@@ -256,7 +276,7 @@ uint64_t asp__live_lock_all(uintptr_t self, int (*forking)(uintptr_t holder), ui
 			uintptr_t holder = asp_atomic_load_relaxed(&s->holder);
 			if (holder == self)
 				goto next;	/* interrupted inside it */
-			if (holder != 0 && holder != 1 && forking != NULL && forking(holder)) {
+			if (stuck(holder)) {
 				*skipped |= 1ull << i;
 				goto next;
 			}

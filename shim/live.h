@@ -42,9 +42,15 @@ int asp__live_insert(struct asp_shard *s, uintptr_t ptr, uint64_t size, unsigned
 /* With s held: 1 and the entry when ptr was live (it is removed), else 0. */
 int asp__live_remove(struct asp_shard *s, uintptr_t ptr, struct asp_live_entry *out);
 
+/* Whether the thread whose identity is holder is stuck: in a signal
+ * handler (fork's prepare, a fatal signal's report) that landed while it
+ * was inside the table, so that it lets go of its shard only when the
+ * handler is done, and may be waiting for the caller. Set by thread.c. */
+extern int (*asp__live_stuck)(uintptr_t holder);
+
 /* The readers take each shard in turn as self; a shard self holds already
- * (asp__live_lock_all, or a signal handler inside the table) is read as
- * it is. */
+ * (asp__live_lock_all, or a signal handler inside the table), or a stuck
+ * thread holds, is read as it is. */
 
 /* 1 and the entry when ptr is live, else 0. */
 int asp__live_find(uintptr_t ptr, struct asp_live_entry *out, uintptr_t self);
@@ -57,12 +63,10 @@ size_t asp__live_snapshot(struct asp_live_entry *out, size_t max, uintptr_t self
 
 /* Every shard, in order, for whoever must see the whole table still: fork's
  * prepare handler and the exit report. Shards self holds already are left
- * alone. So is a shard held by a thread for which forking(holder) says it
- * is in fork's prepare handler itself: a signal handler that forked while
- * its thread was inside the table; it cannot let go before its fork is
- * done, and it may be waiting for this one: those shards go into
- * *skipped. Returns the set it took (bit i: shard i), for unlock_all. */
-uint64_t asp__live_lock_all(uintptr_t self, int (*forking)(uintptr_t holder), uint64_t *skipped);
+ * alone; so are those a stuck thread holds (it may be waiting for this
+ * one): they go into *skipped. Returns the set it took (bit i: shard i),
+ * for unlock_all. */
+uint64_t asp__live_lock_all(uintptr_t self, uint64_t *skipped);
 void asp__live_unlock_all(uint64_t taken);
 
 /* fork's child: the shards another forking thread held (skipped by

@@ -121,6 +121,7 @@ int asp__init_slow(void)
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		g_pid = getpid();
 		asp__thread_exit_hook = asp__account_thread_exit;
+		asp__live_stuck = asp__thread_stuck;
 		asp__thread_gone_hook = asp__account_thread_gone;
 		if (!asp__opt.follow_children)
 			leave_ld_preload();
@@ -314,11 +315,11 @@ static void atfork_prepare(void)
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	struct asp_thread *t = asp__fast != 0 ? asp__thread_self() : NULL;
 	if (t != NULL)
-		asp_atomic_store_release(&t->forking, 1);
+		asp_atomic_store_release(&t->stuck, 1);
 	asp__stack_atfork_prepare();
 	asp__snapshot_atfork_prepare();
 	uint64_t skipped;
-	uint64_t taken = asp__live_lock_all((uintptr_t)t, asp__thread_forking, &skipped);
+	uint64_t taken = asp__live_lock_all((uintptr_t)t, &skipped);
 	asp__threads_atfork_prepare();
 	asp_lock(&g_start_lock);
 	asp__arena_atfork_prepare();
@@ -339,7 +340,7 @@ static void unlock_after_fork(void)
 	asp__snapshot_atfork_release();
 	asp__stack_atfork_release();
 	if (t != NULL)
-		asp_atomic_store_release(&t->forking, 0);
+		asp_atomic_store_release(&t->stuck, 0);
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 }
 
@@ -429,6 +430,9 @@ static void on_fatal(int sig)
 	int expected = 0;
 	__atomic_compare_exchange_n(&g_fatal, &expected, sig, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 	if (getpid() == g_pid) {
+		/* This thread may hold a shard: others must not wait for it. */
+		if (asp__fast != 0)
+			asp_atomic_store_release(&asp__thread_self()->stuck, 1);
 		asp__world_stop();
 		c_locale();
 		asp__finish();

@@ -95,7 +95,7 @@ static void gather(struct figures *f, enum reason reason, int need_entries)
 	f->tracked = asp__opt.mode == ASP_MODE_TRACK;
 	struct asp_thread *self = asp__thread_self();
 	uint64_t skipped;
-	uint64_t taken = asp__live_lock_all((uintptr_t)self, asp__thread_forking, &skipped);
+	uint64_t taken = asp__live_lock_all((uintptr_t)self, &skipped);
 	f->t_ns = asp_now_ns(CLOCK_MONOTONIC);
 	if (reason != REASON_INTERVAL) {
 		asp_atomic_store_release(&asp__frozen, asp_gettid());

@@ -66,9 +66,9 @@ void asp__snapshot_init(void)
  * ASP_DETAIL_MAX of them, into memory of their own; *n their number, and
  * their bytes and blocks into s. own (cap entries) is unmapped after. */
 static struct asp_snap_detail *group(const struct asp_live_entry *e, size_t all, uint32_t *n,
-                                     struct asp_snapshot *s, struct asp_live_entry *own, size_t cap)
+                                     struct asp_snapshot *s, struct asp_live_entry *own, size_t cap,
+                                     struct asp_snap_detail *g)
 {
-	struct asp_snap_detail *g = g_group;
 	memset(g, 0, ASP_GROUP_SLOTS * sizeof *g);
 	s->in_use = 0;
 	s->blocks = (int64_t)all;
@@ -128,7 +128,7 @@ static struct asp_snap_detail *detail_of(struct asp_thread *t, uint32_t *n, stru
 	size_t all = asp__live_snapshot(e, cap, (uintptr_t)t);
 	if (all > cap)
 		all = cap;
-	return group(e, all, n, s, e, cap);
+	return group(e, all, n, s, e, cap, g_group);
 }
 
 static void drop_detail(struct asp_snapshot *s)
@@ -253,21 +253,22 @@ size_t asp__snapshots(const struct asp_snapshot **out, uint64_t t_ns, uint64_t a
 	*out = g_out;
 	if (g_snaps == NULL)
 		return 0;
-	/* A snapshot another thread is taking ends first; one this thread
-	 * was taking (a signal handler's report) is left out. */
-	for (;;) {
-		pid_t busy = asp_atomic_load_acquire(&g_busy);
-		if (busy == 0 || busy == asp_gettid())
-			break;
-		sched_yield();
-	}
+	/* A snapshot another thread is taking now is left out: its thread
+	 * may wait for a shard this one holds (a fatal signal's report). The
+	 * list is read under its lock, whose holders wait for nothing. */
 	/* The heap now, from the table: the peak's place when it holds as
 	 * much as the peak snapshot or there is none. */
 	struct asp_snapshot last = { 0 };
 	last.t_ns = t_ns;
 	last.allocated = allocated;
 	last.freed = freed;
-	last.detail = group(e, ne, &last.ndetail, &last, NULL, 0);
+	struct asp_snap_detail *scratch = asp__pages_alloc(ASP_GROUP_SLOTS * sizeof *scratch);
+	if (scratch != NULL) {
+		last.detail = group(e, ne, &last.ndetail, &last, NULL, 0, scratch);
+		asp__pages_free(scratch, ASP_GROUP_SLOTS * sizeof *scratch);
+	}
+	sigset_t old;
+	asp_lock_nosig(&g_lock, &old);
 	if (!g_peak.peak || last.in_use >= g_peak.in_use) {
 		last.peak = 1;
 		drop_detail(&g_peak);
@@ -285,6 +286,7 @@ size_t asp__snapshots(const struct asp_snapshot **out, uint64_t t_ns, uint64_t a
 	if (!peak_in)
 		g_out[n++] = g_peak;
 	g_out[n++] = last;
+	asp_unlock_nosig(&g_lock, &old);
 	return n;
 }
 

@@ -372,9 +372,9 @@ size_t asp__threads_stacks(struct asp_thread_stack *out, size_t max)
 	return n;
 }
 
-int asp__thread_forking(uintptr_t holder)
+int asp__thread_stuck(uintptr_t holder)
 {
-	return asp_atomic_load_acquire(&((const struct asp_thread *)holder)->forking);
+	return asp_atomic_load_acquire(&((const struct asp_thread *)holder)->stuck);
 }
 
 void asp__threads_atfork_prepare(void)

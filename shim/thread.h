@@ -127,7 +127,9 @@ struct asp_thread {
 	int forward;		/* > 0: calls are forwarded to the allocator
 				 * uncounted: the caller counts the block */
 	int in_table;		/* > 0: inside the live table's code */
-	int forking;		/* in fork's prepare handler (process.c) */
+	int stuck;		/* in a handler (fork's prepare, a fatal
+				 * signal's report) that holds what it holds
+				 * until it is done (live.h) */
 	uint32_t epoch;		/* the periodic-work epoch last seen */
 	uint32_t ndefer;
 	struct asp_deferred defer[ASP_MAX_DEFERRED];
@@ -221,9 +223,8 @@ extern void (*asp__thread_exit_hook)(struct asp_thread *t);
  * delta published; the child holds every lock then). */
 extern void (*asp__thread_gone_hook)(struct asp_thread *t);
 
-/* Whether the thread whose record is holder is in fork's prepare handler
- * (for asp__live_lock_all). */
-int asp__thread_forking(uintptr_t holder);
+/* Whether the thread whose record is holder is stuck (live.h). */
+int asp__thread_stuck(uintptr_t holder);
 
 /* fork: the registry is held across it (prepare, then release in both);
  * the child first marks the records of the threads that did not come along

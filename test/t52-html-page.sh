@@ -176,7 +176,7 @@ check "a large dump: 1000 of 3000 snapshots drawn, the peak among them, and the 
 	"{'tl-time': 1000, 'tl-alloc': 1000} 1234 5000000 yes" \
 	"$(info large '"%s %s %s" % (d["bands"], d["peaks"][0]["data-snapshot"], d["peaks"][0]["data-in-use"])') $(info large 'd["text"]' | grep -q '3000 snapshots; 1000 are drawn, each the largest of a run of consecutive ones (the page draws at most 1000)' && echo yes)"
 check "a large dump: 2000 frames below 0.1% merged into one, the total kept" \
-	"[0, 1, 1, 1] [2325750, 1125750, 1000000, 200000] [0, 0, 0, 2000] 2000 ['all', '[other stacks]', '0x555555555000', '[below 0.1%]']" \
+	"[0, 1, 1, 1] [2325750, 1125750, 1000000, 200000] [0, 0, 0, 2000] 2000 ['all', '[other stacks]', 'tree+0x1000', '[below 0.1%]']" \
 	"$(info large '(lambda f: "%s %s %s %d %s" % (f["d"], f["v"], f["m"], f["merged"], [d["data"]["dumps"][0]["strings"][n] for n in f["n"]]))(d["data"]["dumps"][0]["flames"][0])')"
 check "a large dump: the 1000 largest of 1500 loss records, in order, and the page says so" \
 	"(1000, ['501', '502', '1,500']) yes" \

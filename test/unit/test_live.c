@@ -198,7 +198,7 @@ TEST(lock_all_skips_what_self_holds)
 	struct asp_shard *mine = asp__live_lock(addr(3), SELF, 0);
 	ASSERT(mine != NULL);
 	uint64_t skipped;
-	uint64_t taken = asp__live_lock_all(SELF, NULL, &skipped);
+	uint64_t taken = asp__live_lock_all(SELF, &skipped);
 	ASSERT_EQ(skipped, 0);
 	ASSERT_EQ(__builtin_popcountll(taken), ASP_SHARDS - 1);
 	uint64_t blocks, bytes;
