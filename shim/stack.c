@@ -91,6 +91,15 @@ void asp__stack_init(void)
 		          "using frame pointers", "");
 		asp__opt.unwind = ASP_UNWIND_FP;
 	}
+	/* libunwind makes a pthread key at its first backtrace: made now, it
+	 * is one of the first keys, whose slots every thread has. Made later,
+	 * it could be one past 31, and its first use in a thread would
+	 * allocate the second-level block of keys the program's own keys
+	 * share: their allocation would then not be the program's. */
+	if (g_unw_backtrace != NULL) {
+		void *frames[2];
+		g_unw_backtrace(frames, 2);
+	}
 }
 
 /* Frame-pointer walk: [fp] is the caller's fp, [fp+8] the return address. */
