@@ -6,6 +6,7 @@
  *
  * 1. Locks. The shim owns these, taken in this order and never the other
  *    way round:
+ *      the fork gate                               (thread.c: fork only)
  *      stack stripes, then the stack append lock   (stack.c)
  *      the snapshot lock                           (snapshot.c)
  *      the 64 shards of the live table             (live.c)
@@ -23,7 +24,9 @@
  *    may take locks whose holders allocate. It blocks signals and takes
  *    every lock above in that order, except a shard the forking thread
  *    holds already (a fork from a signal handler inside the table). It
- *    waits only for holders to let go, and no holder waits for it. Parent
+ *    waits only for holders to let go, and no holder waits for it; and,
+ *    at most 100 ms, for other threads to leave the loader's module list
+ *    (libunwind's, a dump's: thread.h, asp__loader_enter). Parent
  *    and child let go of the same locks; before that the child marks the
  *    other threads' records dead, makes their deferred table operations,
  *    publishes their in-use deltas, and restarts what it inherited half
@@ -103,6 +106,10 @@ static void catch_fatal_signals(void);
 static void leave_ld_preload(void);
 static void start_ticker(void);
 
+/* glibc's registration under pthread_atfork; dso NULL: for good. */
+extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+                             void *dso);
+
 int asp__init_slow(void)
 {
 	static int once;
@@ -118,7 +125,11 @@ int asp__init_slow(void)
 		asp__report_start();
 		asp__options_init();
 		asp__thread_init();
-		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		/* Not pthread_atfork: it names the shim's DSO, and the DSO's
+		 * destructor at exit would then take the handlers away, even
+		 * between one fork's prepare and parent handlers, while other
+		 * threads still fork. */
+		__register_atfork(atfork_prepare, atfork_parent, atfork_child, NULL);
 		g_pid = getpid();
 		asp__thread_exit_hook = asp__account_thread_exit;
 		asp__live_stuck = asp__thread_stuck;
@@ -310,12 +321,15 @@ static sigset_t g_fork_mask;	/* its signal mask before prepare */
 
 static void atfork_prepare(void)
 {
+	/* The process is ending: its report comes before any fork. */
+	asp__world_hold();
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	struct asp_thread *t = asp__fast != 0 ? asp__thread_self() : NULL;
 	if (t != NULL)
 		asp_atomic_store_release(&t->stuck, 1);
+	asp__loader_fork_close(t);
 	asp__stack_atfork_prepare();
 	asp__snapshot_atfork_prepare();
 	uint64_t skipped;
@@ -339,6 +353,7 @@ static void unlock_after_fork(void)
 	asp__live_unlock_all(g_fork_shards);
 	asp__snapshot_atfork_release();
 	asp__stack_atfork_release();
+	asp__loader_fork_open();
 	if (t != NULL)
 		asp_atomic_store_release(&t->stuck, 0);
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
@@ -562,7 +577,8 @@ void asp__exit_fast(int status)
 {
 	if (getpid() != g_pid)
 		asp__exit_now(status);	/* a vfork child: the memory is the parent's */
-	if (asp__opt.freeres != 0 && asp__world_stop()) {
+	int all = asp__world_stop();
+	if (asp__opt.freeres != 0 && all) {
 		drop_stdio_buffers();
 		run_freeres();
 	}

@@ -245,10 +245,13 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 	 * or a signal handler's: the intern locks are not reentrant) are
 	 * forwarded uncounted. */
 	t->depth++;
-	if (asp__opt.unwind == ASP_UNWIND_LIBUNWIND && g_unw_backtrace)
+	if (asp__opt.unwind == ASP_UNWIND_LIBUNWIND && g_unw_backtrace) {
+		asp__loader_enter(t);
 		n = g_unw_backtrace((void **)frames, want);
-	else
+		asp__loader_leave(t);
+	} else {
 		n = fp_walk(frames, want);
+	}
 	/* The program's frames start at the interposer's return address. */
 	int skip = 0;
 	while (skip < n && skip < ASP_SKIP_FRAMES && frames[skip] != site)

@@ -372,6 +372,54 @@ size_t asp__threads_stacks(struct asp_thread_stack *out, size_t max)
 	return n;
 }
 
+static asp_lock_t g_gate = ASP_LOCK_INIT;	/* one fork at a time */
+static int g_forking;
+
+void asp__loader_enter(struct asp_thread *t)
+{
+	for (;;) {
+		asp_atomic_store_relaxed(&t->in_loader, 1);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (!asp_atomic_load_relaxed(&g_forking) || t->in_table != 0 || t->stuck)
+			return;
+		asp_atomic_store_release(&t->in_loader, 0);
+		while (asp_atomic_load_acquire(&g_forking))
+			sched_yield();
+	}
+}
+
+void asp__loader_leave(struct asp_thread *t)
+{
+	asp_atomic_store_release(&t->in_loader, 0);
+}
+
+void asp__loader_fork_close(const struct asp_thread *self)
+{
+	asp_lock(&g_gate);
+	asp_atomic_store_relaxed(&g_forking, 1);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* The records inside now, read under the registry lock; waited
+	 * for without it. Records are never unmapped. */
+	struct asp_thread *inside[64];
+	size_t n = 0;
+	asp_lock(&g_lock);
+	for (struct asp_thread *t = g_records; t && n < ASP_ARRAY_SIZE(inside); t = t->next)
+		if (t != self && asp_atomic_load_acquire(&t->in_loader))
+			inside[n++] = t;
+	asp_unlock(&g_lock);
+	uint64_t deadline = asp_now_ns(CLOCK_MONOTONIC) + 100000000u;
+	for (size_t i = 0; i < n; i++)
+		while (asp_atomic_load_acquire(&inside[i]->in_loader) &&
+		       asp_now_ns(CLOCK_MONOTONIC) < deadline)
+			sched_yield();
+}
+
+void asp__loader_fork_open(void)
+{
+	asp_atomic_store_release(&g_forking, 0);
+	asp_unlock(&g_gate);
+}
+
 int asp__thread_stuck(uintptr_t holder)
 {
 	return asp_atomic_load_acquire(&((const struct asp_thread *)holder)->stuck);

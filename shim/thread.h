@@ -130,6 +130,9 @@ struct asp_thread {
 	int stuck;		/* in a handler (fork's prepare, a fatal
 				 * signal's report) that holds what it holds
 				 * until it is done (live.h) */
+	int in_loader;		/* > 0: where the loader's module list may be
+				 * locked (libunwind, the dump's module list):
+				 * fork waits for it (asp__loader_enter) */
 	uint32_t epoch;		/* the periodic-work epoch last seen */
 	uint32_t ndefer;
 	struct asp_deferred defer[ASP_MAX_DEFERRED];
@@ -225,6 +228,19 @@ extern void (*asp__thread_gone_hook)(struct asp_thread *t);
 
 /* Whether the thread whose record is holder is stuck (live.h). */
 int asp__thread_stuck(uintptr_t holder);
+
+/* The loader's module list lock (dl_iterate_phdr's) is not reset in a
+ * fork child: a fork while another thread holds it leaves the child unable
+ * to list modules, which its exit report must. So the shim's own listings
+ * (libunwind's, the dump's) are bracketed by asp__loader_enter and
+ * asp__loader_leave, and fork's prepare handler closes the gate first:
+ * new listings wait for the fork, and the fork waits for those under way,
+ * at most 100 ms (a listing can wait for a lock the forking thread holds).
+ * A thread inside the live table never waits (the fork waits for it). */
+void asp__loader_enter(struct asp_thread *t);
+void asp__loader_leave(struct asp_thread *t);
+void asp__loader_fork_close(const struct asp_thread *self);
+void asp__loader_fork_open(void);
 
 /* fork: the registry is held across it (prepare, then release in both);
  * the child first marks the records of the threads that did not come along

@@ -4,11 +4,18 @@
  * heap: nothing then runs under the freed stdio buffers or moves pointers
  * while they are read. The shim gets as close as it safely can. Each
  * other thread gets a real-time signal whose handler looks at where the
- * thread was: blocked in a system call that waits (read, futex, poll...),
- * or in code outside the C library, the loader, the C++ runtime and the
- * shim, it holds none of their locks, and the handler keeps it there for
- * good, after noting its registers (the leak scan's roots). Anywhere else
- * it returns at once, and the thread is asked again a millisecond later.
+ * thread was. In code outside the C library, the loader, the C++ runtime
+ * and the shim, it holds none of their locks; blocked in a system call
+ * that waits (read, poll, futex...), it may hold some, but none that the
+ * end of the process needs, unless it waits for one of those locks
+ * itself: a thread inside fork(2) may hold the stdio list's lock while it
+ * waits for an arena's. So just before the signal goes, the thread's
+ * system call is read from /proc, and a wait is approved only when it is
+ * not a futex on the C library's or the loader's own data or on an
+ * arena's lock; the handler parks the thread only at that very call.
+ * Parked, a thread stays for good, its registers noted (the leak scan's
+ * roots). Anywhere else the handler returns at once, and the thread is
+ * asked again a millisecond later.
  * A thread that blocks the signal counts as stopped only while it waits
  * in futex(2) with no timeout (a join, a mutex, a condition nobody else
  * can signal now). Nothing here allocates. */
@@ -34,8 +41,11 @@ static struct asp_world_thread *g_threads;
 static size_t g_n;
 static int g_done, g_all;
 static int g_never;		/* parked threads wait on it forever */
+static pid_t g_stopper;		/* the thread that stops the others */
 static struct { uintptr_t lo, hi; } g_unsafe[ASP_WORLD_UNSAFE_MAX];
 static int g_nunsafe;
+static struct { uintptr_t lo, hi; } g_lockdata[ASP_WORLD_UNSAFE_MAX];
+static int g_nlockdata;
 pid_t asp__world_ticker;
 
 /* System calls that wait (x86-64 numbers): a thread in one holds no lock
@@ -87,12 +97,13 @@ static void on_stop(int sig, siginfo_t *si, void *ctx)
 		return;
 	}
 	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	long ax = (long)uc->uc_mcontext.gregs[REG_RAX];
-	const unsigned char *at = (const unsigned char *)pc;
-	/* About to (re)start a waiting system call, interrupted in one, or
-	 * outside every library whose locks matter. */
-	int ok = (at[0] == 0x0f && at[1] == 0x05 && waits((unsigned long)ax)) ||
-	         (at[-2] == 0x0f && at[-1] == 0x05 && ax == -EINTR) || !unsafe_pc(pc);
+	uintptr_t di = (uintptr_t)uc->uc_mcontext.gregs[REG_RDI];
+	/* Outside every library whose locks matter, or at the approved wait:
+	 * interrupted in it (pc just after the syscall instruction) or about
+	 * to restart it (pc on it). */
+	int ok = !unsafe_pc(pc) ||
+	         (w->call_pc != 0 && (pc == w->call_pc || pc + 2 == w->call_pc) &&
+	          di == w->call_arg);
 	if (!ok) {
 		asp_atomic_store_release(&w->asked, 0);
 		errno = saved;
@@ -104,6 +115,17 @@ static void on_stop(int sig, siginfo_t *si, void *ctx)
 	asp_atomic_store_release(&w->state, ASP_WORLD_PARKED);
 	for (;;)
 		syscall(SYS_futex, &g_never, 0 /* FUTEX_WAIT */, 0, NULL, NULL, 0);
+}
+
+void asp__world_hold(void)
+{
+	pid_t s = asp_atomic_load_acquire(&g_stopper);
+	if (s == 0 || s == asp_gettid())
+		return;
+	int saved = errno;
+	for (;;)
+		syscall(SYS_futex, &g_never, 0 /* FUTEX_WAIT */, 0, NULL, NULL, 0);
+	errno = saved;
 }
 
 /* The C library, the loader, the C++ runtime and the shim: their text. */
@@ -122,15 +144,35 @@ static int unsafe_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	Dl_info me;
 	if (dladdr((void *)unsafe_cb, &me) && (uintptr_t)me.dli_fbase == info->dlpi_addr)
 		hit = 1;
-	for (int i = 0; hit && i < info->dlpi_phnum && g_nunsafe < ASP_WORLD_UNSAFE_MAX; i++) {
+	/* Whose data holds the locks the end of the process takes. */
+	int locks = strncmp(base, "libc.so", 7) == 0 || strncmp(base, "ld-linux", 8) == 0;
+	for (int i = 0; hit && i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		if (ph->p_type != PT_LOAD)
 			continue;
-		g_unsafe[g_nunsafe].lo = info->dlpi_addr + ph->p_vaddr;
-		g_unsafe[g_nunsafe].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-		g_nunsafe++;
+		if ((ph->p_flags & PF_X) && g_nunsafe < ASP_WORLD_UNSAFE_MAX) {
+			g_unsafe[g_nunsafe].lo = lo;
+			g_unsafe[g_nunsafe].hi = hi;
+			g_nunsafe++;
+		} else if (locks && (ph->p_flags & PF_W) && g_nlockdata < ASP_WORLD_UNSAFE_MAX) {
+			g_lockdata[g_nlockdata].lo = lo;
+			g_lockdata[g_nlockdata].hi = hi;
+			g_nlockdata++;
+		}
 	}
 	return 0;
+}
+
+/* A lock of the C library's or the loader's own: in their data, or an
+ * arena's mutex (a secondary arena's heap starts 64 MiB aligned, its
+ * mutex 0x30 bytes in). */
+static int library_lock(uintptr_t addr)
+{
+	for (int i = 0; i < g_nlockdata; i++)
+		if (addr >= g_lockdata[i].lo && addr < g_lockdata[i].hi)
+			return 1;
+	return (addr & ((64UL << 20) - 1)) == 0x30;
 }
 
 /* Reads /proc/self/task/TID/NAME into buf; the bytes read (0: none). */
@@ -185,15 +227,13 @@ static int blocks_signal(pid_t tid, int sig)
 	return (int)((hex(&p) >> (sig - 1)) & 1);
 }
 
-/* A thread in futex(2) with no timeout: waits for good. The stack pointer
- * of a thread in any system call goes to *sp ("nr arg1 .. arg6 sp pc" in
- * /proc). */
-static int waits_for_good(pid_t tid, uintptr_t *sp)
+/* The system call thread tid is blocked in, from /proc ("nr arg1 .. arg6
+ * sp pc"), into v[9]; 0 when it runs or is gone. */
+static int syscall_of(pid_t tid, unsigned long v[9])
 {
 	char buf[512];
 	if (task_file(tid, "syscall", buf, sizeof buf) == 0 || buf[0] < '0' || buf[0] > '9')
 		return 0;
-	unsigned long v[9];
 	const char *p = buf;
 	int n = 0;
 	for (; n < 9 && *p; n++) {
@@ -204,7 +244,27 @@ static int waits_for_good(pid_t tid, uintptr_t *sp)
 		while (*p == ' ')
 			p++;
 	}
-	if (n < 9)
+	return n == 9;
+}
+
+/* Approves, or not, the wait thread tid is in now (w->call_pc: 0 when not
+ * approved). */
+static void approve_wait(pid_t tid, struct asp_world_thread *w)
+{
+	unsigned long v[9];
+	w->call_pc = 0;
+	if (!syscall_of(tid, v) || !waits(v[0]) || (v[0] == SYS_futex && library_lock(v[1])))
+		return;
+	w->call_arg = v[1];
+	w->call_pc = v[8];
+}
+
+/* A thread in futex(2) with no timeout: waits for good. The stack pointer
+ * of a thread in any system call goes to *sp. */
+static int waits_for_good(pid_t tid, uintptr_t *sp)
+{
+	unsigned long v[9];
+	if (!syscall_of(tid, v))
 		return 0;
 	*sp = v[7];
 	unsigned long op = v[2] & 0x7f;	/* FUTEX_PRIVATE_FLAG off */
@@ -255,6 +315,7 @@ int asp__world_stop(void)
 	if (g_done)
 		return g_all;
 	g_done = 1;
+	asp_atomic_store_release(&g_stopper, asp_gettid());
 	g_threads = asp__pages_alloc(ASP_WORLD_MAX * sizeof *g_threads);
 	if (g_threads == NULL)
 		return 0;
@@ -292,6 +353,7 @@ int asp__world_stop(void)
 			open_++;
 			if (asp_atomic_load_acquire(&w->asked))
 				continue;	/* not answered yet */
+			approve_wait(w->tid, w);
 			asp_atomic_store_release(&w->asked, 1);
 			if (syscall(SYS_tgkill, pid, w->tid, sig) != 0)
 				w->state = ASP_WORLD_GONE;
@@ -326,6 +388,7 @@ void asp__world_atfork_child(void)
 {
 	g_done = 0;
 	g_all = 0;
+	g_stopper = 0;
 	g_n = 0;
 	g_threads = NULL;
 }

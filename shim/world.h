@@ -20,16 +20,25 @@ struct asp_world_thread {
 	int asked;		/* a signal is on its way */
 	uintptr_t sp;		/* 0: unknown */
 	uintptr_t gregs[NGREG];	/* when parked */
+	uintptr_t call_pc;	/* the system call it was seen to wait in, */
+	uintptr_t call_arg;	/* and its first argument; 0: none approved */
 };
 
 /* Stops every other thread it safely can: a thread is parked for good in a
  * signal handler, but only where it holds none of the C library's locks (in
- * its own code, or blocked in a system call that waits); one that is in
- * the middle of the C library, the C++ runtime or the shim is asked again
- * a millisecond later, for at most 100 ms. Returns 1 when no other thread
+ * its own code, or waiting in a system call that is not a wait for one of
+ * the C library's or the loader's own locks); one that is in the middle of
+ * the C library, the C++ runtime or the shim is asked again a millisecond
+ * later, for at most 100 ms. Returns 1 when no other thread
  * can run any more, else 0. Once per process: later calls return the first
  * answer. For the end of the process only: the parked never run again. */
 int asp__world_stop(void);
+
+/* Once asp__world_stop has begun, holds every other thread that calls it
+ * for good (where a thread would take the shim's locks for long, as fork's
+ * prepare handler does, again and again: the end of the process could
+ * wait for them forever). Returns at once otherwise. */
+void asp__world_hold(void);
 
 /* What is known of thread tid after asp__world_stop, or NULL. */
 const struct asp_world_thread *asp__world_thread(pid_t tid);
