@@ -126,7 +126,8 @@ static void *carve(size_t size)
 	return NULL;
 }
 
-void *asp__heap_alloc(size_t size)
+/* quiet: the caller has blocked every signal already. */
+static void *heap_alloc(size_t size, int quiet)
 {
 	size_t cls = 0;
 	while (cls < ASP_HEAP_CLASSES && ((size_t)16 << cls) < size)
@@ -142,12 +143,18 @@ void *asp__heap_alloc(size_t size)
 		return h + 1;
 	}
 	sigset_t old;
-	asp_lock_nosig(&g_lock, &old);
+	if (quiet)
+		asp_lock(&g_lock);
+	else
+		asp_lock_nosig(&g_lock, &old);
 	void *p = g_free_lists[cls];
 	if (p != NULL)
 		g_free_lists[cls] = *(void **)p;
 	struct heap_header *h = p == NULL ? carve(sizeof *h + ((size_t)16 << cls)) : NULL;
-	asp_unlock_nosig(&g_lock, &old);
+	if (quiet)
+		asp_unlock(&g_lock);
+	else
+		asp_unlock_nosig(&g_lock, &old);
 	if (p != NULL)
 		return p;
 	if (h == NULL)
@@ -158,7 +165,17 @@ void *asp__heap_alloc(size_t size)
 	return h + 1;
 }
 
-void asp__heap_free(void *p)
+void *asp__heap_alloc(size_t size)
+{
+	return heap_alloc(size, 0);
+}
+
+void *asp__heap_alloc_quiet(size_t size)
+{
+	return heap_alloc(size, 1);
+}
+
+static void heap_free(void *p, int quiet)
 {
 	if (p == NULL)
 		return;
@@ -168,10 +185,26 @@ void asp__heap_free(void *p)
 		return;
 	}
 	sigset_t old;
-	asp_lock_nosig(&g_lock, &old);
+	if (quiet)
+		asp_lock(&g_lock);
+	else
+		asp_lock_nosig(&g_lock, &old);
 	*(void **)p = g_free_lists[h->cls];
 	g_free_lists[h->cls] = p;
-	asp_unlock_nosig(&g_lock, &old);
+	if (quiet)
+		asp_unlock(&g_lock);
+	else
+		asp_unlock_nosig(&g_lock, &old);
+}
+
+void asp__heap_free(void *p)
+{
+	heap_free(p, 0);
+}
+
+void asp__heap_free_quiet(void *p)
+{
+	heap_free(p, 1);
 }
 
 size_t asp__heap_size(const void *p)

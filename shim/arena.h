@@ -20,6 +20,11 @@ void asp__heap_free(void *p);
 void *asp__heap_realloc(void *p, size_t size);
 size_t asp__heap_size(const void *p);
 
+/* The same, for a caller that has blocked every signal itself: no system
+ * call on the way. */
+void *asp__heap_alloc_quiet(size_t size);
+void asp__heap_free_quiet(void *p);
+
 /* fork: the arena's lock is held across it. */
 void asp__arena_atfork_prepare(void);
 void asp__arena_atfork_release(void);

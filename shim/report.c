@@ -47,7 +47,12 @@ void asp__report_start(void)
 	g_start_mono_ns = asp_now_ns(CLOCK_MONOTONIC);
 	g_last_dump_ns = g_start_mono_ns;
 	g_start_unix = (double)asp_now_ns(CLOCK_REALTIME) / 1e9;
-	json_set_alloc_funcs(asp__heap_alloc, asp__heap_free);
+	/* Only write_dump uses jansson, with every signal blocked. */
+	json_set_alloc_funcs(asp__heap_alloc_quiet, asp__heap_free_quiet);
+	/* Seeded now, once: jansson seeds itself at its first object from
+	 * /dev/urandom, and a fork meanwhile would leave the child waiting
+	 * for a seed forever. The dump keeps its keys' order anyway. */
+	json_object_seed(0x616c6c6f);
 }
 
 int asp__report_exit_status(void)
@@ -659,7 +664,8 @@ static int by_bytes(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static void stack_stats_json(json_t *root, const struct figures *f, struct stack_index *x)
+static void stack_stats_json(json_t *root, const struct figures *f, struct stack_index *x,
+                             const struct asp_snapshot_list *sl)
 {
 	struct site_table t = { NULL, (1u << 20) - 1, 0, json_array(), x };
 	t.v = asp__pages_alloc((t.mask + 1) * sizeof *t.v);
@@ -674,7 +680,7 @@ static void stack_stats_json(json_t *root, const struct figures *f, struct stack
 			s->in_use_bytes += f->entries[i].size;
 		}
 	}
-	const struct asp_snapshot *peak = asp__snapshot_peak_of();
+	const struct asp_snapshot *peak = sl->peak;
 	for (uint32_t i = 0; peak != NULL && i < peak->ndetail; i++) {
 		struct site_total *s = site_slot(&t, peak->detail[i].site);
 		if (s != NULL) {
@@ -704,11 +710,11 @@ static void stack_stats_json(json_t *root, const struct figures *f, struct stack
 }
 
 /* The heap over time (track mode). */
-static void snapshots_json(json_t *root, const struct figures *f, struct stack_index *x)
+static void snapshots_json(json_t *root, const struct asp_snapshot_list *sl,
+                           struct stack_index *x)
 {
-	const struct asp_snapshot *v;
-	size_t n = asp__snapshots(&v, f->t_ns, f->tot.bytes_allocated, f->tot.bytes_freed,
-	                          f->entries, f->nentries);
+	const struct asp_snapshot *v = sl->v;
+	size_t n = sl->n;
 	if (n == 0)
 		return;
 	json_t *a = json_array();
@@ -842,14 +848,22 @@ static json_t *dump_json(const struct figures *f)
 		                 THREAD_STACKS_MAX + (size_t)asp__opt.snapshots * 8);
 		if (f->leaks_ran)
 			leaks_json(root, f, &x);
-		if (asp__opt.backtrace > 1 && f->tracked)
-			stack_stats_json(root, f, &x);
+		struct asp_snapshot_list sl = { 0 };
 		if (f->tracked)
-			snapshots_json(root, f, &x);
+			asp__snapshots(&sl, f->t_ns, f->tot.bytes_allocated, f->tot.bytes_freed,
+			               f->entries, f->nentries);
+		if (asp__opt.backtrace > 1 && f->tracked)
+			stack_stats_json(root, f, &x, &sl);
+		if (f->tracked)
+			snapshots_json(root, &sl, &x);
+		asp__snapshots_free(&sl);
 		stack_index_done(&x, root);
 	}
 	json_t *modules = json_array();
+	struct asp_thread *t = asp__thread_self();
+	asp__loader_enter(t);
 	dl_iterate_phdr(module_cb, modules);
+	asp__loader_leave(t);
 	json_object_set_new(root, "modules", modules);
 	return root;
 }
@@ -888,12 +902,12 @@ static int write_dump(const struct figures *f)
 	size_t tl = strlen(tmp);
 	memcpy(tmp + tl, ".tmp", 5);
 
-	json_t *root = dump_json(f);
-	char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-	json_decref(root);
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
+	json_t *root = dump_json(f);
+	char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	json_decref(root);
 	int fd = open_report(tmp, O_EXCL);
 	int err = fd < 0 ? errno : text == NULL ? ENOMEM : 0;
 	if (fd >= 0) {
@@ -922,11 +936,9 @@ static int write_dump(const struct figures *f)
 	}
 	if (fd >= 0)
 		unlink(tmp);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	json_free_t free_fn;
-	json_get_alloc_funcs(NULL, &free_fn);
 	if (text != NULL)
-		free_fn(text);
+		asp__heap_free_quiet(text);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	static int warned;
 	if (err != 0 && !warned++)
 		asp__warn("cannot write the dump ", path, err == EEXIST ? ": file exists" :
@@ -962,6 +974,12 @@ void asp__periodic(struct asp_thread *t)
 		figures_free(f);
 		asp__pages_free(f, sizeof *f);
 	}
+	/* A dump that took D ns puts the next one at least D after its end:
+	 * with a short interval and a large heap, the program still gets
+	 * half of the time. */
+	uint64_t took = asp_now_ns(CLOCK_MONOTONIC) - now, every = (uint64_t)asp__opt.interval_ms * 1000000u;
+	if (2 * took > every)
+		asp_atomic_store_relaxed(&g_last_dump_ns, now + 2 * took - every);
 	t->depth--;
 	errno = saved;
 	__atomic_store_n(&g_dumping, 0, __ATOMIC_RELEASE);

@@ -39,7 +39,6 @@ static asp_lock_t g_lock = ASP_LOCK_INIT;
 static struct asp_snapshot *g_snaps;	/* max + 1 slots */
 static size_t g_nsnaps, g_max, g_taken;
 static struct asp_snapshot g_peak;
-static struct asp_snapshot *g_out;	/* asp__snapshots' result */
 static uint64_t g_volume, g_next, g_interval;	/* g_next, g_interval: g_lock */
 
 /* Sites grouped while the table is read: one page run, reused. */
@@ -51,10 +50,11 @@ void asp__snapshot_init(void)
 		return;
 	g_max = (size_t)asp__opt.snapshots;
 	g_snaps = asp__pages_alloc((g_max + 1) * sizeof *g_snaps);
-	g_out = asp__pages_alloc((g_max + 3) * sizeof *g_out);
 	g_group = asp__pages_alloc(ASP_GROUP_SLOTS * sizeof *g_group);
-	if (g_snaps == NULL || g_out == NULL || g_group == NULL)
+	if (g_snaps == NULL || g_group == NULL) {
+		g_snaps = NULL;
 		return;
+	}
 	/* The first interval: 64 KiB of traffic, doubled as the run grows. */
 	g_interval = 64 * 1024;
 	g_next = g_interval;
@@ -242,52 +242,81 @@ void asp__snapshot_peak(struct asp_thread *t, int64_t seen)
 	unclaim();
 }
 
-const struct asp_snapshot *asp__snapshot_peak_of(void)
+/* Copies s into l's next slot, its detail into l's own memory. */
+static void copy_into(struct asp_snapshot_list *l, const struct asp_snapshot *s)
 {
-	return g_peak.peak ? &g_peak : NULL;
+	struct asp_snapshot *c = &l->v[l->n];
+	*c = *s;
+	c->detail = NULL;
+	c->ndetail = 0;
+	if (s->detail != NULL && s->ndetail > 0) {
+		c->detail = l->details + l->n * ASP_DETAIL_MAX;
+		c->ndetail = s->ndetail;
+		memcpy(c->detail, s->detail, s->ndetail * sizeof *c->detail);
+	}
+	l->n++;
 }
 
-size_t asp__snapshots(const struct asp_snapshot **out, uint64_t t_ns, uint64_t allocated,
-                      uint64_t freed, const struct asp_live_entry *e, size_t ne)
+static size_t list_size(void)
 {
-	*out = g_out;
+	return (g_max + 3) * (sizeof(struct asp_snapshot) + ASP_DETAIL_MAX * sizeof(struct asp_snap_detail));
+}
+
+int asp__snapshots(struct asp_snapshot_list *l, uint64_t t_ns, uint64_t allocated, uint64_t freed,
+                   const struct asp_live_entry *e, size_t ne)
+{
+	memset(l, 0, sizeof *l);
 	if (g_snaps == NULL)
 		return 0;
-	/* A snapshot another thread is taking now is left out: its thread
-	 * may wait for a shard this one holds (a fatal signal's report). The
-	 * list is read under its lock, whose holders wait for nothing. */
+	/* Another thread may store, thin or replace snapshots meanwhile (a
+	 * periodic dump): everything is copied under the list's lock, whose
+	 * holders wait for nothing, and the memory allocated before. */
+	void *mem = asp__pages_alloc(list_size());
+	struct asp_snap_detail *scratch = asp__pages_alloc(ASP_GROUP_SLOTS * sizeof *scratch);
+	if (mem == NULL || scratch == NULL) {
+		if (mem != NULL)
+			asp__pages_free(mem, list_size());
+		if (scratch != NULL)
+			asp__pages_free(scratch, ASP_GROUP_SLOTS * sizeof *scratch);
+		return 0;
+	}
+	l->v = mem;
+	l->details = (struct asp_snap_detail *)(l->v + g_max + 3);
 	/* The heap now, from the table: the peak's place when it holds as
 	 * much as the peak snapshot or there is none. */
 	struct asp_snapshot last = { 0 };
 	last.t_ns = t_ns;
 	last.allocated = allocated;
 	last.freed = freed;
-	struct asp_snap_detail *scratch = asp__pages_alloc(ASP_GROUP_SLOTS * sizeof *scratch);
-	if (scratch != NULL) {
-		last.detail = group(e, ne, &last.ndetail, &last, NULL, 0, scratch);
-		asp__pages_free(scratch, ASP_GROUP_SLOTS * sizeof *scratch);
-	}
+	last.detail = group(e, ne, &last.ndetail, &last, NULL, 0, scratch);
+	asp__pages_free(scratch, ASP_GROUP_SLOTS * sizeof *scratch);
 	sigset_t old;
 	asp_lock_nosig(&g_lock, &old);
-	if (!g_peak.peak || last.in_use >= g_peak.in_use) {
-		last.peak = 1;
-		drop_detail(&g_peak);
-		g_peak.peak = 0;
-	}
-	size_t n = 0;
-	int peak_in = !g_peak.peak;
-	for (size_t i = 0; i < g_nsnaps; i++) {
+	int peak_in = !g_peak.peak || last.in_use >= g_peak.in_use;
+	last.peak = peak_in;
+	for (size_t i = 0; i < g_nsnaps && l->n < g_max + 1; i++) {
 		if (!peak_in && g_peak.t_ns < g_snaps[i].t_ns) {
-			g_out[n++] = g_peak;
+			copy_into(l, &g_peak);
 			peak_in = 1;
 		}
-		g_out[n++] = g_snaps[i];
+		copy_into(l, &g_snaps[i]);
 	}
 	if (!peak_in)
-		g_out[n++] = g_peak;
-	g_out[n++] = last;
+		copy_into(l, &g_peak);
 	asp_unlock_nosig(&g_lock, &old);
-	return n;
+	copy_into(l, &last);
+	drop_detail(&last);
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].peak)
+			l->peak = &l->v[i];
+	return 1;
+}
+
+void asp__snapshots_free(struct asp_snapshot_list *l)
+{
+	if (l->v != NULL)
+		asp__pages_free(l->v, list_size());
+	memset(l, 0, sizeof *l);
 }
 
 void asp__snapshot_atfork_prepare(void)

@@ -40,16 +40,23 @@ struct asp_snapshot {
 	struct asp_snap_detail *detail;
 };
 
-/* The snapshots in time order, the peak's among them, then a last one of
- * the heap as the report read it at t_ns, from its ne blocks e; that one
- * is the peak when no earlier one held as much. Returns how many; *out
- * stays valid until the next call. Once: at the end. */
-struct asp_live_entry;
-size_t asp__snapshots(const struct asp_snapshot **out, uint64_t t_ns, uint64_t allocated,
-                      uint64_t freed, const struct asp_live_entry *e, size_t ne);
+/* A copy of the snapshots, the caller's. */
+struct asp_snapshot_list {
+	struct asp_snapshot *v;	/* in time order, the peak's among them */
+	size_t n;
+	const struct asp_snapshot *peak;	/* the one marked peak in v, or NULL */
+	struct asp_snap_detail *details;	/* v's detail lives here */
+};
 
-/* The peak snapshot's figures, for the dump's heap (0: none). */
-const struct asp_snapshot *asp__snapshot_peak_of(void);
+/* Copies the snapshots into l, then a last one of the heap as the report
+ * read it at t_ns, from its ne blocks e; that one is the peak when no
+ * earlier one held as much. Leaves the snapshots as they were: any number
+ * of reports may read them, while other threads take more. Returns 0 (l
+ * empty) when there are none or no memory; asp__snapshots_free frees l. */
+struct asp_live_entry;
+int asp__snapshots(struct asp_snapshot_list *l, uint64_t t_ns, uint64_t allocated, uint64_t freed,
+                   const struct asp_live_entry *e, size_t ne);
+void asp__snapshots_free(struct asp_snapshot_list *l);
 
 /* fork: the snapshot lock is held across it. */
 void asp__snapshot_atfork_prepare(void);
