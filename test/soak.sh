@@ -18,7 +18,12 @@
 #             vfork_threads exit_fork cxx_fork perl_threads python_mp
 #
 # The last line is "soak: R runs, H hangs, F failures"; the exit status is
-# 0 when both are 0. `make soak` runs it for an hour.
+# 0 when both are 0. `make soak` runs it for an hour. SOAK_FORKS sets how
+# many times the perl and C++ cases fork (default 100).
+#
+# A child that fork_signal forks from a signal handler which landed between
+# a table operation and its count, and that ends inside that handler, may
+# be off by that one block: its dumps may differ by one.
 cd "$(dirname "$0")/.." || exit 2
 B=${B:-build}
 case $B in /*) ;; *) B=$PWD/$B ;; esac
@@ -61,7 +66,7 @@ command_of() {
 	fork_signal) echo "$S/fork_signal" ;;
 	vfork_threads) echo "$S/vfork_threads" ;;
 	exit_fork) echo "$S/exit_fork" ;;
-	cxx_fork) echo "$S/cxx_fork" ;;
+	cxx_fork) echo "$S/cxx_fork ${SOAK_FORKS:-100}" ;;
 	perl_threads) echo "perl" ;;
 	python_mp) echo "python3 $PWD/test/soak/mp_fork.py" ;;
 	esac
@@ -87,7 +92,7 @@ one_run() {
 				LD_PRELOAD="$LIB" perl -Mthreads -Mthreads::shared -MPOSIX -e '
 				my $stop :shared = 0;
 				my @t = map { threads->create(sub { while (!$stop) { my @a = map { "x" x $_ } 1 .. 200 } }) } 1 .. 2;
-				for (1 .. 100) { my $p = fork; POSIX::_exit(0) unless $p; waitpid($p, 0) }
+				for (1 .. '"${SOAK_FORKS:-100}"') { my $p = fork; POSIX::_exit(0) unless $p; waitpid($p, 0) }
 				$stop = 1; $_->join for @t; print "done\n"'
 		fi
 		exec $pin env $(mode_env "$mode") ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT="$d/%e.%p.json" \
@@ -118,9 +123,10 @@ one_run() {
 	[ "$rc" -eq 0 ] || why="status $rc"
 	[ "$(cat "$TMP/out")" = done ] || why="$why; output: $(head -c 200 "$TMP/out")"
 	ls "$d"/*.tmp >/dev/null 2>&1 && why="$why; a temporary file was left"
-	bad=$(python3 - "$d" <<'PY'
+	bad=$(python3 - "$d" "$name" <<'PY'
 import json, os, sys
 d = sys.argv[1]
+slack = 1 if sys.argv[2] == "fork_signal" else 0
 for f in sorted(os.listdir(d)):
     if not f.endswith(".json"):
         continue
@@ -129,7 +135,7 @@ for f in sorted(os.listdir(d)):
     except Exception as e:
         print(f + ": not a whole dump: " + str(e)); continue
     h = j["heap"]
-    if h["allocs"] - h["frees"] != h["in_use_blocks"]:
+    if abs(h["allocs"] - h["frees"] - h["in_use_blocks"]) > slack:
         print("%s: allocs - frees = %d, blocks in use %d" % (f, h["allocs"] - h["frees"], h["in_use_blocks"]))
     if h.get("peak_bytes") is not None and h["peak_bytes"] < h["in_use_bytes"]:
         print("%s: peak %d below in use %d" % (f, h["peak_bytes"], h["in_use_bytes"]))

@@ -306,7 +306,7 @@ refused "a missing file" 2 "allocspy-report: error: $TMP/none.json: No such file
 refused "merge without a dump" 2 "allocspy-report: error: no dump given" merge -o "$TMP/out.json"
 refused "merge --json" 2 "allocspy-report: error: merge writes a dump, which is JSON already" \
 	--json merge "$P1" -o "$TMP/out.json"
-refused "-o for the summary" 2 "allocspy-report: error: -o is an option of the export and merge commands" \
+refused "-o for the summary" 2 "allocspy-report: error: -o is an option of the export, merge and html commands" \
 	"$P1" -o "$TMP/out.json"
 "$REPORT" merge "$P1" -o /nonexistent/m.json >/dev/null 2>"$TMP/err"
 check "-o into a missing directory: exit status 1" \

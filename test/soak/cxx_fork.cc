@@ -1,6 +1,6 @@
 // cxx_fork - std::thread workers filling and clearing containers while
-// the main thread forks 100 times; each child builds a string and a map,
-// then _exit. Prints "done" and exits 0.
+// the main thread forks (argv[1] times, 100 by default); each child builds
+// a string and a map, then _exit. Prints "done" and exits 0.
 #include <atomic>
 #include <map>
 #include <string>
@@ -9,9 +9,11 @@
 #include <unistd.h>
 #include <vector>
 #include <cstdio>
+#include <cstdlib>
 
-int main()
+int main(int argc, char **argv)
 {
+	int forks = argc > 1 ? std::atoi(argv[1]) : 100;
 	std::atomic<bool> stop{false};
 	std::vector<std::thread> workers;
 	for (int w = 0; w < 3; w++)
@@ -23,7 +25,7 @@ int main()
 					m.clear();
 			}
 		});
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < forks; i++) {
 		pid_t pid = fork();
 		if (pid == 0) {
 			std::map<int, std::string> m;
