@@ -122,10 +122,9 @@ void asp__world_hold(void)
 	pid_t s = asp_atomic_load_acquire(&g_stopper);
 	if (s == 0 || s == asp_gettid())
 		return;
-	int saved = errno;
+	/* For good: the process ends with the stopper's exit. */
 	for (;;)
 		syscall(SYS_futex, &g_never, 0 /* FUTEX_WAIT */, 0, NULL, NULL, 0);
-	errno = saved;
 }
 
 /* The C library, the loader, the C++ runtime and the shim: their text. */
