@@ -132,10 +132,15 @@ static uint64_t hash_frames(const uintptr_t *f, int n)
 	return h ^ (uint64_t)n;
 }
 
-static int same(const struct stored_stack *s, uint64_t h, const uintptr_t *f, int n)
+/* Stacks are short: a loop beats a call to memcmp. */
+static inline int same(const struct stored_stack *s, uint64_t h, const uintptr_t *f, int n)
 {
-	return s != NULL && s->hash == h && s->depth == (uint32_t)n &&
-	       memcmp(s->frames, f, (size_t)n * sizeof *f) == 0;
+	if (s == NULL || s->hash != h || s->depth != (uint32_t)n)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (s->frames[i] != f[i])
+			return 0;
+	return 1;
 }
 
 /* The id of a known stack, without a lock; 0 when it is not known (yet). */

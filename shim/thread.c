@@ -196,6 +196,8 @@ static void find_slot(void)
 #endif
 }
 
+static void gate_init(void);
+
 int asp__thread_init(void)
 {
 	if (pthread_key_create(&asp__thread_key, thread_exit) != 0)
@@ -206,6 +208,7 @@ int asp__thread_init(void)
 	g_summaries = asp__pages_alloc(ASP_MAX_THREAD_SUMMARIES * sizeof *g_summaries);
 	if (asp__thread_key_ok)
 		find_slot();
+	gate_init();
 	return 0;
 }
 
@@ -374,12 +377,39 @@ size_t asp__threads_stacks(struct asp_thread_stack *out, size_t max)
 
 static asp_lock_t g_gate = ASP_LOCK_INIT;	/* one fork at a time */
 static int g_forking;
+static int g_membarrier;	/* the gate's fence is the fork's, not the reader's */
+
+/* The gate is Dekker's: a reader stores its flag, then loads g_forking;
+ * fork stores g_forking, then loads the flags. Each side needs a full
+ * fence between its store and its load. With the kernel's membarrier,
+ * fork (rare) pays for both: it makes every running thread of the
+ * process execute a fence, and readers (every backtrace) need only keep
+ * the compiler from reordering. */
+static void gate_init(void)
+{
+	enum { QUERY = 0, PRIVATE_EXPEDITED = 1 << 3, REGISTER_PRIVATE_EXPEDITED = 1 << 4 };
+	long cmds = syscall(SYS_membarrier, QUERY, 0);
+	if (cmds > 0 && (cmds & PRIVATE_EXPEDITED) &&
+	    syscall(SYS_membarrier, REGISTER_PRIVATE_EXPEDITED, 0) == 0)
+		g_membarrier = PRIVATE_EXPEDITED;
+}
+
+/* The fence between a side's store and its load. */
+static inline void gate_fence(int forker)
+{
+	if (g_membarrier == 0)
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	else if (!forker)
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	else if (syscall(SYS_membarrier, g_membarrier, 0) != 0)
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* not reached: registered */
+}
 
 void asp__loader_enter(struct asp_thread *t)
 {
 	for (;;) {
 		asp_atomic_store_relaxed(&t->in_loader, 1);
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		gate_fence(0);
 		if (!asp_atomic_load_relaxed(&g_forking) || t->in_table != 0 || t->stuck)
 			return;
 		asp_atomic_store_release(&t->in_loader, 0);
@@ -397,7 +427,7 @@ void asp__loader_fork_close(const struct asp_thread *self)
 {
 	asp_lock(&g_gate);
 	asp_atomic_store_relaxed(&g_forking, 1);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	gate_fence(1);
 	/* The records inside now, read under the registry lock; waited
 	 * for without it. Records are never unmapped. */
 	struct asp_thread *inside[64];
@@ -443,6 +473,7 @@ void asp__threads_atfork_child(void)
 	pid_t tid = asp_gettid();
 	uintptr_t self = (uintptr_t)pthread_self();
 	int active = 0;
+	gate_init();	/* the child's memory is new: registered again */
 	for (struct asp_thread *t = g_records; t; t = t->next) {
 		if (t->self == self && t->state == ASP_THREAD_ACTIVE) {
 			t->tid = tid;
