@@ -14,6 +14,29 @@
  * thread's next one. A deferred free keeps its block from the allocator
  * until then, so its address cannot be handed out again meanwhile.
  *
+ * The pending block. A thread's last allocation waits in its record, out
+ * of the table, until its next allocation puts it there; freed before
+ * that (a temporary block, the common case), it never takes a shard: a
+ * shard's lock is a read-modify-write, and one costs more than a whole
+ * malloc and free. The invariant stays: a live block is in the table or
+ * pending in exactly one record, and its counts agree with both.
+ *   - Only the owner sets its pending block, and only when it has none.
+ *     It puts one in the table under that block's shard, and clears it
+ *     there. So a free by another thread that misses the table looks
+ *     for the block in every record under the same shard, and takes it
+ *     (claim): owner and claimer never race for it, but in a double free.
+ *   - The owner changes its pending block and the counts that go with it
+ *     with pend_seq odd and no shard. Whoever must see counts and table
+ *     agree (the exit report, a dump, fork) raises asp__pend_gathering,
+ *     makes every thread fence (membarrier: the owner keeps only the
+ *     compiler from reordering), takes every shard, and waits, briefly and
+ *     never forever, for the odd ones to turn even; an owner that sees the
+ *     flag raised goes to the table instead and waits there.
+ *   - A signal handler inside the owner's code (in_table) never touches
+ *     the pending block.
+ *   - Without membarrier, and in a record other threads often claim from,
+ *     there is no pending block.
+ *
  * The peak: each thread keeps the in-use delta it has not published and
  * publishes it in steps of ASP_PEAK_STEP bytes; the peak is the largest
  * "published total + own delta" any thread saw. It is exact while one
@@ -195,6 +218,115 @@ void asp__count_temporary(struct asp_thread *t)
 	t->last = 0;
 }
 
+/* The pending block -------------------------------------------------------- */
+
+#define ASP_PEND_CLAIMS_MAX 64
+
+int asp__pend_gathering;
+
+static inline int pend_usable(const struct asp_thread *t)
+{
+	return asp__fence_others_ok && t->pend_claims < ASP_PEND_CLAIMS_MAX &&
+	       t->in_table == 0 && t->depth == 0;
+}
+
+/* Opens the owner's change: 0 when a reader gathers (the table then). */
+static inline int pend_begin(struct asp_thread *t)
+{
+	asp_atomic_store_relaxed(&t->pend_seq, t->pend_seq + 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (ASP_LIKELY(asp_atomic_load_relaxed(&asp__pend_gathering) == 0))
+		return 1;
+	asp_atomic_store_release(&t->pend_seq, t->pend_seq + 1);
+	return 0;
+}
+
+static inline void pend_end(struct asp_thread *t)
+{
+	asp_atomic_store_release(&t->pend_seq, t->pend_seq + 1);
+}
+
+/* Puts the record's pending block old in the table, unless a claimer took
+ * it first. in_table 0: every shard can be waited for. */
+static ASP_NOINLINE void pend_flush(struct asp_thread *t, uintptr_t old)
+{
+	t->in_table++;
+	struct asp_shard *s = asp__live_lock(old, (uintptr_t)t, 0);
+	if (s != NULL && asp_atomic_load_relaxed(&t->pend) == old) {
+		asp__live_insert(s, old, t->pend_size, t->pend_fn, t->pend_site);
+		asp_atomic_store_release(&t->pend, 0);
+	}
+	if (s != NULL)
+		asp__live_unlock(s);
+	t->in_table--;
+}
+
+/* A block the table does not have, looked for among the pending ones,
+ * with its shard held; self's own too when it is not nested. 1 and its
+ * entry when found (taken). */
+static ASP_NOINLINE int pend_claim(struct asp_thread *self, uintptr_t p, int nested,
+                                  struct asp_live_entry *e)
+{
+	for (struct asp_thread *x = asp__threads_list(); x != NULL; x = x->next) {
+		if (asp_atomic_load_acquire(&x->pend) != p || (x == self && nested))
+			continue;
+		*e = (struct asp_live_entry){ p, x->pend_size, x->pend_fn, x->pend_site };
+		asp_atomic_store_release(&x->pend, 0);
+		if (x != self && x->pend_claims < ASP_PEND_CLAIMS_MAX)
+			asp_atomic_add_relaxed(&x->pend_claims, 1);
+		return 1;
+	}
+	return 0;
+}
+
+/* The readers: raise the flag and fence before taking every shard; then
+ * wait for the owners inside a change (not self: a handler of its own
+ * may be the reader). At most 100 ms: an owner stopped in its change (a
+ * handler that never returns) leaves its pending block as it is. */
+void asp__pend_gather_begin(void)
+{
+	asp_atomic_add_relaxed(&asp__pend_gathering, 1);
+	asp__fence_others();
+}
+
+void asp__pend_quiesce(const struct asp_thread *self)
+{
+	uint64_t deadline = 0;
+	for (struct asp_thread *x = asp__threads_list(); x != NULL; x = x->next) {
+		while (x != self && (asp_atomic_load_acquire(&x->pend_seq) & 1)) {
+			uint64_t now = asp_now_ns(CLOCK_MONOTONIC);
+			if (deadline == 0)
+				deadline = now + 100000000u;
+			if (now >= deadline)
+				break;
+			sched_yield();
+		}
+	}
+}
+
+void asp__pend_gather_end(void)
+{
+	asp_atomic_add_relaxed(&asp__pend_gathering, -1);
+}
+
+/* The pending blocks: their number and bytes added to *blocks and *bytes,
+ * and their entries put in out[n..max). Returns n plus their number. */
+size_t asp__pend_blocks(struct asp_live_entry *out, size_t n, size_t max, uint64_t *blocks,
+                        uint64_t *bytes)
+{
+	for (const struct asp_thread *x = asp__threads_list(); x != NULL; x = x->next) {
+		uintptr_t p = asp_atomic_load_acquire(&x->pend);
+		if (p == 0)
+			continue;
+		if (blocks != NULL)
+			(*blocks)++, *bytes += x->pend_size;
+		if (out != NULL && n < max)
+			out[n] = (struct asp_live_entry){ p, x->pend_size, x->pend_fn, x->pend_site };
+		n++;
+	}
+	return n;
+}
+
 /* Deferred table operations ------------------------------------------------ */
 
 static int defer(struct asp_thread *t, uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site,
@@ -223,8 +355,8 @@ static ASP_COLD void flush_deferred(struct asp_thread *t)
 		int found = 0;
 		if (d.op == ASP_DEFER_INSERT)
 			asp__live_insert(s, d.ptr, d.size, (unsigned)d.fn, d.site);
-		else
-			found = asp__live_remove(s, d.ptr, &e);
+		else if (!(found = asp__live_remove(s, d.ptr, &e)))
+			found = pend_claim(t, d.ptr, 0, &e);
 		if (d.op == ASP_DEFER_FREE) {
 			release_counted(t, (enum asp_fn)d.fn, found, &e);
 		} else if (d.op == ASP_DEFER_UNTRACK && found) {
@@ -250,6 +382,14 @@ void asp__account_thread_exit(struct asp_thread *t)
 {
 	if (t->ndefer != 0 && t->in_table == 0)
 		flush_deferred(t);
+	/* What it allocates from now on (later keys' destructors) goes
+	 * straight into the table: its record may be reused. */
+	asp_atomic_store_relaxed(&t->pend_claims, UINT32_MAX);
+	if (t->pend_seq & 1)	/* a handler that interrupted a change ended the thread */
+		asp_atomic_store_release(&t->pend_seq, t->pend_seq + 1);
+	uintptr_t old = asp_atomic_load_relaxed(&t->pend);
+	if (old != 0 && t->in_table == 0)
+		pend_flush(t, old);
 	asp__publish(t);
 }
 
@@ -258,6 +398,12 @@ void asp__account_thread_exit(struct asp_thread *t)
  * directly, and the delta added without a snapshot. */
 void asp__account_thread_gone(struct asp_thread *t)
 {
+	if (t->pend != 0) {
+		asp__live_insert(asp__live_shard(t->pend), t->pend, t->pend_size, t->pend_fn,
+		                 t->pend_site);
+		t->pend = 0;
+	}
+	t->pend_seq &= ~1u;
 	for (uint32_t i = 0; i < t->ndefer; i++) {
 		struct asp_deferred d = t->defer[i];
 		struct asp_shard *s = asp__live_shard(d.ptr);
@@ -289,6 +435,25 @@ void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, s
 		site = asp__stack_capture(t, site);
 	if (ASP_UNLIKELY(t->ndefer != 0) && t->in_table == 0)
 		flush_deferred(t);
+	if (ASP_LIKELY(pend_usable(t))) {
+		uintptr_t old = asp_atomic_load_relaxed(&t->pend);
+		if (old != 0)
+			pend_flush(t, old);
+		t->in_table++;
+		if (asp_atomic_load_relaxed(&t->pend) == 0 && pend_begin(t)) {
+			t->pend_size = size;
+			t->pend_fn = fn;
+			t->pend_site = site;
+			asp_atomic_store_release(&t->pend, (uintptr_t)p);
+			asp__count_block(t, fn, size);
+			if (fast == ASP_FAST_STACKS)
+				site_add(t, site, size);
+			pend_end(t);
+			t->in_table--;
+			goto counted;
+		}
+		t->in_table--;
+	}
 	int nested = t->in_table++;
 	struct asp_shard *s = asp__live_lock((uintptr_t)p, (uintptr_t)t, nested);
 	if (ASP_LIKELY(s != NULL)) {
@@ -304,6 +469,7 @@ void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, s
 			site_add(t, site, size);
 	}
 	t->in_table--;
+counted:
 	t->last = (uintptr_t)p;
 	t->last_fn = fn;
 	t->last_site = site;
@@ -331,6 +497,25 @@ int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p)
 	int64_t seen = asp_atomic_load_relaxed(&asp__in_use) + t->net;
 	if (ASP_UNLIKELY(seen >= asp_atomic_load_relaxed(&asp__snapshot_peak_next)))
 		asp__snapshot_peak(t, seen);
+	struct asp_live_entry e;
+	int found;
+	if ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend) && pend_usable(t)) {
+		t->in_table++;
+		if (pend_begin(t)) {
+			if ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend)) {
+				e = (struct asp_live_entry){ (uintptr_t)p, t->pend_size, t->pend_fn,
+				                             t->pend_site };
+				asp_atomic_store_relaxed(&t->pend, 0);
+				release_counted(t, fn, 1, &e);
+				pend_end(t);
+				t->in_table--;
+				found = 1;
+				goto released;
+			}
+			pend_end(t);
+		}
+		t->in_table--;
+	}
 	int nested = t->in_table++;
 	struct asp_shard *s = asp__live_lock((uintptr_t)p, (uintptr_t)t, nested);
 	if (ASP_UNLIKELY(s == NULL)) {
@@ -344,14 +529,24 @@ int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p)
 			release_counted(t, fn, 0, NULL);
 		return 0;
 	}
-	struct asp_live_entry e;
-	int found = asp__live_remove(s, (uintptr_t)p, &e);
+	found = asp__live_remove(s, (uintptr_t)p, &e);
+	if (!found)
+		found = pend_claim(t, (uintptr_t)p, nested, &e);
+	if (ASP_UNLIKELY(!found && nested && (uintptr_t)p == asp_atomic_load_relaxed(&t->pend) &&
+	                 t->depth == 0 && defer(t, (uintptr_t)p, 0, fn, 0, ASP_DEFER_FREE) == 0)) {
+		/* A handler frees the block its thread has pending: the
+		 * thread's next operation takes it. */
+		asp__live_unlock(s);
+		t->in_table--;
+		return 1;
+	}
 	/* The shim's own frees (depth > 0) count only when the block is the
 	 * program's: a signal handler's, landing inside the shim. */
 	if (t->depth == 0 || found)
 		release_counted(t, fn, found, &e);
 	asp__live_unlock(s);
 	t->in_table--;
+released:
 	if (found) {
 		if ((uintptr_t)p == t->last)
 			asp__count_temporary(t);
@@ -368,13 +563,41 @@ static int64_t untrack_realloc(struct asp_thread *t, void *p, struct asp_live_en
 {
 	if (ASP_UNLIKELY(t->ndefer != 0) && t->in_table == 0)
 		flush_deferred(t);
+	if ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend) && pend_usable(t)) {
+		t->in_table++;
+		int taken = 0;
+		if (pend_begin(t)) {
+			if ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend)) {
+				*e = (struct asp_live_entry){ (uintptr_t)p, t->pend_size, t->pend_fn,
+				                              t->pend_site };
+				asp_atomic_store_relaxed(&t->pend, 0);
+				if (!array)
+					asp_owned_add(&t->c.realloc_frees, 1);
+				asp_owned_add(&t->c.realloc_freed_bytes, e->size);
+				taken = 1;
+			}
+			pend_end(t);
+		}
+		t->in_table--;
+		if (taken) {
+			if ((uintptr_t)p == t->last)
+				t->last = 0;
+			net_add(t, -(int64_t)e->size, -1);
+			if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
+				asp__wait_frozen();
+			return (int64_t)e->size;
+		}
+	}
 	int nested = t->in_table++;
 	struct asp_shard *s = asp__live_lock((uintptr_t)p, (uintptr_t)t, nested);
 	int found = 0;
-	if (s != NULL)
+	if (s != NULL) {
 		found = asp__live_remove(s, (uintptr_t)p, e);
-	else
+		if (!found)
+			found = pend_claim(t, (uintptr_t)p, nested, e);
+	} else {
 		defer(t, (uintptr_t)p, 0, ASP_FN_REALLOC, 0, ASP_DEFER_UNTRACK);
+	}
 	if (!array)
 		asp_owned_add(&t->c.realloc_frees, 1);
 	if (found) {

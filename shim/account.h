@@ -63,6 +63,20 @@ void asp__free_slow(void *p, enum asp_fn fn);
 void asp__count_temporary(struct asp_thread *t);
 void asp__count_failed(struct asp_thread *t, enum asp_fn fn);
 void asp__account_thread_exit(struct asp_thread *t);
+
+struct asp_live_entry;
+
+/* The pending blocks (account.c): whoever must see counts and table agree
+ * calls asp__pend_gather_begin, takes every shard, then asp__pend_quiesce,
+ * reads, lets go and calls asp__pend_gather_end. asp__pend_blocks adds the
+ * pending blocks to *blocks and *bytes (when not NULL) and puts their
+ * entries in out[n..max); it returns n plus their number. */
+extern int asp__pend_gathering;
+void asp__pend_gather_begin(void);
+void asp__pend_quiesce(const struct asp_thread *self);
+void asp__pend_gather_end(void);
+size_t asp__pend_blocks(struct asp_live_entry *out, size_t n, size_t max, uint64_t *blocks,
+                        uint64_t *bytes);
 void asp__account_thread_gone(struct asp_thread *t);
 void asp__periodic(struct asp_thread *t);
 

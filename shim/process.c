@@ -24,7 +24,9 @@
  *    may take locks whose holders allocate. It blocks signals and takes
  *    every lock above in that order, except a shard the forking thread
  *    holds already (a fork from a signal handler inside the table). It
- *    waits only for holders to let go, and no holder waits for it; and,
+ *    waits only for holders to let go, and no holder waits for it; for
+ *    owners of pending blocks to finish a change (account.c: they take no
+ *    lock in one); and,
  *    at most 100 ms, for other threads to leave the loader's module list
  *    (libunwind's, a dump's: thread.h, asp__loader_enter). Parent
  *    and child let go of the same locks; before that the child marks the
@@ -333,7 +335,9 @@ static void atfork_prepare(void)
 	asp__stack_atfork_prepare();
 	asp__snapshot_atfork_prepare();
 	uint64_t skipped;
+	asp__pend_gather_begin();
 	uint64_t taken = asp__live_lock_all((uintptr_t)t, &skipped);
+	asp__pend_quiesce(t);
 	asp__threads_atfork_prepare();
 	asp_lock(&g_start_lock);
 	asp__arena_atfork_prepare();
@@ -343,14 +347,16 @@ static void atfork_prepare(void)
 	g_fork_mask = old;
 }
 
-static void unlock_after_fork(void)
+static void unlock_after_fork(int child)
 {
 	sigset_t mask = g_fork_mask;
 	struct asp_thread *t = g_forker;
-	asp__arena_atfork_release();
+	if (!child)
+		asp__arena_atfork_release();
 	asp_unlock(&g_start_lock);
 	asp__threads_atfork_release();
 	asp__live_unlock_all(g_fork_shards);
+	asp__pend_gather_end();
 	asp__snapshot_atfork_release();
 	asp__stack_atfork_release();
 	asp__loader_fork_open();
@@ -361,19 +367,25 @@ static void unlock_after_fork(void)
 
 static void atfork_parent(void)
 {
-	unlock_after_fork();
+	unlock_after_fork(0);
 }
 
 static void atfork_child(void)
 {
 	g_pid = getpid();
-	/* Only this thread is left: every lock is this thread's. */
+	/* Only this thread is left: every lock is this thread's. The arena,
+	 * a leaf, is let go first: the table grows from it as the other
+	 * threads' pending blocks and deferred operations go in. */
+	asp__arena_atfork_release();
 	asp__threads_atfork_child();
 	asp__world_atfork_child();
 	asp__snapshot_atfork_child();
 	asp__report_atfork_child();
+	/* Gatherers of the parent's other threads are gone: only the fork's
+	 * own count is left, let go below. */
+	asp__pend_gathering = 1;
 	uint64_t skipped = g_fork_skipped;
-	unlock_after_fork();
+	unlock_after_fork(1);
 	asp__live_repair(skipped);
 	start_ticker();
 }

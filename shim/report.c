@@ -100,7 +100,9 @@ static void gather(struct figures *f, enum reason reason, int need_entries)
 	f->tracked = asp__opt.mode == ASP_MODE_TRACK;
 	struct asp_thread *self = asp__thread_self();
 	uint64_t skipped;
+	asp__pend_gather_begin();
 	uint64_t taken = asp__live_lock_all((uintptr_t)self, &skipped);
+	asp__pend_quiesce(self);
 	f->t_ns = asp_now_ns(CLOCK_MONOTONIC);
 	if (reason != REASON_INTERVAL) {
 		asp_atomic_store_release(&asp__frozen, asp_gettid());
@@ -111,11 +113,16 @@ static void gather(struct figures *f, enum reason reason, int need_entries)
 	asp__totals(&f->c, &f->tot);
 	if (f->tracked) {
 		asp__live_totals(&f->in_use_blocks, &f->in_use_bytes, (uintptr_t)self);
+		asp__pend_blocks(NULL, 0, 0, &f->in_use_blocks, &f->in_use_bytes);
 		if (need_entries) {
 			f->capentries = f->in_use_blocks + 1;
 			f->entries = asp__pages_alloc(f->capentries * sizeof *f->entries);
-			if (f->entries != NULL)
-				f->nentries = asp__live_snapshot(f->entries, f->capentries, (uintptr_t)self);
+			if (f->entries != NULL) {
+				size_t n = asp__live_snapshot(f->entries, f->capentries, (uintptr_t)self);
+				if (n > f->capentries)
+					n = f->capentries;
+				f->nentries = asp__pend_blocks(f->entries, n, f->capentries, NULL, NULL);
+			}
 			if (f->nentries > f->capentries)
 				f->nentries = f->capentries;
 		}
@@ -123,6 +130,7 @@ static void gather(struct figures *f, enum reason reason, int need_entries)
 		f->in_use_blocks = f->tot.allocs - f->tot.frees;
 	}
 	asp__live_unlock_all(taken);
+	asp__pend_gather_end();
 	/* The peak is never below what is in use now. */
 	f->peak = asp_atomic_load_relaxed(&asp__peak);
 	if (f->tracked && (int64_t)f->in_use_bytes > f->peak)

@@ -121,11 +121,15 @@ static struct asp_snap_detail *detail_of(struct asp_thread *t, uint32_t *n, stru
 {
 	uint64_t blocks, bytes;
 	asp__live_totals(&blocks, &bytes, (uintptr_t)t);
-	size_t cap = blocks + blocks / 4 + 64;
+	size_t cap = blocks + blocks / 4 + 64 + (size_t)asp__threads_active_max;
 	struct asp_live_entry *e = asp__pages_alloc(cap * sizeof *e);
 	if (e == NULL)
 		return NULL;
 	size_t all = asp__live_snapshot(e, cap, (uintptr_t)t);
+	if (all > cap)
+		all = cap;
+	/* and the threads' pending blocks, as they are now */
+	all = asp__pend_blocks(e, all, cap, NULL, NULL);
 	if (all > cap)
 		all = cap;
 	return group(e, all, n, s, e, cap, g_group);

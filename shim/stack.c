@@ -20,6 +20,7 @@
 #define ASP_STACK_STRIPES 64
 #define ASP_STACK_MAX (1u << 22)	/* distinct stacks kept */
 #define ASP_SKIP_FRAMES 8		/* the shim's own frames, at most */
+_Static_assert(ASP_THREAD_STACK_MAX >= ASP_MAX_BACKTRACE, "a thread's last stack fits");
 
 extern void *__libc_stack_end;
 
@@ -219,12 +220,32 @@ out:
  * landed while its thread was inside the live table (it may hold a shard)
  * only looks: fork's prepare handler may hold the stripes and wait for that
  * shard. Its new stacks go without an id. */
-static uintptr_t intern(const struct asp_thread *t, const uintptr_t *f, int n)
+static uintptr_t intern(struct asp_thread *t, const uintptr_t *f, int n)
 {
+	/* The thread's last stack again (a loop): no hash, no lookup. */
+	if ((uint32_t)n == t->stack_n && t->stack_id != 0) {
+		int i = 0;
+		while (i < n && t->stack_frames[i] == f[i])
+			i++;
+		if (i == n)
+			return t->stack_id;
+	}
 	uint64_t h = hash_frames(f, n);
 	struct stripe *st = &g_stripes[h % ASP_STACK_STRIPES];
 	uint32_t id = find(st, h, f, n);
-	return id != 0 || t->in_table != 0 ? id : add(st, h, f, n);
+	if (id == 0 && t->in_table == 0)
+		id = add(st, h, f, n);
+	/* Not from a signal handler: it may have landed in the middle of
+	 * the comparison above. */
+	if (id != 0 && t->in_table == 0 && t->depth == 1) {
+		t->stack_id = 0;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		memcpy(t->stack_frames, f, (size_t)n * sizeof *f);
+		t->stack_n = (uint32_t)n;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->stack_id = id;
+	}
+	return id;
 }
 
 void asp__stack_atfork_prepare(void)

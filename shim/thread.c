@@ -258,16 +258,24 @@ struct asp_thread *asp__thread_self_slow(void)
 		t->sites = keep.sites;
 		t->site_mask = keep.site_mask;
 		t->nsites = keep.nsites;
+		/* A block its thread left pending without its exit (account.c)
+		 * stays: the new thread's next allocation puts it in the table. */
+		t->pend_size = keep.pend_size;
+		t->pend_site = keep.pend_site;
+		t->pend_fn = keep.pend_fn;
+		t->pend_seq = keep.pend_seq & ~1u;
+		asp_atomic_store_release(&t->pend, keep.pend);
 	} else {
 		t = asp__arena_alloc(sizeof *t);
 		if (t == NULL) {
 			/* Out of memory for records: share the first one. The
 			 * counts stay right up to lost updates; nothing crashes. */
 			t = g_records;
+			t->pend_claims = UINT32_MAX;	/* shared: no pending block */
 			goto out;
 		}
 		t->next = g_records;
-		g_records = t;
+		asp_atomic_store_release(&g_records, t);	/* read without the lock */
 	}
 	t->state = ASP_THREAD_ACTIVE;
 	t->tid = tid;
@@ -377,7 +385,8 @@ size_t asp__threads_stacks(struct asp_thread_stack *out, size_t max)
 
 static asp_lock_t g_gate = ASP_LOCK_INIT;	/* one fork at a time */
 static int g_forking;
-static int g_membarrier;	/* the gate's fence is the fork's, not the reader's */
+static int g_membarrier;	/* the membarrier command, or 0 */
+int asp__fence_others_ok;
 
 /* The gate is Dekker's: a reader stores its flag, then loads g_forking;
  * fork stores g_forking, then loads the flags. Each side needs a full
@@ -392,6 +401,18 @@ static void gate_init(void)
 	if (cmds > 0 && (cmds & PRIVATE_EXPEDITED) &&
 	    syscall(SYS_membarrier, REGISTER_PRIVATE_EXPEDITED, 0) == 0)
 		g_membarrier = PRIVATE_EXPEDITED;
+	asp__fence_others_ok = g_membarrier != 0;
+}
+
+void asp__fence_others(void)
+{
+	if (g_membarrier == 0 || syscall(SYS_membarrier, g_membarrier, 0) != 0)
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+struct asp_thread *asp__threads_list(void)
+{
+	return asp_atomic_load_acquire(&g_records);
 }
 
 /* The fence between a side's store and its load. */

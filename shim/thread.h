@@ -115,6 +115,7 @@ struct asp_deferred {
 };
 
 #define ASP_MAX_DEFERRED 8
+#define ASP_THREAD_STACK_MAX 64	/* ASP_MAX_BACKTRACE */
 
 struct asp_thread {
 	struct asp_counts c;
@@ -136,6 +137,22 @@ struct asp_thread {
 	uint32_t epoch;		/* the periodic-work epoch last seen */
 	uint32_t ndefer;
 	struct asp_deferred defer[ASP_MAX_DEFERRED];
+	/* The pending block (account.c): the thread's last allocation, kept
+	 * out of the table until its next one, so that a block freed at once
+	 * never takes a shard. */
+	uintptr_t pend;		/* 0: none */
+	uint64_t pend_size;
+	uintptr_t pend_site;
+	uint32_t pend_fn;
+	uint32_t pend_seq;	/* odd while its owner changes it and the counts
+				 * without a shard */
+	uint32_t pend_claims;	/* pending blocks other threads freed: past a
+				 * few, this record keeps none */
+	/* The stack this thread interned last (stack.c): the same again
+	 * costs a comparison, not a lookup. */
+	uint32_t stack_n;
+	uint32_t stack_id;
+	uintptr_t stack_frames[ASP_THREAD_STACK_MAX];
 	uintptr_t last;		/* the block this thread allocated last, while
 				 * not freed: a free of it is temporary */
 	uintptr_t last_site;
@@ -228,6 +245,17 @@ extern void (*asp__thread_gone_hook)(struct asp_thread *t);
 
 /* Whether the thread whose record is holder is stuck (live.h). */
 int asp__thread_stuck(uintptr_t holder);
+
+/* Every record, newest first, read without the registry's lock: records
+ * are never unmapped, and the list only grows at its head. */
+struct asp_thread *asp__threads_list(void);
+
+/* A full memory fence in every running thread of the process (the kernel's
+ * membarrier), for the rare side of a protocol whose common side keeps only
+ * the compiler from reordering: 0, or -1 when the kernel has none (then
+ * asp__fence_others_ok is 0 and such protocols must not be used). */
+extern int asp__fence_others_ok;
+void asp__fence_others(void);
 
 /* The loader's module list lock (dl_iterate_phdr's) is not reset in a
  * fork child: a fork while another thread holds it leaves the child unable
