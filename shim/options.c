@@ -42,13 +42,15 @@ int asp__write_all(int fd, const char *buf, size_t len)
 
 void asp__warn(const char *a, const char *b, const char *c)
 {
-	char line[512];
+	char line[1024];
 	size_t n = 0;
 	const char *parts[] = { "allocspy: warning: ", a, b, c, "\n" };
 	for (size_t i = 0; i < ASP_ARRAY_SIZE(parts); i++) {
 		size_t len = parts[i] ? strlen(parts[i]) : 0;
-		if (len > sizeof line - n)
-			len = sizeof line - n;
+		/* A long path is cut short; the line still ends. */
+		size_t room = sizeof line - n - (i + 1 < ASP_ARRAY_SIZE(parts));
+		if (len > room)
+			len = room;
 		/* A byte count for write(2), not a C string: no terminator. */
 		memcpy(line + n, parts[i], len); // NOLINT(bugprone-not-null-terminated-result)
 		n += len;

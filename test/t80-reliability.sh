@@ -51,12 +51,23 @@ check "a planted symlink: the dump takes a new name" "True" \
 	"$(json_get "$TMP/safe/out-1.json" 'd["format"] == "allocspy-dump"')"
 check "the dump is not group- or world-writable, even with umask 000" 644 \
 	"$(stat -c %a "$TMP/safe/out-1.json")"
-(ALLOCSPY_OUTPUT="$TMP/safe/out.json" LD_PRELOAD="$LIB" "$PROGS/par_basic" >/dev/null 2>&1)
+(ALLOCSPY_OUTPUT="$TMP/safe/out.json" LD_PRELOAD="$LIB" "$PROGS/par_basic" >/dev/null 2>"$TMP/safe.err")
 check "a name taken twice: a third name" "out-1.json out-2.json out.json victim" \
 	"$(ls "$TMP/safe" | tr '\n' ' ' | sed 's/ $//')"
+check "a name taken: the exit text ends saying where the dump went, after a blank line" \
+	"
+$TMP/safe/out.json exists: the dump was written to $TMP/safe/out-2.json" \
+	"$(sed -n 's/^==[0-9]*== //p' "$TMP/safe.err" | tail -n 2)"
+(ALLOCSPY_OUTPUT="$TMP/safe/new.json" LD_PRELOAD="$LIB" "$PROGS/par_basic" >/dev/null 2>"$TMP/safe.err")
+check "a free name: the exit text does not name the dump" "" "$(grep -a 'dump was written' "$TMP/safe.err")"
+(ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT="$TMP/safe/new.json" LD_PRELOAD="$LIB" "$PROGS/par_basic" >/dev/null 2>"$TMP/safe.err")
+check "a name taken under ALLOCSPY_QUIET=1: nothing printed, the dump written" "|True" \
+	"$(cat "$TMP/safe.err")|$(json_get "$TMP/safe/new-1.json" 'd["format"] == "allocspy-dump"')"
 ALLOCSPY_OUTPUT=/nonexistent/dir/x.json LD_PRELOAD="$LIB" "$PROGS/par_basic" >"$TMP/nw.out" 2>"$TMP/nw.err"
 check "an unwritable dump: the program's status is unchanged" 3 "$?"
-check "an unwritable dump: one warning" 1 "$(grep -c '^allocspy: warning: cannot write the dump' "$TMP/nw.err")"
+check "an unwritable dump: one warning, with the reason" \
+	"allocspy: warning: cannot write the dump /nonexistent/dir/x.json: No such file or directory" \
+	"$(grep -a '^allocspy: warning:' "$TMP/nw.err")"
 check "an unwritable dump: the program's output is unchanged" "$("$PROGS/par_basic" 2>/dev/null)" "$(cat "$TMP/nw.out")"
 
 # The shim's descriptors never reach the programs it executes: traced sh
