@@ -267,8 +267,8 @@ if [ -x "$REPORT" ]; then
 		check "allocspy-report --help and allocspy-report(1) describe --$opt" "yes yes" \
 			"$(grep -q -- "--$opt" "$TMP/help" && echo yes) $(grep -q "^\.It Fl -$opt" man/allocspy-report.1 && echo yes)"
 	done
-	check "allocspy-report --help and allocspy-report(1) give -o to export and merge" "yes yes" \
-		"$(grep -q -- '-o FILE  *export, merge:' "$TMP/help" && echo yes) $(sed -n '/^\.It Fl o Ar file/,/^\.It Fl -help/p' man/allocspy-report.1 | tr '\n' ' ' | grep -q 'Cm export and .Cm merge :' && echo yes)"
+	check "allocspy-report --help and allocspy-report(1) give -o to export, merge and html" "yes yes" \
+		"$(grep -q -- '-o FILE  *export, merge, html:' "$TMP/help" && echo yes) $(sed -n '/^\.It Fl o Ar file/,/^\.It Fl -help/p' man/allocspy-report.1 | tr '\n' ' ' | grep -q 'Cm export , .Cm merge and .Cm html :' && echo yes)"
 	for f in pprof gperftools massif callgrind heaptrack folded speedscope; do
 		check "allocspy-report(1) describes the $f export, --help names it" "yes yes" \
 			"$(grep -q "^\.It Cm $f\$" man/allocspy-report.1 && echo yes) $(grep -q "$f" "$TMP/help" && echo yes)"
