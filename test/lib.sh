@@ -197,6 +197,17 @@ leak_parity() {
 	FREERES=
 }
 
+# no_mangled NAME FILE...: no mangled C++ name (_Z...) in any of the files,
+# which hold human-readable output; a suppression entry's fun: lines are
+# the exception, as they keep the symbol valgrind's own entries have.
+no_mangled() {
+	nm_name=$1; shift
+	nm_hits=$(grep -aHnE '(^|[^A-Za-z0-9_])_Z[A-Za-z0-9_]+' "$@" | grep -avE '^[^:]*:[0-9]+: *fun:' | head -n 5)
+	if [ -z "$nm_hits" ]; then ok "$nm_name"; else
+		not_ok "$nm_name" "mangled names:" "$nm_hits"
+	fi
+}
+
 # json_get FILE EXPR: a value out of a dump, through python3's json module.
 json_get() {
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
