@@ -2,7 +2,8 @@
 # t71-docs.sh - the man pages and the README agree with the code: mandoc
 # lint is clean, every ALLOCSPY_* variable of the shim is documented and
 # every documented one exists, every dump key is described, the header's
-# example compiles and runs, and the README's make targets exist.
+# example compiles and runs, the README's make targets exist, and every
+# path the READMEs name is in the repository.
 . "$(dirname "$0")/lib.sh"
 cd "$TOP" || exit 1
 CC=${CC:-cc}
@@ -135,6 +136,27 @@ for t in $targets; do
 done
 check "README.md names make demo and make check" "check demo" \
 	"$(printf '%s\n' $targets | grep -xE 'demo|check' | tr '\n' ' ' | sed 's/ $//')"
+
+# Every path the READMEs name inside the repository (a word that begins
+# with one of its top-level directories, or a Markdown link) is there;
+# build/ is made by make, and words with placeholders (NAME, *, %p) are
+# patterns, not paths.
+python3 - README.md test/README.md benches/README.md >"$TMP/refs" <<'PY'
+import os, re, sys
+dirs = "test|man|shim|analyzer|include|launcher|common|scripts|doc|benches"
+for md in sys.argv[1:]:
+    text = open(md).read()
+    refs = set(re.findall(r"\]\(([^)\s#]+)\)", text))
+    refs |= set(re.findall(r"(?<![\w/.$-])((?:%s)/[\w./+*%%<>-]*)" % dirs, text))
+    for r in sorted(refs):
+        r = r.rstrip(".,;:")
+        if r.startswith(("http:", "https:", "mailto:")) or re.search(r"[*%<>]|NAME|\bN\b", r):
+            continue
+        if not any(os.path.exists(p) for p in (r, os.path.join(os.path.dirname(md), r))):
+            print("%s: %s" % (md, r))
+PY
+check "README.md, test/README.md, benches/README.md: every path they name is in the repository" \
+	"" "$(cat "$TMP/refs")"
 
 # --- with the shim: every key of a real dump is described ------------------------------------------
 
