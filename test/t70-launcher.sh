@@ -355,4 +355,10 @@ check "a bad value from the environment: the library's warning gives the range a
 launch timeout -k 5 60 "$LAUNCH" --output=none --log-file="$TMP/log.%p" -- sh -c 'echo $$'
 check "--log-file: the summary goes to the file, not stderr" "0||1" \
 	"$(rc)|$(err)|$(grep -c '^==[0-9]*== HEAP SUMMARY:$' "$TMP/log.$(out)" 2>/dev/null)"
+launch timeout -k 5 60 "$LAUNCH" --output=none --log-file="$TMP/one.log" -- sh -c 'echo $$'
+first=$(out)
+launch timeout -k 5 60 "$LAUNCH" --output=none --log-file="$TMP/one.log" -- sh -c 'echo $$'
+check "--log-file without %p: a second run appends its summary after the first's" \
+	"==$first== HEAP SUMMARY:|==$(out)== HEAP SUMMARY:" \
+	"$(grep 'HEAP SUMMARY:$' "$TMP/one.log" | tr '\n' '|' | sed 's/|$//')"
 check "--output=none: no dump" "" "$(ls "$TMP" | grep '^allocspy\..*\.json$')"
