@@ -159,7 +159,7 @@ real_parity "sed" all 0 /usr/bin/sed -e 's/,\([0-9]*\),/-\1-/' -e '/a$/d' "$TMP/
 # mawk shrinks its compiled program with realloc after keeping the old
 # address, and reuses freed memory for its pools (liballocspy(7)).
 LEAKS=vgalloc
-real_parity "awk" all 0 /usr/bin/awk -F, '{ s[$2 % 10] += $2; n[$3]++ } END { for (k = 0; k < 10; k++) print k, s[k]; print n["a"], n["b"] }' "$TMP/data.csv"
+real_parity "awk" all 0 /usr/bin/mawk -F, '{ s[$2 % 10] += $2; n[$3]++ } END { for (k = 0; k < 10; k++) print k, s[k]; print n["a"], n["b"] }' "$TMP/data.csv"
 # 3000 lines of 8 words (from 5000) and a number, all drawn by an LCG.
 awk 'BEGIN { x = 11; for (i = 0; i < 5000; i++) { w = ""; x = (x * 1103515245 + 12345) % 2147483648; n = 3 + x % 7
 		for (j = 0; j < n; j++) { x = (x * 1103515245 + 12345) % 2147483648; w = w sprintf("%c", 97 + int(x / 65536) % 26) }
@@ -169,6 +169,10 @@ awk 'BEGIN { x = 11; for (i = 0; i < 5000; i++) { w = ""; x = (x * 1103515245 + 
 		x = (x * 1103515245 + 12345) % 2147483648; print line (x % 100000) } }' >"$TMP/words.txt"
 real_parity "mawk, counting words" all 0 /usr/bin/mawk '{c[$1]++} END {n=0; for (k in c) n++; print n}' "$TMP/words.txt"
 LEAKS=
+
+# --- a C++ program -------------------------------------------------------------
+printf 'int f(int *p) { return *p; }\nint main(void) { int x = 1; return f(&x) - 1; }\n' >"$TMP/check.c"
+real_parity "cppcheck (C++)" all 0 /usr/bin/cppcheck --quiet "$TMP/check.c"
 
 # --- archives -----------------------------------------------------------------
 mkdir -p "$TMP/tree/sub/deeper"
