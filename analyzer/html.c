@@ -671,7 +671,7 @@ static void put_record(FILE *out, const json_t *r)
 		asp_fmt_count(c, jget(r, "record")));
 	fprintf(out, " of %s</summary>", asp_fmt_count(a, jget(r, "of")));
 	put_frames(out, json_object_get(r, "frames"), ASP_HTML_FRAMES,
-		   json_string_value(json_object_get(r, "alloc_fn")));
+		   json_string_value(json_object_get(r, "alloc_function")));
 	fputs("</details>\n", out);
 }
 

@@ -224,6 +224,11 @@ static json_t *record_json(const asp_dump_t *d, size_t i, const struct lines *ls
 		      "total_bytes", (json_int_t)rec->bytes + (json_int_t)rec->indirect_bytes,
 		      "alloc_fn", asp_json_text(rec->alloc_fn ? rec->alloc_fn : "malloc"),
 		      "frames", frames);
+	const char *fn = rec->alloc_fn ? rec->alloc_fn : "malloc";
+	char *name = asp_demangle(fn);
+
+	json_object_set_new(o, "alloc_function", asp_json_text(name ? name : fn));
+	free(name);
 	if (gen_suppressions) {
 		char *text = asp_suppression(rec, ls->v, ls->n);
 

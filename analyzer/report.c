@@ -225,6 +225,9 @@ static int parse(struct opts *o, int argc, char **argv)
 	if (o->nfiles < commands[o->cmd].min_dumps)
 		return usage_error("%s", o->cmd == CMD_COMPARE ? "compare needs two dumps or more" :
 				   "no dump given");
+	/* "leak x.json": a word that is neither a command nor a file. */
+	if (!have_cmd && o->nfiles > 1 && access(o->files[0], F_OK) != 0 && errno == ENOENT)
+		return usage_error("unknown command '%s'", o->files[0]);
 	if (o->nfiles > commands[o->cmd].max_dumps)
 		return usage_error("%s", commands[o->cmd].max_dumps == 2 ?
 				   "two dumps at most" : "one dump only");

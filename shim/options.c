@@ -10,6 +10,7 @@
 #include "envcheck.h"
 #include "options.h"
 #include "suppress.h"
+#include "text.h"
 
 struct asp_options asp__opt = {
 	.follow_children = 1,
@@ -42,13 +43,15 @@ int asp__write_all(int fd, const char *buf, size_t len)
 
 void asp__warn(const char *a, const char *b, const char *c)
 {
-	char line[512];
+	char line[1024];
 	size_t n = 0;
 	const char *parts[] = { "allocspy: warning: ", a, b, c, "\n" };
 	for (size_t i = 0; i < ASP_ARRAY_SIZE(parts); i++) {
 		size_t len = parts[i] ? strlen(parts[i]) : 0;
-		if (len > sizeof line - n)
-			len = sizeof line - n;
+		/* A long path is cut short; the line still ends. */
+		size_t room = sizeof line - n - (i + 1 < ASP_ARRAY_SIZE(parts));
+		if (len > room)
+			len = room;
 		/* A byte count for write(2), not a C string: no terminator. */
 		memcpy(line + n, parts[i], len); // NOLINT(bugprone-not-null-terminated-result)
 		n += len;
@@ -56,6 +59,30 @@ void asp__warn(const char *a, const char *b, const char *c)
 	int saved = errno;
 	asp__write_all(asp__err_fd, line, n);
 	errno = saved;
+}
+
+/* The warning for a bad value: "VAR=VALUE: not WHAT; the default, DEF, is
+ * used". A long value is cut short, and bytes that are not printable ASCII
+ * are shown as '?'. */
+static void bad_value(const char *var, const char *v, const char *what, const char *def)
+{
+	char msg[400], value[65];
+	size_t vlen = strlen(v) < 64 ? strlen(v) : 64;
+	for (size_t i = 0; i < vlen; i++)	/* one line, whatever the value holds */
+		value[i] = v[i] >= 0x20 && v[i] < 0x7f ? v[i] : '?';
+	value[vlen] = '\0';
+	struct asp_text t = { msg, 0, sizeof msg - 1, -1 };
+	asp__text_str(&t, "=");
+	asp__text_str(&t, value);
+	if (strlen(v) > vlen)
+		asp__text_str(&t, "...");
+	asp__text_str(&t, ": not ");
+	asp__text_str(&t, what);
+	asp__text_str(&t, "; the default, ");
+	asp__text_str(&t, def);
+	asp__text_str(&t, ", is used");
+	msg[t.len] = '\0';
+	asp__warn(var, msg, "");
 }
 
 /* A word out of a fixed set, or -1 with a warning. */
@@ -67,12 +94,13 @@ static int pick(const char *var, const char *const *words, size_t n, const char 
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(v, words[i]) == 0)
 			return (int)i;
-	asp__warn(var, ": not one of ", expected);
+	bad_value(var, v, expected, words[0]);
 	return -1;
 }
 
-/* A decimal integer in [lo, hi], or def with a warning. */
-static int integer(const char *var, int lo, int hi, int def)
+/* A decimal integer in [lo, hi], or def with a warning (defname names the
+ * default when it is not a number of the range). */
+static int integer(const char *var, int lo, int hi, int def, const char *defname)
 {
 	const char *v = getenv(var);
 	if (v == NULL || *v == '\0')
@@ -81,7 +109,19 @@ static int integer(const char *var, int lo, int hi, int def)
 	errno = 0;
 	long x = strtol(v, &end, 10);
 	if (errno != 0 || *end != '\0' || x < lo || x > hi) {
-		asp__warn(var, ": not an integer in range; ", "the default is used");
+		char what[64] = "an integer from ", num[24];
+		struct asp_text t = { what, strlen(what), sizeof what - 1, -1 };
+		asp__text_u64(&t, (uint64_t)lo);
+		asp__text_str(&t, " to ");
+		asp__text_u64(&t, (uint64_t)hi);
+		what[t.len] = '\0';
+		if (defname == NULL) {
+			struct asp_text d = { num, 0, sizeof num - 1, -1 };
+			asp__text_u64(&d, (uint64_t)def);
+			num[d.len] = '\0';
+			defname = num;
+		}
+		bad_value(var, v, what, defname);
 		return def;
 	}
 	return (int)x;
@@ -97,7 +137,7 @@ static int boolean(const char *var, int def)
 		return 1;
 	if (strcmp(v, "0") == 0 || strcmp(v, "no") == 0)
 		return 0;
-	asp__warn(var, ": not 1 or 0 (yes or no); ", "the default is used");
+	bad_value(var, v, "1 or 0 (yes or no)", def ? "1" : "0");
 	return def;
 }
 
@@ -192,33 +232,36 @@ void asp__options_init(void)
 	static const char *const unwinds[] = { "libunwind", "fp" };
 	static const char *const checks[] = { "summary", "full", "no" };
 	int x;
-	if ((x = pick("ALLOCSPY_MODE", modes, 2, "track, count; using track")) >= 0)
+	if ((x = pick("ALLOCSPY_MODE", modes, 2, "track or count")) >= 0)
 		o->mode = (enum asp_mode)x;
-	if ((x = pick("ALLOCSPY_UNWIND", unwinds, 2, "libunwind, fp; using libunwind")) >= 0)
+	if ((x = pick("ALLOCSPY_UNWIND", unwinds, 2, "libunwind or fp")) >= 0)
 		o->unwind = (enum asp_unwind)x;
-	if ((x = pick("ALLOCSPY_LEAK_CHECK", checks, 3, "summary, full, no; using summary")) >= 0)
+	if ((x = pick("ALLOCSPY_LEAK_CHECK", checks, 3, "summary, full or no")) >= 0)
 		o->leak_check = (enum asp_leak_check)x;
-	o->backtrace = integer("ALLOCSPY_BACKTRACE", 0, ASP_MAX_BACKTRACE, 1);
-	o->error_exitcode = integer("ALLOCSPY_ERROR_EXITCODE", 0, 255, -1);
+	o->backtrace = integer("ALLOCSPY_BACKTRACE", 0, ASP_MAX_BACKTRACE, 1, NULL);
+	o->error_exitcode = integer("ALLOCSPY_ERROR_EXITCODE", 0, 255, -1,
+	                            "none (the program's own status)");
 
 	o->quiet = boolean("ALLOCSPY_QUIET", 0);
 	o->follow_children = boolean("ALLOCSPY_FOLLOW_CHILDREN", 1);
 	o->dump_on_signal = boolean("ALLOCSPY_DUMP_ON_SIGNAL", 0);
-	o->interval_ms = integer("ALLOCSPY_INTERVAL_MS", 0, 86400000, 0);
+	o->interval_ms = integer("ALLOCSPY_INTERVAL_MS", 0, 86400000, 0, "0 (no periodic dumps)");
 	o->ref_cross = boolean("ALLOCSPY_REF_CROSS", 0);
-	o->snapshots = integer("ALLOCSPY_SNAPSHOTS", 0, 100000, 100);
-	static const char *const freeres[] = { "no", "libc", "cxx", "yes" };
-	int fr = pick("ALLOCSPY_FREERES", freeres, 4, "yes, no, libc, cxx; the default, yes, is used");
+	o->snapshots = integer("ALLOCSPY_SNAPSHOTS", 0, 100000, 100, NULL);
+	static const char *const freeres[] = { "yes", "no", "libc", "cxx" };
+	static const int freeres_bits[] = { ASP_FREERES_LIBC | ASP_FREERES_CXX, 0,
+		                            ASP_FREERES_LIBC, ASP_FREERES_CXX };
+	int fr = pick("ALLOCSPY_FREERES", freeres, 4, "yes, no, libc or cxx");
 	if (fr >= 0)
-		o->freeres = fr;
+		o->freeres = freeres_bits[fr];
 	const char *v;
 	v = getenv("ALLOCSPY_ERRORS_FOR_LEAK_KINDS");
 	if (v != NULL && *v != '\0') {
 		int k = kinds(v);
 		if (k < 0)
-			asp__warn("ALLOCSPY_ERRORS_FOR_LEAK_KINDS",
-			          ": not a list of definite, indirect, possible, reachable, all, none; ",
-			          "using definite,possible");
+			bad_value("ALLOCSPY_ERRORS_FOR_LEAK_KINDS", v,
+			          "all, none or a list of definite, indirect, possible, reachable",
+			          "definite,possible");
 		else
 			o->error_kinds = k;
 	}

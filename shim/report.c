@@ -301,6 +301,29 @@ static void signal_name(int sig, char out[32])
 	out[t.len] = '\0';
 }
 
+/* The name this process's dump got, once one was written (periodic dumps
+ * then replace it, and so does the final one). */
+static char g_dump_name[ASP_PATH_MAX + 16];
+
+/* When the dump's name was taken and it went to "NAME-N.json", the exit
+ * text says where. */
+static void dump_name_text(struct asp_text *t)
+{
+	char path[ASP_PATH_MAX];
+	if (asp__opt.output[0] == '\0' || g_dump_name[0] == '\0')
+		return;
+	asp__expand_pid(asp__opt.output, path, sizeof path);
+	if (strcmp(path, g_dump_name) == 0)
+		return;
+	line(t, "\n");
+	asp__text_room(t, 2 * sizeof path + 64);
+	asp__text_prefix(t, (long)getpid());
+	asp__text_str(t, path);
+	asp__text_str(t, " exists: the dump was written to ");
+	asp__text_str(t, g_dump_name);
+	asp__text_str(t, "\n");
+}
+
 static void summary_text(struct asp_text *t, const struct figures *f)
 {
 	if (f->reason == REASON_SIGNAL && f->signo > 0) {
@@ -367,6 +390,7 @@ static void summary_text(struct asp_text *t, const struct figures *f)
 			asp__text_str(t, " operations\n");
 		}
 	}
+	dump_name_text(t);
 }
 
 /* Opens a report file: never through a symlink, never group- or
@@ -890,10 +914,6 @@ static void variant(const char *path, unsigned n, char *out, size_t size)
 	out[t.len] = '\0';
 }
 
-/* The name this process's dump got, once one was written (periodic dumps
- * then replace it, and so does the final one). */
-static char g_dump_name[ASP_PATH_MAX + 16];
-
 /* Writes the dump to a temporary file, then gives it its name: the first
  * time with link(2), which never replaces a file (a taken name gets a
  * "-N" suffix), later with rename(2) over this process's own dump. A
@@ -948,9 +968,14 @@ static int write_dump(const struct figures *f)
 		asp__heap_free_quiet(text);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	static int warned;
-	if (err != 0 && !warned++)
-		asp__warn("cannot write the dump ", path, err == EEXIST ? ": file exists" :
-		          strerror(err));
+	if (err != 0 && !warned++) {
+		char why[160] = ": ";
+		const char *msg = strerror(err);
+		size_t len = strlen(msg) < sizeof why - 3 ? strlen(msg) : sizeof why - 3;
+		memcpy(why + 2, msg, len);
+		why[2 + len] = '\0';
+		asp__warn("cannot write the dump ", path, why);
+	}
 	return err;
 }
 

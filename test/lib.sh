@@ -97,12 +97,23 @@ check_match() {
 	fi
 }
 
-# padded_preload: $LIB with extra slashes so that LD_PRELOAD has exactly the
-# length valgrind's has (programs that copy their environment allocate by size).
+# padded_preload [EXTRA]: $LIB (then :EXTRA) with extra slashes so that
+# LD_PRELOAD has exactly the length valgrind's has (programs that copy
+# their environment allocate by size).
 padded_preload() {
-	p=$LIB
+	p=$LIB${1:+:$1}
 	while [ ${#p} -lt ${#VG_PRELOAD} ]; do p=/$p; done
 	printf '%s' "$p"
+}
+
+# vgalloc_preload: builds test/vgalloc.c into $TMP/vgalloc.so (once) and
+# prints an LD_PRELOAD of valgrind's length that puts it under the shim:
+# glibc's allocator with valgrind's always-moving realloc and blocks that
+# hold no old bytes.
+vgalloc_preload() {
+	[ -f "$TMP/vgalloc.so" ] ||
+		${CC:-cc} -shared -fPIC -O2 -o "$TMP/vgalloc.so" "$TOP/test/vgalloc.c" || return 1
+	padded_preload "$TMP/vgalloc.so"
 }
 
 # vg_env: the environment valgrind gives the program, in its order.
@@ -136,10 +147,11 @@ run_vg() {
 
 # run_shim LOG PROG ARGS...: PROG under the shim, in valgrind's environment.
 # Extra ALLOCSPY_* settings come from $SHIM_ENV (they change the environment's
-# size, so parity tests leave it empty). The summary is read off stderr.
+# size, so parity tests leave it empty); $SHIM_PRELOAD, when set, is the
+# LD_PRELOAD (vgalloc_preload's). The summary is read off stderr.
 run_shim() {
 	log=$1; shift
-	vg_env ${SHIM_ENV:-} $(freeres_env) LD_PRELOAD="$(padded_preload)" "$@" \
+	vg_env ${SHIM_ENV:-} $(freeres_env) LD_PRELOAD="${SHIM_PRELOAD:-$(padded_preload)}" "$@" \
 		>"$log.out" 2>"$log.err" </dev/null
 	echo $? >"$log.rc"
 	grep -a '^==[0-9]*==' "$log.err" >"$log" || true
@@ -195,6 +207,17 @@ leak_parity() {
 		check "$n: leak summary equals valgrind's" "$(leak_lines "$d/vg")" "$(leak_lines "$d/asp")"
 	done
 	FREERES=
+}
+
+# no_mangled NAME FILE...: no mangled C++ name (_Z...) in any of the files,
+# which hold human-readable output; a suppression entry's fun: lines are
+# the exception, as they keep the symbol valgrind's own entries have.
+no_mangled() {
+	nm_name=$1; shift
+	nm_hits=$(grep -aHnE '(^|[^A-Za-z0-9_])_Z[A-Za-z0-9_]+' "$@" | grep -avE '^[^:]*:[0-9]+: *fun:' | head -n 5)
+	if [ -z "$nm_hits" ]; then ok "$nm_name"; else
+		not_ok "$nm_name" "mangled names:" "$nm_hits"
+	fi
 }
 
 # json_get FILE EXPR: a value out of a dump, through python3's json module.

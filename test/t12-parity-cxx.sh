@@ -3,7 +3,8 @@
 # delete in all their forms, the standard containers, smart pointers,
 # std::thread with thread_local objects, and exceptions. HEAP SUMMARY lines,
 # stdout and exit status equal (lib.sh parity); then a few of cxx_new's
-# per-function counters from the dump.
+# per-function counters from the dump; then no mangled name in any text
+# the shim or allocspy-report prints about these programs.
 . "$(dirname "$0")/lib.sh"
 
 for p in cxx_new cxx_containers cxx_smart cxx_threads cxx_exceptions; do
@@ -32,3 +33,35 @@ if [ -s "$D" ]; then
 else
 	not_ok "cxx_new: dump written" "no dump at $D"
 fi
+
+# --- names: demangled in every human-readable output --------------------------------------------
+# Each C++ program under the shim with full leak records, by default (the
+# caller only) and with 16-frame stacks; then every text command of
+# allocspy-report on its dump, two programs compared (their sites), and
+# the HTML pages. No _Z name anywhere.
+R=$TMP/names
+mkdir -p "$R"
+for p in cxx_new cxx_containers cxx_smart cxx_threads cxx_exceptions leak_cxx; do
+	[ -x "$PROGS/$p" ] || continue
+	(cd "$R" && env ALLOCSPY_LEAK_CHECK=full ALLOCSPY_OUTPUT=none LD_PRELOAD="$LIB" \
+		"$PROGS/$p" >/dev/null 2>"$R/$p.exit1")
+	(cd "$R" && env ALLOCSPY_LEAK_CHECK=full ALLOCSPY_BACKTRACE=16 ALLOCSPY_OUTPUT="$R/$p.json" \
+		LD_PRELOAD="$LIB" "$PROGS/$p" >/dev/null 2>"$R/$p.exit16")
+	"$REPORT" "$R/$p.json" >"$R/$p.summary" 2>&1
+	"$REPORT" leaks --show-leak-kinds=all "$R/$p.json" >"$R/$p.leaks" 2>&1
+	"$REPORT" leaks --show-leak-kinds=all --gen-suppressions "$R/$p.json" >"$R/$p.gen" 2>&1
+	"$REPORT" timeline "$R/$p.json" >"$R/$p.timeline" 2>&1
+	"$REPORT" html -o "$R/$p.html" "$R/$p.json" 2>"$R/$p.html.err"
+done
+"$REPORT" compare "$R/cxx_containers.json" "$R/leak_cxx.json" >"$R/compare" 2>&1
+"$REPORT" html -o "$R/two.html" "$R/cxx_containers.json" "$R/leak_cxx.json" 2>"$R/two.err"
+check "the C++ outputs were all written (exit texts, summaries, leaks, timelines, compare, pages)" 44 \
+	"$(cd "$R" && ls *.exit1 *.exit16 *.summary *.leaks *.gen *.timeline *.html compare | wc -l)"
+check_match "... and they name C++ functions, demangled" "operator new\\(unsigned long\\)" "$(cat "$R/leak_cxx.leaks")"
+check_match "... with the sites of compare among them" "^std::.*::allocate\\(unsigned long, void const\\*\\) \\(new_allocator\\.h:[0-9]+\\)$" \
+	"$(cat "$R/compare")"
+no_mangled "no mangled name in the exit texts (1 and 16 frames, full leak records)" "$R"/*.exit1 "$R"/*.exit16
+no_mangled "no mangled name in allocspy-report's summary, leaks, timeline and compare" \
+	"$R"/*.summary "$R"/*.leaks "$R"/*.timeline "$R/compare"
+no_mangled "no mangled name in --gen-suppressions output but its fun: lines" "$R"/*.gen
+no_mangled "no mangled name in the HTML pages" "$R"/*.html

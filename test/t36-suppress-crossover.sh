@@ -8,8 +8,7 @@
 # Names are demangled everywhere they are shown, as valgrind shows them.
 . "$(dirname "$0")/lib.sh"
 
-# valgrind's freeres is off on both sides until the shim runs it at exit
-# as valgrind does by default.
+# valgrind with its defaults (freeres at exit, as the shim runs it).
 VG_FLAGS="--leak-check=full"
 
 cat >"$TMP/cross.c" <<'SRC'

@@ -306,6 +306,7 @@ usage() {
 usage "no arguments" "no dump given"
 usage "no dump for leaks" "no dump given" leaks
 usage "two dumps" "one dump only" track.json count.json
+usage "a misspelled command" "unknown command 'leak'" leak track.json
 usage "unknown option" "unknown option '--verbose'" --verbose track.json
 usage "a leaks option for the summary" "--gen-suppressions is an option of the leaks command" \
 	--gen-suppressions track.json

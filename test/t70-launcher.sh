@@ -285,14 +285,6 @@ check "no freeres option: ALLOCSPY_FREERES is left as it is" "0|libc|" \
 refused "--run-cxx-freeres=maybe" 125 "allocspy: error: --run-cxx-freeres: 'maybe' is not yes or no" \
 	--run-cxx-freeres=maybe true
 
-# A misspelled variable: one warning naming the close match; the program runs.
-launch env ALLOCSPY_BACKTRACES=16 ALLOCSPY_BACKTRACE=2 "$L" true
-check "ALLOCSPY_BACKTRACES: one warning naming ALLOCSPY_BACKTRACE, and the program runs" \
-	"0|allocspy: warning: ALLOCSPY_BACKTRACES: not an allocspy variable; did you mean ALLOCSPY_BACKTRACE?" "$(rc)|$(err)"
-launch env ALLOCSPY_NOTHING_LIKE_IT=1 "$L" true
-check "an unknown variable far from any name: a warning without a guess" \
-	"0|allocspy: warning: ALLOCSPY_NOTHING_LIKE_IT: not an allocspy variable" "$(rc)|$(err)"
-
 # An installed launcher preloads ASP_LIBDIR/liballocspy.so.
 mkdir -p "$TMP/inst/lib"
 cp "$TMP/dir/liballocspy.so" "$TMP/inst/lib/"
@@ -328,6 +320,8 @@ fi
 launch timeout -k 5 60 "$LAUNCH" --mode=count --backtrace=3 --unwind=fp --leak-check=full \
 	--output="$TMP/c.json" -- true
 check "count mode: in use at exit is ?" "0|1" "$(rc)|$(grep -c '^==[0-9]*==     in use at exit: ? bytes in [0-9,]* blocks$' "$TMP/err")"
+check_match "count mode: the exit text ends with the total heap usage, no empty line after it" \
+	'^==[0-9]+==   total heap usage: [0-9,]+ allocs, [0-9,]+ frees, [0-9,]+ bytes allocated$' "$(tail -n 1 "$TMP/err")"
 if [ -f "$TMP/c.json" ]; then
 	check "the options reach the dump" "count|3|fp|full" \
 		"$(json_get "$TMP/c.json" '"|".join(str(d["options"][k]) for k in ("mode", "backtrace", "unwind", "leak_check"))')"
@@ -339,7 +333,32 @@ rm -f "$TMP"/q.json
 launch timeout -k 5 60 "$LAUNCH" --quiet --output="$TMP/q.json" -- true
 check "--quiet: nothing on stderr, the dump is written" "0||yes" \
 	"$(rc)|$(err)|$([ -f "$TMP/q.json" ] && echo yes)"
+# A misspelled variable: the library warns once, naming the close match,
+# and the program runs as usual.
+launch timeout -k 5 60 env ALLOCSPY_BACKTRACES=16 ALLOCSPY_BACKTRACE=2 "$LAUNCH" --quiet --output=none -- \
+	sh -c 'exit 5'
+check "ALLOCSPY_BACKTRACES: one warning naming ALLOCSPY_BACKTRACE, and the program runs" \
+	"5|allocspy: warning: ALLOCSPY_BACKTRACES: not an allocspy variable; did you mean ALLOCSPY_BACKTRACE?|" \
+	"$(rc)|$(err)|$(out)"
+launch timeout -k 5 60 env ALLOCSPY_NOTHING_LIKE_IT=1 "$LAUNCH" --quiet --output=none -- true
+check "an unknown variable far from any name: a warning without a guess" \
+	"0|allocspy: warning: ALLOCSPY_NOTHING_LIKE_IT: not an allocspy variable" "$(rc)|$(err)"
+launch timeout -k 5 60 env ALLOCSPY_LEAKCHECK=full ALLOCSPY_OUTPT=x.json "$LAUNCH" --quiet --output=none -- true
+check "two misspelled variables: one warning each" \
+"0|allocspy: warning: ALLOCSPY_LEAKCHECK: not an allocspy variable; did you mean ALLOCSPY_LEAK_CHECK?
+allocspy: warning: ALLOCSPY_OUTPT: not an allocspy variable; did you mean ALLOCSPY_OUTPUT?" \
+	"$(rc)|$(err | sort)"
+launch timeout -k 5 60 env ALLOCSPY_BACKTRACE=99 "$LAUNCH" --quiet --output=none -- true
+check "a bad value from the environment: the library's warning gives the range and the default" \
+	"0|allocspy: warning: ALLOCSPY_BACKTRACE=99: not an integer from 0 to 64; the default, 1, is used" "$(rc)|$(err)"
+
 launch timeout -k 5 60 "$LAUNCH" --output=none --log-file="$TMP/log.%p" -- sh -c 'echo $$'
 check "--log-file: the summary goes to the file, not stderr" "0||1" \
 	"$(rc)|$(err)|$(grep -c '^==[0-9]*== HEAP SUMMARY:$' "$TMP/log.$(out)" 2>/dev/null)"
+launch timeout -k 5 60 "$LAUNCH" --output=none --log-file="$TMP/one.log" -- sh -c 'echo $$'
+first=$(out)
+launch timeout -k 5 60 "$LAUNCH" --output=none --log-file="$TMP/one.log" -- sh -c 'echo $$'
+check "--log-file without %p: a second run appends its summary after the first's" \
+	"==$first== HEAP SUMMARY:|==$(out)== HEAP SUMMARY:" \
+	"$(grep 'HEAP SUMMARY:$' "$TMP/one.log" | tr '\n' '|' | sed 's/|$//')"
 check "--output=none: no dump" "" "$(ls "$TMP" | grep '^allocspy\..*\.json$')"

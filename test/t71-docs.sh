@@ -2,7 +2,8 @@
 # t71-docs.sh - the man pages and the README agree with the code: mandoc
 # lint is clean, every ALLOCSPY_* variable of the shim is documented and
 # every documented one exists, every dump key is described, the header's
-# example compiles and runs, and the README's make targets exist.
+# example compiles and runs, the README's make targets exist, and every
+# path the READMEs name is in the repository.
 . "$(dirname "$0")/lib.sh"
 cd "$TOP" || exit 1
 CC=${CC:-cc}
@@ -136,6 +137,27 @@ done
 check "README.md names make demo and make check" "check demo" \
 	"$(printf '%s\n' $targets | grep -xE 'demo|check' | tr '\n' ' ' | sed 's/ $//')"
 
+# Every path the READMEs name inside the repository (a word that begins
+# with one of its top-level directories, or a Markdown link) is there;
+# build/ is made by make, and words with placeholders (NAME, *, %p) are
+# patterns, not paths.
+python3 - README.md test/README.md benches/README.md >"$TMP/refs" <<'PY'
+import os, re, sys
+dirs = "test|man|shim|analyzer|include|launcher|common|scripts|doc|benches"
+for md in sys.argv[1:]:
+    text = open(md).read()
+    refs = set(re.findall(r"\]\(([^)\s#]+)\)", text))
+    refs |= set(re.findall(r"(?<![\w/.$-])((?:%s)/[\w./+*%%<>-]*)" % dirs, text))
+    for r in sorted(refs):
+        r = r.rstrip(".,;:")
+        if r.startswith(("http:", "https:", "mailto:")) or re.search(r"[*%<>]|NAME|\bN\b", r):
+            continue
+        if not any(os.path.exists(p) for p in (r, os.path.join(os.path.dirname(md), r))):
+            print("%s: %s" % (md, r))
+PY
+check "README.md, test/README.md, benches/README.md: every path they name is in the repository" \
+	"" "$(cat "$TMP/refs")"
+
 # --- with the shim: every key of a real dump is described ------------------------------------------
 
 if [ ! -f "$LIB" ]; then
@@ -267,8 +289,8 @@ if [ -x "$REPORT" ]; then
 		check "allocspy-report --help and allocspy-report(1) describe --$opt" "yes yes" \
 			"$(grep -q -- "--$opt" "$TMP/help" && echo yes) $(grep -q "^\.It Fl -$opt" man/allocspy-report.1 && echo yes)"
 	done
-	check "allocspy-report --help and allocspy-report(1) give -o to export and merge" "yes yes" \
-		"$(grep -q -- '-o FILE  *export, merge:' "$TMP/help" && echo yes) $(sed -n '/^\.It Fl o Ar file/,/^\.It Fl -help/p' man/allocspy-report.1 | tr '\n' ' ' | grep -q 'Cm export and .Cm merge :' && echo yes)"
+	check "allocspy-report --help and allocspy-report(1) give -o to export, merge and html" "yes yes" \
+		"$(grep -q -- '-o FILE  *export, merge, html:' "$TMP/help" && echo yes) $(sed -n '/^\.It Fl o Ar file/,/^\.It Fl -help/p' man/allocspy-report.1 | tr '\n' ' ' | grep -q 'Cm export , .Cm merge and .Cm html :' && echo yes)"
 	for f in pprof gperftools massif callgrind heaptrack folded speedscope; do
 		check "allocspy-report(1) describes the $f export, --help names it" "yes yes" \
 			"$(grep -q "^\.It Cm $f\$" man/allocspy-report.1 && echo yes) $(grep -q "$f" "$TMP/help" && echo yes)"

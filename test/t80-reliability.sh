@@ -51,12 +51,23 @@ check "a planted symlink: the dump takes a new name" "True" \
 	"$(json_get "$TMP/safe/out-1.json" 'd["format"] == "allocspy-dump"')"
 check "the dump is not group- or world-writable, even with umask 000" 644 \
 	"$(stat -c %a "$TMP/safe/out-1.json")"
-(ALLOCSPY_OUTPUT="$TMP/safe/out.json" LD_PRELOAD="$LIB" "$PROGS/par_basic" >/dev/null 2>&1)
+(ALLOCSPY_OUTPUT="$TMP/safe/out.json" LD_PRELOAD="$LIB" "$PROGS/par_basic" >/dev/null 2>"$TMP/safe.err")
 check "a name taken twice: a third name" "out-1.json out-2.json out.json victim" \
 	"$(ls "$TMP/safe" | tr '\n' ' ' | sed 's/ $//')"
+check "a name taken: the exit text ends saying where the dump went, after a blank line" \
+	"
+$TMP/safe/out.json exists: the dump was written to $TMP/safe/out-2.json" \
+	"$(sed -n 's/^==[0-9]*== //p' "$TMP/safe.err" | tail -n 2)"
+(ALLOCSPY_OUTPUT="$TMP/safe/new.json" LD_PRELOAD="$LIB" "$PROGS/par_basic" >/dev/null 2>"$TMP/safe.err")
+check "a free name: the exit text does not name the dump" "" "$(grep -a 'dump was written' "$TMP/safe.err")"
+(ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT="$TMP/safe/new.json" LD_PRELOAD="$LIB" "$PROGS/par_basic" >/dev/null 2>"$TMP/safe.err")
+check "a name taken under ALLOCSPY_QUIET=1: nothing printed, the dump written" "|True" \
+	"$(cat "$TMP/safe.err")|$(json_get "$TMP/safe/new-1.json" 'd["format"] == "allocspy-dump"')"
 ALLOCSPY_OUTPUT=/nonexistent/dir/x.json LD_PRELOAD="$LIB" "$PROGS/par_basic" >"$TMP/nw.out" 2>"$TMP/nw.err"
 check "an unwritable dump: the program's status is unchanged" 3 "$?"
-check "an unwritable dump: one warning" 1 "$(grep -c '^allocspy: warning: cannot write the dump' "$TMP/nw.err")"
+check "an unwritable dump: one warning, with the reason" \
+	"allocspy: warning: cannot write the dump /nonexistent/dir/x.json: No such file or directory" \
+	"$(grep -a '^allocspy: warning:' "$TMP/nw.err")"
 check "an unwritable dump: the program's output is unchanged" "$("$PROGS/par_basic" 2>/dev/null)" "$(cat "$TMP/nw.out")"
 
 # The shim's descriptors never reach the programs it executes: traced sh
@@ -92,10 +103,29 @@ check "ALLOCSPY_DUMP_ON_SIGNAL: the summary is printed" 1 "$(grep -c 'HEAP SUMMA
 ALLOCSPY_MODE=fast ALLOCSPY_BACKTRACE=x ALLOCSPY_QUIET=maybe ALLOCSPY_OUTPUT=none LD_PRELOAD="$LIB" \
 	"$PROGS/par_basic" >/dev/null 2>"$TMP/bad.err"
 check "bad settings: the program's status is unchanged" 3 "$?"
-check "bad settings: one warning line each" \
-"allocspy: warning: ALLOCSPY_MODE: not one of track, count; using track
-allocspy: warning: ALLOCSPY_BACKTRACE: not an integer in range; the default is used
-allocspy: warning: ALLOCSPY_QUIET: not 1 or 0 (yes or no); the default is used" \
+check "bad settings: one warning line each, with the values allowed and the default" \
+"allocspy: warning: ALLOCSPY_MODE=fast: not track or count; the default, track, is used
+allocspy: warning: ALLOCSPY_BACKTRACE=x: not an integer from 0 to 64; the default, 1, is used
+allocspy: warning: ALLOCSPY_QUIET=maybe: not 1 or 0 (yes or no); the default, 0, is used" \
+	"$(grep -a '^allocspy: warning' "$TMP/bad.err")"
+ALLOCSPY_MODE=fast ALLOCSPY_BACKTRACE=x ALLOCSPY_QUIET=maybe ALLOCSPY_OUTPUT="$TMP/bad.json" LD_PRELOAD="$LIB" \
+	"$PROGS/par_basic" >/dev/null 2>"$TMP/bad.err"
+check "bad settings: the defaults are in effect (track mode, 1 frame, the summary printed)" "track 1 1" \
+	"$(json_get "$TMP/bad.json" '"%s %d" % (d["options"]["mode"], d["options"]["backtrace"])') $(grep -c 'HEAP SUMMARY:' "$TMP/bad.err")"
+ALLOCSPY_ERROR_EXITCODE=300 ALLOCSPY_FREERES=maybe ALLOCSPY_ERRORS_FOR_LEAK_KINDS=defnite \
+	ALLOCSPY_SNAPSHOTS=-1 ALLOCSPY_UNWIND=dwarf ALLOCSPY_LEAK_CHECK=yes ALLOCSPY_INTERVAL_MS=1s \
+	ALLOCSPY_FOLLOW_CHILDREN="$(printf 'a\nb')" ALLOCSPY_OUTPUT=none LD_PRELOAD="$LIB" \
+	"$PROGS/par_basic" >/dev/null 2>"$TMP/bad.err"
+check "more bad settings: the program's status is unchanged (no error exit code)" 3 "$?"
+check "more bad settings: one line each, in the order they are read; a value's control bytes shown as ?" \
+"allocspy: warning: ALLOCSPY_UNWIND=dwarf: not libunwind or fp; the default, libunwind, is used
+allocspy: warning: ALLOCSPY_LEAK_CHECK=yes: not summary, full or no; the default, summary, is used
+allocspy: warning: ALLOCSPY_ERROR_EXITCODE=300: not an integer from 0 to 255; the default, none (the program's own status), is used
+allocspy: warning: ALLOCSPY_FOLLOW_CHILDREN=a?b: not 1 or 0 (yes or no); the default, 1, is used
+allocspy: warning: ALLOCSPY_INTERVAL_MS=1s: not an integer from 0 to 86400000; the default, 0 (no periodic dumps), is used
+allocspy: warning: ALLOCSPY_SNAPSHOTS=-1: not an integer from 0 to 100000; the default, 100, is used
+allocspy: warning: ALLOCSPY_FREERES=maybe: not yes, no, libc or cxx; the default, yes, is used
+allocspy: warning: ALLOCSPY_ERRORS_FOR_LEAK_KINDS=defnite: not all, none or a list of definite, indirect, possible, reachable; the default, definite,possible, is used" \
 	"$(grep -a '^allocspy: warning' "$TMP/bad.err")"
 
 # --- a preloaded library whose constructor allocates before the shim's ---------------------

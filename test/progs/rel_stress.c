@@ -1,7 +1,10 @@
 /* rel_stress - the situations that break preload tools, in one process:
  * 4 threads passing blocks to each other to free, a fork whose child
  * allocates and ends with _exit, posix_spawn and system() of other
- * programs, and 2000 short threads. Prints "done" and exits 0. */
+ * programs, and 2000 short threads. Prints "done" and exits 0.
+ * Usage: rel_stress [ROUNDS [OPS]]: ROUNDS rounds of 50 short threads
+ * (40 by default) and OPS operations per passing thread (20000); t38 runs
+ * a small instance under valgrind. */
 #include <pthread.h>
 #include <spawn.h>
 #include <stdint.h>
@@ -13,6 +16,8 @@
 
 extern char **environ;
 
+static int ops = 20000;
+
 #define QUEUE 64
 
 static void *queue[QUEUE];
@@ -23,7 +28,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static void *passer(void *arg)
 {
 	unsigned seed = (unsigned)(uintptr_t)arg;
-	for (int i = 0; i < 20000; i++) {
+	for (int i = 0; i < ops; i++) {
 		void *mine = malloc(1 + rand_r(&seed) % 300);
 		void *theirs = NULL;
 		pthread_mutex_lock(&lock);
@@ -49,8 +54,11 @@ static void *short_lived(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int rounds = argc > 1 ? atoi(argv[1]) : 40;
+	if (argc > 2)
+		ops = atoi(argv[2]);
 	pthread_t t[4];
 	for (int i = 0; i < 4; i++)
 		pthread_create(&t[i], NULL, passer, (void *)(uintptr_t)(i + 1));
@@ -70,14 +78,14 @@ int main(void)
 	int st;
 	waitpid(child, &st, 0);
 
-	char *argv[] = { "true", NULL };
+	char *true_argv[] = { "true", NULL };
 	pid_t sp;
-	if (posix_spawn(&sp, "/bin/true", NULL, NULL, argv, environ) == 0)
+	if (posix_spawn(&sp, "/bin/true", NULL, NULL, true_argv, environ) == 0)
 		waitpid(sp, &st, 0);
 	if (system("exit 0") != 0)
 		return 1;
 
-	for (int round = 0; round < 40; round++) {
+	for (int round = 0; round < rounds; round++) {
 		pthread_t s[50];
 		for (int i = 0; i < 50; i++)
 			pthread_create(&s[i], NULL, short_lived, "a short-lived thread");
