@@ -33,7 +33,7 @@ PAIRTIME=$BB/pairtime
 RESULTS=$BB/results.tsv
 
 for p in pairtime malloc_free thread_perf nullfree gitalloc strdup_free \
-	seed000-strdup seed000-refcount seed000-mutex libfloor.so; do
+	seed000-strdup seed000-refcount seed000-grefcount seed000-mutex libfloor.so; do
 	if [ ! -x "$BB/$p" ]; then
 		echo "run.sh: error: $BB/$p is not built: run \`make bench-progs\`" >&2
 		exit 2
@@ -158,6 +158,7 @@ wl s000-strdup_free-t2 000  "$BB/strdup_free" 2 3000000
 wl s000-glib-strdup-t2 000  "$BB/seed000-strdup" 2
 wl s000-glib-refcnt-t2 000  "$BB/seed000-refcount" 2
 wl s000-refcnt-t2-2M   000  "$BB/seed000-refcount" 2 2000000
+wl s000-grefcnt-t2-2M  000  "$BB/seed000-grefcount" 2 2000000
 wl s000-glib-mutex-t2  000  "$BB/seed000-mutex" 2
 if [ -n "$PY" ]; then
 	wl python-json         -    "$PY" benches/json_bench.py 200000
