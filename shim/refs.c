@@ -26,7 +26,7 @@ enum { REF_INIT, REF_ACQUIRE, REF_RELEASE, REF_RELEASE_LAST };
 
 static uint64_t g_last[ASP_REF_SLOTS];
 
-static inline void cross_check(struct asp_thread *t, const void *obj, int op)
+ASP_NOINLINE static void cross_check(struct asp_thread *t, const void *obj, int op)
 {
 	uintptr_t a = (uintptr_t)obj;
 	uint64_t *slot = &g_last[(uint64_t)(a >> 3) * 0x9E3779B97F4A7C15ull >> 48];
@@ -43,14 +43,21 @@ static inline void cross_check(struct asp_thread *t, const void *obj, int op)
 /* The record to count a ref operation in, or NULL when none is counted:
  * after the exit report began, or inside the shim. The first operation
  * before start-up starts the shim. */
-static inline struct asp_thread *ref_thread(void)
+ASP_COLD static struct asp_thread *ref_thread_slow(void)
 {
-	if (ASP_UNLIKELY(asp__fast == 0)) {
+	if (asp__fast == 0) {
 		if (asp__state != 0)
 			return NULL;
 		asp__init();
 	}
-	struct asp_thread *t = asp__thread_self();
+	return asp__thread_self();
+}
+
+static inline struct asp_thread *ref_thread(void)
+{
+	struct asp_thread *t = asp__fast != 0 ? asp__thread_peek() : NULL;
+	if (ASP_UNLIKELY(t == NULL) && (t = ref_thread_slow()) == NULL)
+		return NULL;
 	return ASP_LIKELY(t->depth == 0) ? t : NULL;
 }
 
@@ -79,6 +86,8 @@ static inline void ref_count(struct asp_thread *t, int op, const void *obj)
 		cross_check(t, obj, op);
 }
 
+/* allocspy.h's events. The common case calls nothing: a few loads and
+ * one add. */
 void asp__ref_note(int op, const void *obj)
 {
 	struct asp_thread *t = ref_thread();
@@ -115,20 +124,22 @@ static inline uint64_t allocs_of(const struct asp_thread *t)
 	return t->c.fn[ASP_FN_MALLOC].calls + t->c.fn[ASP_FN_CALLOC].calls;
 }
 
+/* An init or an acquire is counted before it is forwarded: the call to
+ * GLib is then the last thing the wrapper does. */
 void asp__g_ref_init(struct asp_gsym *g, int *rc)
 {
 	struct asp_thread *t = ref_thread();
-	((void (*)(int *))gfn(g))(rc);
 	if (t != NULL)
 		ref_count(t, REF_INIT, rc);
+	((void (*)(int *))gfn(g))(rc);
 }
 
 void asp__g_ref_inc(struct asp_gsym *g, int *rc)
 {
 	struct asp_thread *t = ref_thread();
-	((void (*)(int *))gfn(g))(rc);
 	if (t != NULL)
 		ref_count(t, REF_ACQUIRE, rc);
+	((void (*)(int *))gfn(g))(rc);
 }
 
 int asp__g_ref_dec(struct asp_gsym *g, int *rc)
