@@ -199,7 +199,8 @@ bench: all
 BENCH_CFLAGS := -O2 -g -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE \
 	-pthread -Iinclude $(WARN)
 BENCH_PROGS  := $(addprefix $(B)/benches/,pairtime malloc_free thread_perf \
-	nullfree gitalloc strdup_free seed000-strdup seed000-refcount seed000-mutex)
+	nullfree gitalloc strdup_free seed000-strdup seed000-refcount seed000-grefcount \
+	seed000-mutex libfloor.so)
 
 $(B)/benches/%: benches/%.c benches/bench.h | $(B)/benches
 	$(CC) $(BENCH_CFLAGS) -o $@ $<
@@ -207,6 +208,10 @@ $(B)/benches/%: benches/%.c benches/bench.h | $(B)/benches
 $(B)/benches/seed000-%: benches/seed000.c benches/bench.h include/allocspy.h | $(B)/benches
 	$(CC) $(BENCH_CFLAGS) -DSEED000_$(shell echo $* | tr a-z A-Z) $(GLIB_CFLAGS) \
 		-o $@ $< $(GLIB_LIBS)
+
+# The limit column: a forwarding interposer and nothing else (floor.c).
+$(B)/benches/libfloor.so: benches/floor.c | $(B)/benches
+	$(CC) $(BENCH_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
 
 .PHONY: bench-progs
 bench-progs: $(BENCH_PROGS)

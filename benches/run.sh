@@ -11,7 +11,9 @@
 #                       caught sooner: after 50x the bare time, at least 10 s)
 #   BENCH_ONLY="a b"    only workloads whose names start with these words
 #   BENCH_TOOLS="..."   the tool columns, default
-#                       "count track bt16 bt16-fp memusage heaptrack"
+#                       "limit count track bt16 bt16-fp memusage heaptrack"
+# The limit column is build/benches/libfloor.so (floor.c): an interposer that
+# only forwards, the least any LD_PRELOAD tool can cost.
 # The table goes to stdout, and the raw numbers to build/benches/results.tsv.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -23,14 +25,15 @@ BUDGET=${BENCH_BUDGET:-3}
 MIN=${BENCH_MIN_RUNS:-3}
 TIMEOUT=${BENCH_TIMEOUT:-120}
 ONLY=${BENCH_ONLY:-}
-TOOLS=${BENCH_TOOLS:-count track bt16 bt16-fp memusage heaptrack}
+TOOLS=${BENCH_TOOLS:-limit count track bt16 bt16-fp memusage heaptrack}
 LIB=$(pwd)/$B/liballocspy.so
+FLOOR=$(pwd)/$BB/libfloor.so
 MEMUSAGE=/usr/lib/x86_64-linux-gnu/libmemusage.so
 PAIRTIME=$BB/pairtime
 RESULTS=$BB/results.tsv
 
 for p in pairtime malloc_free thread_perf nullfree gitalloc strdup_free \
-	seed000-strdup seed000-refcount seed000-mutex; do
+	seed000-strdup seed000-refcount seed000-grefcount seed000-mutex libfloor.so; do
 	if [ ! -x "$BB/$p" ]; then
 		echo "run.sh: error: $BB/$p is not built: run \`make bench-progs\`" >&2
 		exit 2
@@ -68,6 +71,7 @@ SHIM="LD_PRELOAD=$LIB ALLOCSPY_OUTPUT=none ALLOCSPY_QUIET=1"
 # (before the program's own words), or nothing when TOOL is unavailable.
 variant_args() {
 	case $1 in
+	limit) echo "-V limit LD_PRELOAD=$FLOOR" ;;
 	count) [ -n "$have_shim" ] && echo "-V count $SHIM ALLOCSPY_MODE=count" ;;
 	track) [ -n "$have_shim" ] && echo "-V track $SHIM" ;;
 	bt16) [ -n "$have_shim" ] && echo "-V bt16 $SHIM ALLOCSPY_BACKTRACE=16" ;;
@@ -154,6 +158,7 @@ wl s000-strdup_free-t2 000  "$BB/strdup_free" 2 3000000
 wl s000-glib-strdup-t2 000  "$BB/seed000-strdup" 2
 wl s000-glib-refcnt-t2 000  "$BB/seed000-refcount" 2
 wl s000-refcnt-t2-2M   000  "$BB/seed000-refcount" 2 2000000
+wl s000-grefcnt-t2-2M  000  "$BB/seed000-grefcount" 2 2000000
 wl s000-glib-mutex-t2  000  "$BB/seed000-mutex" 2
 if [ -n "$PY" ]; then
 	wl python-json         -    "$PY" benches/json_bench.py 200000

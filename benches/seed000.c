@@ -6,6 +6,8 @@
  *   -DSEED000_REFCOUNT   one shared object, counted with allocspy.h's
  *                        asp_ref_acquire/asp_ref_release (the seed used
  *                        g_atomic_int_inc/g_atomic_int_dec_and_test)
+ *   -DSEED000_GREFCOUNT  the same with GLib's refcount API:
+ *                        g_atomic_ref_count_inc/g_atomic_ref_count_dec
  *   -DSEED000_MUTEX      one shared object whose count a GMutex guards
  *
  * usage: seed000-BUILD [NB_THREADS [GETS]]   (defaults 5 100000)
@@ -18,8 +20,9 @@
 #include "allocspy.h"
 #include "bench.h"
 
-#if defined(SEED000_STRDUP) + defined(SEED000_REFCOUNT) + defined(SEED000_MUTEX) != 1
-#error "define exactly one of SEED000_STRDUP, SEED000_REFCOUNT, SEED000_MUTEX"
+#if defined(SEED000_STRDUP) + defined(SEED000_REFCOUNT) + defined(SEED000_GREFCOUNT) + \
+	defined(SEED000_MUTEX) != 1
+#error "define exactly one of SEED000_STRDUP, SEED000_REFCOUNT, SEED000_GREFCOUNT, SEED000_MUTEX"
 #endif
 
 static long gets;
@@ -39,11 +42,13 @@ static void put_string(gchar *s)
 
 typedef gchar *string_t;
 
-#else /* the two refcount builds */
+#else /* the refcount builds */
 typedef struct {
 	const gchar *str;
-#ifdef SEED000_REFCOUNT
+#if defined(SEED000_REFCOUNT)
 	asp_ref_t ref;
+#elif defined(SEED000_GREFCOUNT)
+	gatomicrefcount ref;
 #else
 	guint ref;
 	GMutex mutex;
@@ -54,8 +59,10 @@ static ss_t *str;
 
 static ss_t *ref(ss_t *ss)
 {
-#ifdef SEED000_REFCOUNT
+#if defined(SEED000_REFCOUNT)
 	asp_ref_acquire(&ss->ref);
+#elif defined(SEED000_GREFCOUNT)
+	g_atomic_ref_count_inc(&ss->ref);
 #else
 	g_mutex_lock(&ss->mutex);
 	++ss->ref;
@@ -66,8 +73,11 @@ static ss_t *ref(ss_t *ss)
 
 static void unref(ss_t *ss)
 {
-#ifdef SEED000_REFCOUNT
+#if defined(SEED000_REFCOUNT)
 	if (asp_ref_release(&ss->ref))
+		g_free(ss);
+#elif defined(SEED000_GREFCOUNT)
+	if (g_atomic_ref_count_dec(&ss->ref))
 		g_free(ss);
 #else
 	g_mutex_lock(&ss->mutex);
@@ -113,8 +123,10 @@ int main(int argc, char **argv)
 #ifndef SEED000_STRDUP
 	str = g_new(ss_t, 1);
 	str->str = "foobar";
-#ifdef SEED000_REFCOUNT
+#if defined(SEED000_REFCOUNT)
 	asp_ref_init(&str->ref);
+#elif defined(SEED000_GREFCOUNT)
+	g_atomic_ref_count_init(&str->ref);
 #else
 	str->ref = 1;
 	g_mutex_init(&str->mutex);

@@ -148,48 +148,55 @@ ASP_EXTERN void *g_memdup2(const void *mem, size_t size)
 	return mem && size ? asp__memdup(ASP_FN_G_MEMDUP2, mem, size, CALLER) : NULL;
 }
 
+/* Each GLib wrapper keeps its own slot for the function it wraps. */
+#define G_SYM(sym) ({ static struct asp_gsym g_sym = { sym, NULL }; &g_sym; })
+
 #define G_REF(prefix) \
-	ASP_EXTERN void prefix##_init(int *rc) { asp__g_ref_init(#prefix "_init", rc); } \
-	ASP_EXTERN void prefix##_inc(int *rc) { asp__g_ref_inc(#prefix "_inc", rc); } \
-	ASP_EXTERN int prefix##_dec(int *rc) { return asp__g_ref_dec(#prefix "_dec", rc); }
+	ASP_EXTERN void prefix##_init(int *rc) { asp__g_ref_init(G_SYM(#prefix "_init"), rc); } \
+	ASP_EXTERN void prefix##_inc(int *rc) { asp__g_ref_inc(G_SYM(#prefix "_inc"), rc); } \
+	ASP_EXTERN int prefix##_dec(int *rc) { return asp__g_ref_dec(G_SYM(#prefix "_dec"), rc); }
 G_REF(g_atomic_ref_count)
 G_REF(g_ref_count)
 
 #define G_BOX(prefix) \
-	ASP_EXTERN void *prefix##_alloc(size_t size) { return asp__g_box_alloc(#prefix "_alloc", size); } \
-	ASP_EXTERN void *prefix##_alloc0(size_t size) { return asp__g_box_alloc(#prefix "_alloc0", size); } \
+	ASP_EXTERN void *prefix##_alloc(size_t size) \
+	{ return asp__g_box_alloc(G_SYM(#prefix "_alloc"), size); } \
+	ASP_EXTERN void *prefix##_alloc0(size_t size) \
+	{ return asp__g_box_alloc(G_SYM(#prefix "_alloc0"), size); } \
 	ASP_EXTERN void *prefix##_dup(size_t size, const void *mem) \
-	{ return asp__g_box_dup(#prefix "_dup", size, mem); } \
-	ASP_EXTERN void *prefix##_acquire(void *mem) { return asp__g_box_acquire(#prefix "_acquire", mem); } \
-	ASP_EXTERN void prefix##_release(void *mem) { asp__g_box_release(#prefix "_release", mem, NULL); } \
+	{ return asp__g_box_dup(G_SYM(#prefix "_dup"), size, mem); } \
+	ASP_EXTERN void *prefix##_acquire(void *mem) \
+	{ return asp__g_box_acquire(G_SYM(#prefix "_acquire"), mem); } \
+	ASP_EXTERN void prefix##_release(void *mem) \
+	{ asp__g_box_release(G_SYM(#prefix "_release"), mem, NULL); } \
 	ASP_EXTERN void prefix##_release_full(void *mem, void (*clear)(void *)) \
-	{ asp__g_box_release(#prefix "_release_full", mem, clear); }
+	{ asp__g_box_release(G_SYM(#prefix "_release_full"), mem, clear); }
 G_BOX(g_rc_box)
 G_BOX(g_atomic_rc_box)
 
 ASP_EXTERN char *g_ref_string_new(const char *str)
 {
-	return asp__g_ref_string_new("g_ref_string_new", str, 0, 0);
+	return asp__g_ref_string_new(G_SYM("g_ref_string_new"), str, 0, 0);
 }
 
 ASP_EXTERN char *g_ref_string_new_len(const char *str, ssize_t len)
 {
-	return asp__g_ref_string_new("g_ref_string_new_len", str, len, 1);
+	return asp__g_ref_string_new(G_SYM("g_ref_string_new_len"), str, len, 1);
 }
 
 ASP_EXTERN char *g_ref_string_new_intern(const char *str)
 {
-	return asp__g_ref_string_new("g_ref_string_new_intern", str, 0, 0);
+	return asp__g_ref_string_new(G_SYM("g_ref_string_new_intern"), str, 0, 0);
 }
 
 ASP_EXTERN char *g_ref_string_acquire(char *str)
 {
-	return asp__g_box_acquire("g_ref_string_acquire", str);
+	return asp__g_box_acquire(G_SYM("g_ref_string_acquire"), str);
 }
 
 ASP_EXTERN void g_ref_string_release(char *str)
 {
-	asp__g_box_release("g_ref_string_release", str, NULL);
+	asp__g_box_release(G_SYM("g_ref_string_release"), str, NULL);
 }
 
 /* The interposer of each function, for the "at" line of a loss record.

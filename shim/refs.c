@@ -12,7 +12,6 @@
  * slot moves a second cache line between the threads that share an object,
  * which about triples the cost of a contended refcount: it is done only
  * when ALLOCSPY_REF_CROSS=1 asks for it. */
-#include <dlfcn.h>
 #include <string.h>
 
 #include "account.h"
@@ -27,7 +26,7 @@ enum { REF_INIT, REF_ACQUIRE, REF_RELEASE, REF_RELEASE_LAST };
 
 static uint64_t g_last[ASP_REF_SLOTS];
 
-static inline void cross_check(struct asp_thread *t, const void *obj, int op)
+ASP_NOINLINE static void cross_check(struct asp_thread *t, const void *obj, int op)
 {
 	uintptr_t a = (uintptr_t)obj;
 	uint64_t *slot = &g_last[(uint64_t)(a >> 3) * 0x9E3779B97F4A7C15ull >> 48];
@@ -41,16 +40,31 @@ static inline void cross_check(struct asp_thread *t, const void *obj, int op)
 		asp_atomic_store_relaxed(slot, mine);
 }
 
-void asp__ref_note(int op, const void *obj)
+/* The record to count a ref operation in, or NULL when none is counted:
+ * after the exit report began, or inside the shim. The first operation
+ * before start-up starts the shim. */
+ASP_COLD static struct asp_thread *ref_thread_slow(void)
 {
-	if (ASP_UNLIKELY(asp__fast == 0)) {
+	if (asp__fast == 0) {
 		if (asp__state != 0)
-			return;
+			return NULL;
 		asp__init();
 	}
-	struct asp_thread *t = asp__thread_self();
-	if (t->depth != 0)
-		return;
+	return asp__thread_self();
+}
+
+static inline struct asp_thread *ref_thread(void)
+{
+	struct asp_thread *t = asp__fast != 0 ? asp__thread_peek() : NULL;
+	if (ASP_UNLIKELY(t == NULL) && (t = ref_thread_slow()) == NULL)
+		return NULL;
+	return ASP_LIKELY(t->depth == 0) ? t : NULL;
+}
+
+/* Counts one operation in t, this thread's record: plain adds to counters
+ * the thread owns. */
+static inline void ref_count(struct asp_thread *t, int op, const void *obj)
+{
 	switch (op) {
 	case REF_INIT:
 		asp_owned_add(&t->c.ref_created, 1);
@@ -68,113 +82,125 @@ void asp__ref_note(int op, const void *obj)
 	default:
 		return;
 	}
-	if (asp__opt.ref_cross)
+	if (ASP_UNLIKELY(asp__opt.ref_cross))
 		cross_check(t, obj, op);
+}
+
+/* allocspy.h's events. The common case calls nothing: a few loads and
+ * one add. */
+void asp__ref_note(int op, const void *obj)
+{
+	struct asp_thread *t = ref_thread();
+	if (t != NULL)
+		ref_count(t, op, obj);
 }
 
 /* GLib ------------------------------------------------------------------- */
 
-/* The GLib function under the shim, looked up once per name. */
-struct gsym {
-	const char *name;
-	void *fn;
-};
-
-static struct gsym g_syms[32];
-
-static void *gfn(const char *name)
+/* GLib's function under the shim: each wrapper has its own slot, filled at
+ * its first call. Threads racing there look it up twice, to one value. */
+ASP_COLD static void *gfn_resolve(struct asp_gsym *g)
 {
-	for (size_t i = 0; i < ASP_ARRAY_SIZE(g_syms); i++) {
-		const char *n = asp_atomic_load_acquire(&g_syms[i].name);
-		if (n == name)
-			return asp_atomic_load_relaxed(&g_syms[i].fn);
-		if (n == NULL) {
-			void *fn = asp__next_sym(name);
-			asp_atomic_store_relaxed(&g_syms[i].fn, fn);
-			/* A race may fill two slots for one name: harmless. */
-			asp_atomic_store_release(&g_syms[i].name, name);
-			return fn;
-		}
-	}
-	return asp__next_sym(name);
+	void *fn = asp__next_sym(g->name);
+	asp_atomic_store_relaxed(&g->fn, fn);
+	return fn;
+}
+
+static inline void *gfn(struct asp_gsym *g)
+{
+	void *fn = asp_atomic_load_relaxed(&g->fn);
+	return ASP_LIKELY(fn != NULL) ? fn : gfn_resolve(g);
 }
 
 /* This thread's frees and mallocs so far: a release that freed something
  * was the last one; a "new" that allocated created an object. */
-static uint64_t frees_so_far(void)
+static inline uint64_t frees_of(const struct asp_thread *t)
 {
-	if (asp__fast == 0)
-		return 0;
-	struct asp_thread *t = asp__thread_self();
 	return t->c.fn[ASP_FN_FREE].calls + t->c.fn[ASP_FN_FREE].null;
 }
 
-static uint64_t allocs_so_far(void)
+static inline uint64_t allocs_of(const struct asp_thread *t)
 {
-	if (asp__fast == 0)
-		return 0;
-	struct asp_thread *t = asp__thread_self();
 	return t->c.fn[ASP_FN_MALLOC].calls + t->c.fn[ASP_FN_CALLOC].calls;
 }
 
-void asp__g_ref_init(const char *name, int *rc)
+/* An init or an acquire is counted before it is forwarded: the call to
+ * GLib is then the last thing the wrapper does. */
+void asp__g_ref_init(struct asp_gsym *g, int *rc)
 {
-	((void (*)(int *))gfn(name))(rc);
-	asp__ref_note(REF_INIT, rc);
+	struct asp_thread *t = ref_thread();
+	if (t != NULL)
+		ref_count(t, REF_INIT, rc);
+	((void (*)(int *))gfn(g))(rc);
 }
 
-void asp__g_ref_inc(const char *name, int *rc)
+void asp__g_ref_inc(struct asp_gsym *g, int *rc)
 {
-	((void (*)(int *))gfn(name))(rc);
-	asp__ref_note(REF_ACQUIRE, rc);
+	struct asp_thread *t = ref_thread();
+	if (t != NULL)
+		ref_count(t, REF_ACQUIRE, rc);
+	((void (*)(int *))gfn(g))(rc);
 }
 
-int asp__g_ref_dec(const char *name, int *rc)
+int asp__g_ref_dec(struct asp_gsym *g, int *rc)
 {
-	int last = ((int (*)(int *))gfn(name))(rc);
-	asp__ref_note(last ? REF_RELEASE_LAST : REF_RELEASE, rc);
+	struct asp_thread *t = ref_thread();
+	int last = ((int (*)(int *))gfn(g))(rc);
+	if (t != NULL)
+		ref_count(t, last ? REF_RELEASE_LAST : REF_RELEASE, rc);
 	return last;
 }
 
-void *asp__g_box_alloc(const char *name, size_t size)
+void *asp__g_box_alloc(struct asp_gsym *g, size_t size)
 {
-	void *p = ((void *(*)(size_t))gfn(name))(size);
-	if (p != NULL)
-		asp__ref_note(REF_INIT, p);
+	struct asp_thread *t = ref_thread();
+	void *p = ((void *(*)(size_t))gfn(g))(size);
+	if (p != NULL && t != NULL)
+		ref_count(t, REF_INIT, p);
 	return p;
 }
 
-void *asp__g_box_dup(const char *name, size_t size, const void *mem)
+void *asp__g_box_dup(struct asp_gsym *g, size_t size, const void *mem)
 {
-	void *p = ((void *(*)(size_t, const void *))gfn(name))(size, mem);
-	if (p != NULL)
-		asp__ref_note(REF_INIT, p);
+	struct asp_thread *t = ref_thread();
+	void *p = ((void *(*)(size_t, const void *))gfn(g))(size, mem);
+	if (p != NULL && t != NULL)
+		ref_count(t, REF_INIT, p);
 	return p;
 }
 
-void *asp__g_box_acquire(const char *name, void *mem)
+void *asp__g_box_acquire(struct asp_gsym *g, void *mem)
 {
-	void *p = ((void *(*)(void *))gfn(name))(mem);
-	asp__ref_note(REF_ACQUIRE, mem);
+	struct asp_thread *t = ref_thread();
+	void *p = ((void *(*)(void *))gfn(g))(mem);
+	if (t != NULL)
+		ref_count(t, REF_ACQUIRE, mem);
 	return p;
 }
 
-void asp__g_box_release(const char *name, void *mem, void (*clear)(void *))
+/* GLib frees the box (through the shim's free, which counts it in t) when
+ * it drops the last reference. */
+void asp__g_box_release(struct asp_gsym *g, void *mem, void (*clear)(void *))
 {
-	uint64_t before = frees_so_far();
+	struct asp_thread *t = ref_thread();
+	uint64_t before = t != NULL ? frees_of(t) : 0;
 	if (clear != NULL)
-		((void (*)(void *, void (*)(void *)))gfn(name))(mem, clear);
+		((void (*)(void *, void (*)(void *)))gfn(g))(mem, clear);
 	else
-		((void (*)(void *))gfn(name))(mem);
-	asp__ref_note(frees_so_far() != before ? REF_RELEASE_LAST : REF_RELEASE, mem);
+		((void (*)(void *))gfn(g))(mem);
+	if (t != NULL)
+		ref_count(t, frees_of(t) != before ? REF_RELEASE_LAST : REF_RELEASE, mem);
 }
 
-char *asp__g_ref_string_new(const char *name, const char *str, ssize_t len, int with_len)
+/* A new ref string is allocated (through the shim's malloc, counted in t);
+ * an interned one that already existed is only acquired. */
+char *asp__g_ref_string_new(struct asp_gsym *g, const char *str, ssize_t len, int with_len)
 {
-	uint64_t before = allocs_so_far();
-	char *s = with_len ? ((char *(*)(const char *, ssize_t))gfn(name))(str, len)
-	                   : ((char *(*)(const char *))gfn(name))(str);
-	if (s != NULL)
-		asp__ref_note(allocs_so_far() != before ? REF_INIT : REF_ACQUIRE, s);
+	struct asp_thread *t = ref_thread();
+	uint64_t before = t != NULL ? allocs_of(t) : 0;
+	char *s = with_len ? ((char *(*)(const char *, ssize_t))gfn(g))(str, len)
+	                   : ((char *(*)(const char *))gfn(g))(str);
+	if (s != NULL && t != NULL)
+		ref_count(t, allocs_of(t) != before ? REF_INIT : REF_ACQUIRE, s);
 	return s;
 }

@@ -9,14 +9,22 @@
 /* The events of include/allocspy.h (enum asp_ref_op). */
 void asp__ref_note(int op, const void *obj);
 
-/* GLib's refcount API, resolved lazily from the objects after the shim. */
-void asp__g_ref_init(const char *name, int *rc);
-void asp__g_ref_inc(const char *name, int *rc);
-int asp__g_ref_dec(const char *name, int *rc);
-void *asp__g_box_alloc(const char *name, size_t size);
-void *asp__g_box_dup(const char *name, size_t size, const void *mem);
-void *asp__g_box_acquire(const char *name, void *mem);
-void asp__g_box_release(const char *name, void *mem, void (*clear)(void *));
-char *asp__g_ref_string_new(const char *name, const char *str, ssize_t len, int with_len);
+/* A GLib function the shim wraps: its name, and the definition after the
+ * shim, looked up at the wrapper's first call (NULL until then). Each
+ * wrapper in override.c has one. */
+struct asp_gsym {
+	const char *name;
+	void *fn;
+};
+
+/* GLib's refcount API: forwarded to g's function, and counted. */
+void asp__g_ref_init(struct asp_gsym *g, int *rc);
+void asp__g_ref_inc(struct asp_gsym *g, int *rc);
+int asp__g_ref_dec(struct asp_gsym *g, int *rc);
+void *asp__g_box_alloc(struct asp_gsym *g, size_t size);
+void *asp__g_box_dup(struct asp_gsym *g, size_t size, const void *mem);
+void *asp__g_box_acquire(struct asp_gsym *g, void *mem);
+void asp__g_box_release(struct asp_gsym *g, void *mem, void (*clear)(void *));
+char *asp__g_ref_string_new(struct asp_gsym *g, const char *str, ssize_t len, int with_len);
 
 #endif

@@ -192,6 +192,17 @@ struct asp_thread *asp__thread_self_slow(void);
  * descriptor (found at start-up), or 0: then pthread_getspecific is used. */
 extern uintptr_t asp__thread_slot;
 
+/* The calling thread's record when two loads find it, else NULL (then
+ * asp__thread_self finds it). Calls nothing. */
+static inline struct asp_thread *asp__thread_peek(void)
+{
+#if defined(__x86_64__) && defined(__SEG_FS)
+	if (ASP_LIKELY(asp__thread_slot != 0))
+		return *(struct asp_thread *__seg_fs *)asp__thread_slot;
+#endif
+	return NULL;
+}
+
 /* The calling thread's record. Never NULL. */
 static inline struct asp_thread *asp__thread_self(void)
 {
