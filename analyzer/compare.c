@@ -654,6 +654,11 @@ static int put_sites(FILE *out, const asp_dump_t *d, size_t nd)
 		rc = layout(&l, &t, d);
 	if (rc == 0 && ss.n) {
 		fputs("\nAllocation sites that changed most (by function and file:line)\n", out);
+		for (size_t i = 0; i < nd; i++)
+			if (d[i].sampled) {
+				fputs("  (a sampled dump's figures are estimates: ALLOCSPY_SAMPLE)\n", out);
+				break;
+			}
 		put_table(out, &t, &l);
 	}
 	layout_free(&l);
@@ -706,13 +711,15 @@ static json_t *dumps_json(const asp_dump_t *d, size_t nd)
 
 		for (size_t j = 0; j < d[i].argc; j++)
 			json_array_append_new(argv, asp_json_text(d[i].argv[j]));
-		json_array_append_new(a, json_pack("{s:o,s:o,s:I,s:o,s:o,s:s}",
+		json_array_append_new(a, json_pack("{s:o,s:o,s:I,s:o,s:o,s:s,s:o}",
 			"file", asp_json_text(d[i].file),
 			"label", asp_json_text(dump_label(label, &d[i])),
 			"pid", (json_int_t)d[i].pid,
 			"exe", asp_json_text(d[i].exe),
 			"argv", argv,
-			"mode", d[i].count_mode ? "count" : "track"));
+			"mode", d[i].count_mode ? "count" : "track",
+			"sample", d[i].sampled ? json_integer((json_int_t)d[i].sample_bytes) :
+			json_null()));
 	}
 	return a;
 }

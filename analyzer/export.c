@@ -241,6 +241,9 @@ static int callgrind(FILE *out, const asp_profile_t *p)
 	}
 	fputs("# callgrind format\nversion: 1\ncreator: allocspy-report " ASP_VERSION
 	      "\n", out);
+	if (d->sampled)
+		fprintf(out, "desc: Sampled: ALLOCSPY_SAMPLE=%" PRIu64 "; the costs are "
+			"estimates\n", d->sample_bytes);
 	fprintf(out, "pid: %lld\ncmd: ", (long long)d->pid);
 	put_clean(out, d->exe, "");
 	for (size_t i = 1; i < d->argc; i++) {
@@ -422,7 +425,11 @@ static int massif(FILE *out, const asp_profile_t *p)
 	const asp_dump_t *d = p->d;
 	struct massif m = { .out = out, .p = p };
 
-	fputs("desc: allocspy-report export --format=massif\ncmd:", out);
+	fputs("desc: allocspy-report export --format=massif", out);
+	if (d->sampled)
+		fprintf(out, " (sampled: ALLOCSPY_SAMPLE=%" PRIu64 ", the trees are estimates)",
+			d->sample_bytes);
+	fputs("\ncmd:", out);
 	for (size_t i = 0; i < d->argc; i++) {
 		putc(' ', out);
 		put_clean(out, d->argv[i], "#");
@@ -450,6 +457,13 @@ static int massif(FILE *out, const asp_profile_t *p)
 		m.det = det;
 		m.n = s->ndetail;
 		held = group_bytes(&m, 0, m.n);
+		/* Sampled: estimates may hold more than the heap; the tree is
+		 * scaled to fit under its root. */
+		if (held > s->in_use_bytes) {
+			for (size_t k = 0; k < m.n; k++)
+				det[k].bytes = (uint64_t)((unsigned __int128)det[k].bytes * s->in_use_bytes / held);
+			held = group_bytes(&m, 0, m.n);
+		}
 		{
 			size_t ng = 0;
 			const asp_loc_t *loc;
@@ -554,8 +568,12 @@ static int speedscope(FILE *out, const asp_profile_t *p)
 			json_array_append_new(weights, json_integer((json_int_t)v));
 			total = asp_add_sat(total, v);
 		}
+		char name[96];
+
+		snprintf(name, sizeof name, "%s%s", names[w],
+			 p->d->sampled ? " (estimated from samples)" : "");
 		json_array_append_new(profiles, json_pack("{s:s,s:s,s:s,s:i,s:I,s:o,s:o}",
-			"type", "sampled", "name", names[w],
+			"type", "sampled", "name", name,
 			"unit", w == ASP_WEIGHT_ALLOCS ? "none" : "bytes",
 			"startValue", 0,
 			"endValue", (json_int_t)(total > INT64_MAX ? INT64_MAX : total),

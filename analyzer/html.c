@@ -583,6 +583,13 @@ static int put_flames(FILE *out, struct part *pt)
 		      "ALLOCSPY_BACKTRACE=2 or more for flame graphs.</p></section>\n", out);
 		return 0;
 	}
+	if (pt->d->sampled) {
+		char n[ASP_NUM_MAX];
+
+		fprintf(out, "<p class=\"note\">Sampled: one stack per %s bytes allocated on "
+			"average (ALLOCSPY_SAMPLE); the graphs are estimates.</p>\n",
+			asp_fmt_count(n, pt->d->sample_bytes));
+	}
 	fprintf(out, "<div class=\"flame\" data-dump=\"%zu\">"
 		"<div class=\"controls js-only\"><label>graph <select class=\"fg-weight\">", pt->i);
 	for (size_t k = 0; k < json_array_size(list); k++) {

@@ -168,6 +168,10 @@ void asp_leaks_text(FILE *out, const asp_dump_t *d, unsigned kinds,
 			asp_summary_prefix(out, d);
 			put_line(out, &ls.v[j], j == 0 && !rec->alloc_pc);
 		}
+		if (rec->unsampled) {
+			asp_summary_prefix(out, d);
+			fputs("   (not sampled by ALLOCSPY_SAMPLE: the caller only)\n", out);
+		}
 		asp_summary_prefix(out, d);
 		putc('\n', out);
 		if (gen_suppressions) {
@@ -229,6 +233,8 @@ static json_t *record_json(const asp_dump_t *d, size_t i, const struct lines *ls
 
 	json_object_set_new(o, "alloc_function", asp_json_text(name ? name : fn));
 	free(name);
+	if (d->sampled)
+		json_object_set_new(o, "sampled", json_boolean(!rec->unsampled));
 	if (gen_suppressions) {
 		char *text = asp_suppression(rec, ls->v, ls->n);
 

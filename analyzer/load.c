@@ -753,8 +753,33 @@ static void load_modules(struct rd *r, asp_dump_t *d, json_t *root)
 	}
 }
 
+/* "sample": ALLOCSPY_SAMPLE's mean and seed; the per-stack figures are
+ * then estimates under est_* keys. */
+static void load_sample(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *o = get_object(r, root, "", "sample", false);
+
+	if (!o)
+		return;
+	d->sampled = true;
+	d->sample_bytes = get_count(r, o, "sample", "mean_bytes", true);
+	d->sample_seed = get_count(r, o, "sample", "seed", false);
+	if (!r->failed && d->sample_bytes == 0)
+		fail(r, "sample.mean_bytes: 0 is not a sampling interval");
+}
+
+/* key, or est_KEY in a sampled dump. */
+static const char *est(const asp_dump_t *d, const char *key, char buf[64])
+{
+	if (!d->sampled)
+		return key;
+	snprintf(buf, 64, "est_%s", key);
+	return buf;
+}
+
 static void load_stack_stats(struct rd *r, asp_dump_t *d, json_t *root)
 {
+	char k[64];
 	json_t *a = get_array(r, root, "", "stack_stats", false);
 	size_t i;
 	json_t *v;
@@ -775,25 +800,31 @@ static void load_stack_stats(struct rd *r, asp_dump_t *d, json_t *root)
 		}
 		s = &d->stack_stats[d->nstack_stats++];
 		s->stack = get_stack_index(r, d, v, where);
-		s->allocs = get_count(r, v, where, "allocs", true);
-		s->bytes = get_count(r, v, where, "bytes", true);
-		s->in_use_blocks = get_count(r, v, where, "in_use_blocks", true);
-		s->in_use_bytes = get_count(r, v, where, "in_use_bytes", true);
-		s->has_temporary = opt_count(r, v, where, "temporary", &s->temporary);
-		check_at_most(r, where, "temporary", s->temporary, "its allocs",
+		if (d->sampled)
+			s->samples = get_count(r, v, where, "samples", true);
+		s->allocs = get_count(r, v, where, est(d, "allocs", k), true);
+		s->bytes = get_count(r, v, where, est(d, "bytes", k), true);
+		s->in_use_blocks = get_count(r, v, where, est(d, "in_use_blocks", k), true);
+		s->in_use_bytes = get_count(r, v, where, est(d, "in_use_bytes", k), true);
+		s->has_temporary = opt_count(r, v, where, est(d, "temporary", k), &s->temporary);
+		check_at_most(r, where, est(d, "temporary", k), s->temporary, "its allocs",
 			      s->allocs);
-		s->has_peak = opt_count(r, v, where, "peak_bytes", &s->peak_bytes);
-		if (opt_count(r, v, where, "peak_blocks", &s->peak_blocks) !=
+		s->has_peak = opt_count(r, v, where, est(d, "peak_bytes", k), &s->peak_bytes);
+		if (opt_count(r, v, where, est(d, "peak_blocks", k), &s->peak_blocks) !=
 		    s->has_peak && !r->failed)
-			fail(r, "%s: peak_bytes and peak_blocks come together", where);
-		check_at_most(r, where, "peak_bytes", s->peak_bytes,
-			      "heap.peak_bytes", d->peak_bytes);
+			fail(r, "%s: %s and %s come together", where, est(d, "peak_bytes", k),
+			     d->sampled ? "est_peak_blocks" : "peak_blocks");
+		/* An estimate may exceed the exact peak. */
+		if (!d->sampled)
+			check_at_most(r, where, "peak_bytes", s->peak_bytes,
+				      "heap.peak_bytes", d->peak_bytes);
 	}
 	d->stack_stats_omitted = get_count(r, root, "", "stack_stats_omitted", false);
 }
 
 static void load_thread_stacks(struct rd *r, asp_dump_t *d, json_t *root)
 {
+	char k[64];
 	json_t *a = get_array(r, root, "", "thread_stacks", false);
 	size_t i;
 	json_t *v;
@@ -819,8 +850,10 @@ static void load_thread_stacks(struct rd *r, asp_dump_t *d, json_t *root)
 		if (x)
 			t->tid = check_int(r, x, at(buf, where, "tid"), 0, INT32_MAX);
 		t->stack = get_stack_index(r, d, v, where);
-		t->allocs = get_count(r, v, where, "allocs", true);
-		t->bytes = get_count(r, v, where, "bytes", true);
+		if (d->sampled)
+			t->samples = get_count(r, v, where, "samples", true);
+		t->allocs = get_count(r, v, where, est(d, "allocs", k), true);
+		t->bytes = get_count(r, v, where, est(d, "bytes", k), true);
 	}
 }
 
@@ -831,6 +864,7 @@ static void load_detail(struct rd *r, asp_dump_t *d, asp_snapshot_t *s,
 	uint64_t bytes = 0, blocks = 0;
 	size_t i;
 	json_t *v;
+	char k[64];
 
 	s->has_detail = true;
 	s->detail = d->details + *used;
@@ -848,12 +882,12 @@ static void load_detail(struct rd *r, asp_dump_t *d, asp_snapshot_t *s,
 		x = &s->detail[s->ndetail++];
 		(*used)++;
 		x->stack = get_stack_index(r, d, v, w);
-		x->bytes = get_count(r, v, w, "bytes", true);
-		x->blocks = get_count(r, v, w, "blocks", true);
+		x->bytes = get_count(r, v, w, est(d, "bytes", k), true);
+		x->blocks = get_count(r, v, w, est(d, "blocks", k), true);
 		bytes += x->bytes;	/* each at most 2^63: no overflow */
 		blocks += x->blocks;
-		if (r->failed)
-			return;
+		if (r->failed || d->sampled)	/* estimates may exceed the whole */
+			continue;
 		if (bytes > s->in_use_bytes || blocks > s->in_use_blocks) {
 			fail(r, "%s.detail: more %s than the snapshot holds", where,
 			     bytes > s->in_use_bytes ? "bytes" : "blocks");
@@ -988,6 +1022,8 @@ static void load_records(struct rd *r, asp_dump_t *d, json_t *root)
 		rec->indirect_blocks = get_count(r, v, where, "indirect_blocks",
 						 false);
 		rec->suppressed = get_bool(r, v, where, "suppressed");
+		rec->unsampled = json_object_get(v, "sampled") &&
+				 !get_bool(r, v, where, "sampled") && !r->failed;
 		rec->alloc_fn = get_string(r, v, where, "alloc_fn", 64, false);
 		x = member(r, v, where, "alloc_pc", JSON_INTEGER, "an integer", false);
 		if (x)
@@ -1070,6 +1106,7 @@ static int build(asp_dump_t *d, const char *file, json_t *root, char *err)
 	load_stacks(&r, d, root);
 	load_modules(&r, d, root);
 	load_records(&r, d, root);
+	load_sample(&r, d, root);
 	load_stack_stats(&r, d, root);
 	load_dump_info(&r, d, root);
 	load_thread_stacks(&r, d, root);

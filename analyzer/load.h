@@ -84,11 +84,16 @@ typedef struct asp_record {
 	/* The allocation frames valgrind would show ("malloc", "strdup"). */
 	const char *alloc_stack[ASP_ALLOC_STACK_MAX];
 	size_t nalloc_stack;
+	bool unsampled;		/* a sampled dump's record of blocks whose stack
+				 * was not sampled: it is their caller only */
 } asp_record_t;
 
-/* What one stack allocated (a backtrace run's "stack_stats"). */
+/* What one stack allocated (a backtrace run's "stack_stats"). In a
+ * sampled dump (asp_dump_t.sampled) the figures are the estimates, read
+ * from the est_* keys, and samples says how many allocations they rest on. */
 typedef struct asp_stack_stat {
 	size_t stack;		/* index into asp_dump_t.stacks */
+	uint64_t samples;	/* sampled dumps only */
 	uint64_t allocs, bytes, in_use_blocks, in_use_bytes;
 	bool has_temporary;	/* the keys below, when the dump has them */
 	uint64_t temporary;
@@ -96,14 +101,17 @@ typedef struct asp_stack_stat {
 	uint64_t peak_bytes, peak_blocks;	/* held in the peak snapshot */
 } asp_stack_stat_t;
 
-/* What one thread allocated from one stack ("thread_stacks"). */
+/* What one thread allocated from one stack ("thread_stacks"; estimates in
+ * a sampled dump). */
 typedef struct asp_thread_stack {
 	int64_t tid;
 	size_t stack;		/* index into asp_dump_t.stacks */
+	uint64_t samples;	/* sampled dumps only */
 	uint64_t allocs, bytes;
 } asp_thread_stack_t;
 
-/* Who held the memory of a snapshot: one stack's blocks. */
+/* Who held the memory of a snapshot: one stack's blocks (estimates in a
+ * sampled dump). */
 typedef struct asp_detail {
 	size_t stack;		/* index into asp_dump_t.stacks */
 	uint64_t bytes, blocks;
@@ -153,6 +161,10 @@ typedef struct asp_dump {
 	const char **argv;
 	size_t argc;
 	bool count_mode;	/* options.mode is "count" */
+	bool sampled;		/* "sample": the per-stack figures (stack_stats,
+				 * thread_stacks, snapshot detail) are estimates */
+	uint64_t sample_bytes;	/* sample.mean_bytes */
+	uint64_t sample_seed;	/* sample.seed */
 	enum asp_reason reason;
 	bool has_dump_t;
 	double dump_t_s;	/* dump.t_s */

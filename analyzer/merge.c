@@ -188,6 +188,12 @@ static int check_inputs(struct merge *m)
 			return fail(m, k, "a %s-mode dump cannot be merged with %s, a "
 				    "%s-mode one", d->count_mode ? "count" : "track",
 				    m->d[0].file, m->d[0].count_mode ? "count" : "track");
+		/* Estimates and exact figures do not add up to either. */
+		if (d->sampled != m->d[0].sampled || d->sample_bytes != m->d[0].sample_bytes)
+			return fail(m, k, "ALLOCSPY_SAMPLE=%llu here and %llu in %s: dumps "
+				    "sampled differently cannot be merged",
+				    (unsigned long long)d->sample_bytes,
+				    (unsigned long long)m->d[0].sample_bytes, m->d[0].file);
 		v = raw(d, "time", "start_unix");
 		if (v) {
 			rc = get_time(m, k, v, "time.start_unix", MAX_START_UNIX,
@@ -696,11 +702,14 @@ static json_t *detail_json(struct merge *m, struct held *h, const struct sums *s
 		uint64_t b = sat(h->bytes[x]), n = sat(h->blocks[x]);
 
 		h->in[x] = false;
-		/* Saturated sums can pass the snapshot's: keep within it. */
-		b = b < bytes ? b : bytes;
-		n = n < blocks ? n : blocks;
-		bytes -= b;
-		blocks -= n;
+		/* Saturated sums can pass the snapshot's: keep within it.
+		 * Estimates (sampled dumps) are left as they are. */
+		if (!m->d[0].sampled) {
+			b = b < bytes ? b : bytes;
+			n = n < blocks ? n : blocks;
+			bytes -= b;
+			blocks -= n;
+		}
 		if (peak) {
 			m->peak_bytes[x] = b;
 			m->peak_blocks[x] = n;
@@ -709,7 +718,8 @@ static json_t *detail_json(struct merge *m, struct held *h, const struct sums *s
 			continue;
 		if (a)
 			append(m, a, json_pack("{s:o,s:o,s:o}", "stack", jint(x),
-					       "bytes", jint(b), "blocks", jint(n)));
+					       m->d[0].sampled ? "est_bytes" : "bytes", jint(b),
+					       m->d[0].sampled ? "est_blocks" : "blocks", jint(n)));
 	}
 	return a;
 }
@@ -1196,7 +1206,7 @@ static int leaks_json(struct merge *m, json_t **leaks, json_t **records)
 
 struct mstat {
 	size_t stack;
-	u128 allocs, bytes, iblocks, ibytes, temporary;
+	u128 samples, allocs, bytes, iblocks, ibytes, temporary;
 	bool has_temporary, seen;
 };
 
@@ -1227,6 +1237,7 @@ static json_t *stack_stats_json(struct merge *m)
 				x->stack = m->in[k].stack[s->stack];
 				n++;
 			}
+			x->samples += s->samples;
 			x->allocs += s->allocs;
 			x->bytes += s->bytes;
 			x->iblocks += s->in_use_blocks;
@@ -1244,17 +1255,22 @@ static json_t *stack_stats_json(struct merge *m)
 	a = json_array();
 	for (size_t i = 0; a && i < n; i++) {
 		const struct mstat *x = &v[i];
+		/* A sampled dump's figures are estimates, named est_*. */
+		bool e = m->d[0].sampled;
 		json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:o}", "stack", jint(x->stack),
-				      "allocs", jint(sat(x->allocs)),
-				      "bytes", jint(sat(x->bytes)),
-				      "in_use_blocks", jint(sat(x->iblocks)),
-				      "in_use_bytes", jint(sat(x->ibytes)));
+				      e ? "est_allocs" : "allocs", jint(sat(x->allocs)),
+				      e ? "est_bytes" : "bytes", jint(sat(x->bytes)),
+				      e ? "est_in_use_blocks" : "in_use_blocks", jint(sat(x->iblocks)),
+				      e ? "est_in_use_bytes" : "in_use_bytes", jint(sat(x->ibytes)));
 
+		if (o && e)
+			put(m, o, "samples", jint(sat(x->samples)));
 		if (o && x->has_temporary)
-			put(m, o, "temporary", jint(sat(x->temporary)));
+			put(m, o, e ? "est_temporary" : "temporary", jint(sat(x->temporary)));
 		if (o && m->has_snapshots) {
-			put(m, o, "peak_bytes", jint(m->peak_bytes[x->stack]));
-			put(m, o, "peak_blocks", jint(m->peak_blocks[x->stack]));
+			put(m, o, e ? "est_peak_bytes" : "peak_bytes", jint(m->peak_bytes[x->stack]));
+			put(m, o, e ? "est_peak_blocks" : "peak_blocks",
+			    jint(m->peak_blocks[x->stack]));
 		}
 		append(m, a, o);
 	}
@@ -1401,6 +1417,8 @@ static int build(struct merge *m, json_t *root)
 	if (rc < 0)
 		return rc;
 	put(m, root, "options", options_json(m, m->leak_part));
+	if (m->d[0].sampled)
+		put(m, root, "sample", json_pack("{s:o}", "mean_bytes", jint(m->d[0].sample_bytes)));
 	rc = snapshots(m, &snaps);
 	if (rc == 0)
 		rc = functions_json(m, &fns);

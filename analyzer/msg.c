@@ -29,6 +29,15 @@ void asp_error(const char *file, const char *fmt, ...)
 	va_end(ap);
 }
 
+void asp_note(const char *file, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say("note", file, fmt, ap);
+	va_end(ap);
+}
+
 void asp_warn(const char *fmt, ...)
 {
 	va_list ap;

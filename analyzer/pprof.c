@@ -188,6 +188,7 @@ struct encoder {
 	struct fn *fns;
 	size_t nfns;
 	char *comment;		/* lives until the string table is written */
+	char sampled[128];	/* the sampling note, likewise */
 	struct pb out, m, sub;
 };
 
@@ -366,6 +367,12 @@ static void comment(struct encoder *e)
 		n += (size_t)snprintf(text + n, len - n, " %s", d->argv[i]);
 	e->comment = text;
 	pb_uint(&e->out, PROFILE_COMMENT, intern(&e->str, e->comment)); // NOLINT(clang-analyzer-unix.Malloc): e->comment is freed by asp_pprof_write
+	if (d->sampled) {
+		/* The values are already scaled: pprof must not scale them. */
+		snprintf(e->sampled, sizeof e->sampled, "sampled: ALLOCSPY_SAMPLE=%llu; the "
+			 "values are estimates", (unsigned long long)d->sample_bytes);
+		pb_uint(&e->out, PROFILE_COMMENT, intern(&e->str, e->sampled));
+	}
 }
 
 static int gzip_out(FILE *out, const struct pb *pb)

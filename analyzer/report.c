@@ -321,6 +321,13 @@ static int export(const struct opts *o, const asp_dump_t *d)
 		asp_error(o->output, "cannot write: %s", strerror(werr));
 		return ASP_EXIT_OUTPUT;
 	}
+	if (d->sampled) {
+		char n[ASP_NUM_MAX];
+
+		asp_note(d->file, "the stack figures are estimates from sampled allocations "
+			 "(ALLOCSPY_SAMPLE: one per %s bytes on average)",
+			 asp_fmt_count(n, d->sample_bytes));
+	}
 	return ASP_EXIT_OK;
 }
 

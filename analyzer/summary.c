@@ -272,13 +272,23 @@ static void stacks_text(FILE *out, const asp_dump_t *d)
 		return;
 	sym = asp_symbolizer_new(d);
 	fputs("\nStacks (most bytes allocated first)\n", out);
-	fprintf(out, "  %14s %12s %14s  %s\n", "bytes", "allocs", "in use (bytes)", "where");
+	if (d->sampled) {
+		/* ALLOCSPY_SAMPLE: every figure here is an estimate. */
+		fprintf(out, "  sampled: one stack per %s bytes allocated on average; the "
+			"figures are estimates\n", asp_fmt_count(a, d->sample_bytes));
+		fprintf(out, "  %14s %12s %14s %8s  %s\n", "est. bytes", "est. allocs",
+			"est. in use", "samples", "where");
+	} else {
+		fprintf(out, "  %14s %12s %14s  %s\n", "bytes", "allocs", "in use (bytes)", "where");
+	}
 	for (size_t i = 0; i < d->nstack_stats && i < STACKS_SHOWN; i++) {
 		const asp_stack_stat_t *s = &d->stack_stats[i];
 		const asp_stack_t *st = &d->stacks[s->stack];
 
 		fprintf(out, "  %14s %12s %14s  ", asp_fmt_count(a, s->bytes),
 			asp_fmt_count(b, s->allocs), asp_fmt_count(c, s->in_use_bytes));
+		if (d->sampled)
+			fprintf(out, "%7s  ", asp_fmt_count(a, s->samples));
 		for (size_t j = 0, shown = 0; j < st->n && shown < STACK_FRAMES_SHOWN; j++) {
 			asp_line_t l;
 			bool main_frame;
@@ -454,6 +464,9 @@ json_t *asp_summary_json(const asp_dump_t *d)
 	json_object_set_new(o, "exe", asp_json_text(d->exe));
 	json_object_set_new(o, "argv", argv_json(d));
 	json_object_set_new(o, "mode", json_string(d->count_mode ? "count" : "track"));
+	json_object_set_new(o, "sample", d->sampled ?
+			    json_pack("{s:I,s:I}", "mean_bytes", (json_int_t)d->sample_bytes,
+				      "seed", (json_int_t)d->sample_seed) : json_null());
 	json_object_set_new(o, "heap", json_pack("{s:I,s:I,s:I,s:o,s:I,s:o}",
 		"allocs", (json_int_t)d->allocs,
 		"frees", (json_int_t)d->frees,

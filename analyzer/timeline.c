@@ -243,6 +243,9 @@ int asp_timeline_text(FILE *out, const asp_dump_t *d)
 		return -ENOMEM;
 	}
 	peak_head(out, d);
+	if (d->sampled && h.n != 0)
+		fprintf(out, "  (estimates: ALLOCSPY_SAMPLE sampled one stack per %s bytes "
+			"on average)\n", asp_fmt_count(a, d->sample_bytes));
 	if (h.n == 0)
 		fputs("  (the dump does not say which stacks held it)\n", out);
 	else

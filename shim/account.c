@@ -54,6 +54,7 @@
 #include "options.h"
 #include "process.h"
 #include "report.h"
+#include "sample.h"
 #include "snapshot.h"
 #include "stack.h"
 
@@ -61,6 +62,14 @@
 
 int asp__state;
 int asp__fast;
+
+int asp__fast_mode(void)
+{
+	int sample = asp__sample_mean != 0;
+	if (asp__opt.mode == ASP_MODE_COUNT)
+		return sample ? ASP_FAST_COUNT_SAMPLE : ASP_FAST_COUNT;
+	return sample ? ASP_FAST_SAMPLE : asp__opt.backtrace > 1 ? ASP_FAST_STACKS : ASP_FAST_TRACK;
+}
 pid_t asp__frozen;
 uint32_t asp__epoch;
 int64_t asp__in_use;
@@ -205,17 +214,46 @@ static void site_add(struct asp_thread *t, uintptr_t site, size_t size)
 	}
 }
 
+/* A sampled allocation (sample.h): what it stands for, with the weight
+ * asp__sample_hit left in t->sample_w. */
+static void site_add_sampled(struct asp_thread *t, uintptr_t site, size_t size)
+{
+	struct asp_site_stat *s = site_of(t, site);
+	if (s != NULL) {
+		asp_owned_add(&s->allocs, 1);
+		asp_owned_add(&s->bytes, size);
+		s->est_allocs += t->sample_w;
+		s->est_bytes += t->sample_w * (double)size;
+	}
+}
+
 /* A free of the block this thread allocated last, before it allocated
  * anything else: a temporary allocation. */
 void asp__count_temporary(struct asp_thread *t)
 {
 	asp_owned_add(&t->c.fn[t->last_fn].temporary, 1);
-	if (t->last_site != 0 && asp__fast == ASP_FAST_STACKS) {
-		struct asp_site_stat *s = site_of(t, t->last_site);
-		if (s != NULL)
+	uintptr_t site = t->last_site;
+	if (site != 0 && (asp__fast == ASP_FAST_STACKS || asp__site_sampled(site))) {
+		struct asp_site_stat *s = site_of(t, site);
+		if (s != NULL) {
 			asp_owned_add(&s->temporary, 1);
+			if (asp__site_sampled(site))
+				s->est_temporary += t->sample_w;
+		}
 	}
 	t->last = 0;
+}
+
+/* Count mode with ALLOCSPY_SAMPLE: the allocation reached the thread's
+ * sample point. */
+void asp__count_sample_hit(struct asp_thread *t, void *p, size_t size, uintptr_t site)
+{
+	site = asp__sample_hit(t, site, size);
+	if (!asp__site_sampled(site))
+		return;
+	site_add_sampled(t, site, size);
+	asp__sample_keep(t, (uintptr_t)p, size, site);
+	t->last_site = site;
 }
 
 /* The pending block -------------------------------------------------------- */
@@ -433,6 +471,8 @@ void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, s
 {
 	if (fast == ASP_FAST_STACKS)
 		site = asp__stack_capture(t, site);
+	else if (fast == ASP_FAST_SAMPLE)
+		site = asp__sample_site(t, site, size);
 	if (ASP_UNLIKELY(t->ndefer != 0) && t->in_table == 0)
 		flush_deferred(t);
 	if (ASP_LIKELY(pend_usable(t))) {
@@ -448,6 +488,8 @@ void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, s
 			asp__count_block(t, fn, size);
 			if (fast == ASP_FAST_STACKS)
 				site_add(t, site, size);
+			else if (ASP_UNLIKELY(asp__site_sampled(site)))
+				site_add_sampled(t, site, size);
 			pend_end(t);
 			t->in_table--;
 			goto counted;
@@ -461,12 +503,16 @@ void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, s
 		asp__count_block(t, fn, size);
 		if (fast == ASP_FAST_STACKS)
 			site_add(t, site, size);
+		else if (ASP_UNLIKELY(asp__site_sampled(site)))
+			site_add_sampled(t, site, size);
 		asp__live_unlock(s);
 	} else {
 		defer(t, (uintptr_t)p, size, fn, site, ASP_DEFER_INSERT);
 		asp__count_block(t, fn, size);
 		if (fast == ASP_FAST_STACKS)
 			site_add(t, site, size);
+		else if (ASP_UNLIKELY(asp__site_sampled(site)))
+			site_add_sampled(t, site, size);
 	}
 	t->in_table--;
 counted:
@@ -775,20 +821,28 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 
 	int fast = asp__fast;
 	struct asp_live_entry e;
+	struct asp_sample_block was = { 0, 0, 0 };
 	int64_t old;
-	if (fast == ASP_FAST_COUNT) {
+	if (fast <= ASP_FAST_COUNT_SAMPLE) {
 		old = 0;
 		if (!array)
 			asp_owned_add(&t->c.realloc_frees, 1);
 		if ((uintptr_t)p == t->last)
 			t->last = 0;
+		/* before realloc can hand the address out again (a signal
+		 * handler's realloc while its thread holds the table leaves
+		 * the entry: not deferred) */
+		if (fast == ASP_FAST_COUNT_SAMPLE && asp__sample_maybe((uintptr_t)p))
+			asp__sample_take(t, (uintptr_t)p, &was, 0);
 	} else {
 		old = untrack_realloc(t, p, &e, array);
 	}
 	void *q = array ? asp__next.reallocarray(p, n, size) : asp__next.realloc(p, bytes);
 	if (q == NULL && (bytes != 0 || overflow)) {
 		/* Failed: p is untouched and still live. */
-		if (fast == ASP_FAST_COUNT) {
+		if (fast <= ASP_FAST_COUNT_SAMPLE) {
+			if (was.ptr != 0)
+				asp__sample_keep(t, was.ptr, was.size, was.site);
 			asp__count_failed(t, fn);
 			if (!array) {
 				asp_owned_add(&t->c.fn[fn].bytes, bytes);

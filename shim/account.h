@@ -9,15 +9,27 @@
 #include <wchar.h>
 
 #include "next.h"
+#include "sample.h"
 #include "thread.h"
 
 /* 0 before start-up, 1 while counting, 2 once the exit report began. */
 extern int asp__state;
 
-/* What the fast path does: 0 nothing (see asp__state), else count only,
- * track blocks, or track blocks with their stacks. */
-enum { ASP_FAST_COUNT = 1, ASP_FAST_TRACK = 2, ASP_FAST_STACKS = 3 };
+/* What the fast path does: 0 nothing (see asp__state), else count only
+ * (with sampled stacks: ALLOCSPY_SAMPLE), track blocks, track blocks with
+ * their stacks, or track blocks with sampled stacks. The count modes come
+ * first: fast <= ASP_FAST_COUNT_SAMPLE keeps no table. */
+enum {
+	ASP_FAST_COUNT = 1,
+	ASP_FAST_COUNT_SAMPLE = 2,
+	ASP_FAST_TRACK = 3,
+	ASP_FAST_STACKS = 4,
+	ASP_FAST_SAMPLE = 5,
+};
 extern int asp__fast;
+
+/* The fast mode the options ask for, once counting starts. */
+int asp__fast_mode(void);
 
 /* The tid of the thread that reads the heap for the exit report, from the
  * moment it holds the whole table until it is done: other threads' frees
@@ -56,6 +68,7 @@ void *asp__alloc_slow(enum asp_fn fn, size_t size, uintptr_t site);
 void *asp__alloc_inside(struct asp_thread *t, size_t size);
 void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, size_t size,
                       uintptr_t site);
+void asp__count_sample_hit(struct asp_thread *t, void *p, size_t size, uintptr_t site);
 /* Track mode: p leaves the table. Returns 0 when the caller frees p now,
  * 1 when p's free was deferred (a signal handler inside the table). */
 int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p);
@@ -96,12 +109,31 @@ static inline void asp__check_epoch(struct asp_thread *t)
 		asp__periodic(t);
 }
 
+/* Count mode with ALLOCSPY_SAMPLE: the thread's countdown to its next
+ * sample point (sample.h); an allocation that reaches it gets its stack. */
+static inline void asp__count_sampled(struct asp_thread *t, enum asp_fn fn, void *p,
+                                      size_t size, uintptr_t site)
+{
+	asp__count_block(t, fn, size);
+	t->last = (uintptr_t)p;
+	t->last_fn = fn;
+	t->last_site = 0;
+	if (ASP_LIKELY(size < t->sample_left))
+		t->sample_left -= size;
+	else
+		asp__count_sample_hit(t, p, size, site);
+	asp__check_epoch(t);
+}
+
 /* A block p of size bytes handed out by fn. */
 static inline void asp__count_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p,
                                     size_t size, uintptr_t site)
 {
 	if (fast != ASP_FAST_COUNT) {
-		asp__track_alloc(t, fast, fn, p, size, site);
+		if (fast == ASP_FAST_COUNT_SAMPLE)
+			asp__count_sampled(t, fn, p, size, site);
+		else
+			asp__track_alloc(t, fast, fn, p, size, site);
 		return;
 	}
 	asp__count_block(t, fn, size);
@@ -136,11 +168,16 @@ static inline void asp__free(void *p, enum asp_fn fn)
 		return;
 	}
 	struct asp_thread *t = asp__thread_self();
-	if (fast == ASP_FAST_COUNT && ASP_LIKELY(t->depth == 0)) {
-		asp_owned_add(&t->c.fn[fn].calls, 1);
-		if (ASP_UNLIKELY((uintptr_t)p == t->last))
-			asp__count_temporary(t);
-	} else if (fast != ASP_FAST_COUNT && asp__track_release(t, fn, p) != 0) {
+	if (fast <= ASP_FAST_COUNT_SAMPLE) {
+		if (ASP_LIKELY(t->depth == 0)) {
+			asp_owned_add(&t->c.fn[fn].calls, 1);
+			if (ASP_UNLIKELY((uintptr_t)p == t->last))
+				asp__count_temporary(t);
+		}
+		/* before the block can be handed out again */
+		if (fast == ASP_FAST_COUNT_SAMPLE && asp__sample_forget(t, (uintptr_t)p) != 0)
+			return;
+	} else if (asp__track_release(t, fn, p) != 0) {
 		return;
 	}
 	asp__next.free(p);

@@ -37,6 +37,7 @@
 #include "live.h"
 #include "next.h"
 #include "options.h"
+#include "sample.h"
 #include "stack.h"
 #include "sort.h"
 #include "suppress.h"
@@ -866,7 +867,10 @@ int asp__alloc_frames(unsigned fn, const char *out[3])
 
 size_t asp__site_frames(uintptr_t site, const uintptr_t **out, uintptr_t *one)
 {
-	if (asp__opt.backtrace > 1)
+	/* With ALLOCSPY_SAMPLE, only sampled blocks have a stack id. */
+	if (asp__sample_mean != 0 && asp__site_sampled(site))
+		return asp__stack_frames(asp__site_plain(site), out);
+	if (asp__opt.backtrace > 1 && asp__sample_mean == 0)
 		return asp__stack_frames(site, out);
 	*one = site;
 	*out = one;

@@ -9,6 +9,7 @@
 #include "glue.h"
 #include "envcheck.h"
 #include "options.h"
+#include "sample.h"
 #include "suppress.h"
 #include "text.h"
 
@@ -125,6 +126,32 @@ static int integer(const char *var, int lo, int hi, int def, const char *defname
 		return def;
 	}
 	return (int)x;
+}
+
+/* A decimal integer in [0, hi] into *out: 1; unset: 0; else -1 with the
+ * warning "VAR: not an integer from 0 to HI; " and what (the default). */
+static int u64(const char *var, uint64_t hi, const char *what, uint64_t *out)
+{
+	const char *v = getenv(var);
+	if (v == NULL || *v == '\0')
+		return 0;
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (*v < '0' || *v > '9' || errno != 0 || *end != '\0' || x > hi) {
+		char range[64] = ": not an integer from 0 to ";
+		size_t n = strlen(range);
+		char digits[24];
+		int k = 0;
+		do digits[k++] = (char)('0' + hi % 10); while ((hi /= 10) > 0);
+		while (k > 0)
+			range[n++] = digits[--k];
+		memcpy(range + n, "; ", 3);
+		asp__warn(var, range, what);
+		return -1;
+	}
+	*out = x;
+	return 1;
 }
 
 /* 1 or 0 (also yes/no), or def with a warning. */
@@ -290,5 +317,14 @@ void asp__options_init(void)
 		if (need > o->backtrace)
 			o->backtrace = need < ASP_MAX_BACKTRACE ? need : ASP_MAX_BACKTRACE;
 	}
+	/* After the suppressions: they may deepen the stacks. */
+	if (u64("ALLOCSPY_SAMPLE", ASP_SAMPLE_MAX, "using 0 (no sampling)", &o->sample) > 0 &&
+	    o->sample != 0 && o->backtrace < 2) {
+		asp__warn("ALLOCSPY_SAMPLE: stacks are sampled with ALLOCSPY_BACKTRACE of 2 or more; ",
+		          "using 0 (no sampling)", "");
+		o->sample = 0;
+	}
+	o->sample_seed_set = u64("ALLOCSPY_SAMPLE_SEED", INT64_MAX, "using a random seed",
+	                         &o->sample_seed) > 0;
 	asp__options_check_names();
 }

@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum asp_mode { ASP_MODE_TRACK, ASP_MODE_COUNT };
 enum asp_unwind { ASP_UNWIND_LIBUNWIND, ASP_UNWIND_FP };
@@ -41,6 +42,10 @@ struct asp_options {
 	int ref_cross;			/* count cross-thread ref operations */
 	int snapshots;			/* snapshots kept (track mode); 0: none */
 	int freeres;			/* ASP_FREERES_* bits */
+	uint64_t sample;		/* ALLOCSPY_SAMPLE: mean bytes between
+					 * sampled stacks; 0: every stack */
+	uint64_t sample_seed;		/* ALLOCSPY_SAMPLE_SEED */
+	int sample_seed_set;
 	int secure;			/* AT_SECURE: no paths from the environment */
 	char exe[PATH_MAX];		/* /proc/self/exe */
 };

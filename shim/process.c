@@ -12,21 +12,24 @@
  *      the 64 shards of the live table             (live.c)
  *      the registry of thread records              (thread.c)
  *      the thread-start list                       (here)
+ *      the table of sampled blocks                 (sample.c)
  *      the arena                                   (arena.c: a leaf)
- *    Every lock but the shards is held only with all signals blocked, so a
- *    signal handler never finds its own thread holding one. A shard is
- *    held only around one table operation and its counts, and its holder
+ *    Every lock but the shards and the table of sampled blocks is held only
+ *    with all signals blocked, so a signal handler never finds its own
+ *    thread holding one. That table's lock knows its holder: a handler
+ *    that finds its own thread holding it waits for nothing (sample.c).
+ *    A shard is held only around one table operation and its counts, and its holder
  *    waits for nothing but the arena; a signal handler that lands while its
  *    thread is inside the table never waits for a shard: it tries once and
  *    otherwise defers its operation to the thread's next one (account.c).
  * 2. fork. The prepare handler is registered at start-up, before the
  *    program can register its own, so it runs last: the program's handlers
  *    may take locks whose holders allocate. It blocks signals and takes
- *    every lock above in that order, except a shard the forking thread
- *    holds already (a fork from a signal handler inside the table). It
- *    waits only for holders to let go, and no holder waits for it; for
- *    owners of pending blocks to finish a change (account.c: they take no
- *    lock in one); and,
+ *    every lock above in that order, except a shard or the table of sampled
+ *    blocks the forking thread holds already (a fork from a signal handler
+ *    inside the table). It waits only for holders to let go, and no holder
+ *    waits for it; for owners of pending blocks to finish a change
+ *    (account.c: they take no lock in one); and,
  *    at most 100 ms, for other threads to leave the loader's module list
  *    (libunwind's, a dump's: thread.h, asp__loader_enter). Parent
  *    and child let go of the same locks; before that the child marks the
@@ -70,6 +73,7 @@
 #include "options.h"
 #include "process.h"
 #include "report.h"
+#include "sample.h"
 #include "snapshot.h"
 #include "stack.h"
 #include "thread.h"
@@ -140,13 +144,13 @@ int asp__init_slow(void)
 			leave_ld_preload();
 		if (asp__opt.dump_on_signal)
 			catch_fatal_signals();
+		asp__sample_init();
 		asp__snapshot_init();
 		asp__stack_init();
 		/* Looked up now: a failed dlsym allocates its message. */
 		g_cxx_freeres = (void (*)(void))dlsym(RTLD_DEFAULT, "_ZN9__gnu_cxx9__freeresEv");
 		g_loading = 0;
-		asp__fast = asp__opt.mode == ASP_MODE_COUNT ? ASP_FAST_COUNT
-		          : asp__opt.backtrace > 1 ? ASP_FAST_STACKS : ASP_FAST_TRACK;
+		asp__fast = asp__fast_mode();
 		asp_atomic_store_release(&asp__state, 1);
 		start_ticker();
 	} else {
@@ -340,6 +344,7 @@ static void atfork_prepare(void)
 	asp__pend_quiesce(t);
 	asp__threads_atfork_prepare();
 	asp_lock(&g_start_lock);
+	asp__sample_atfork_prepare();
 	asp__arena_atfork_prepare();
 	g_fork_shards = taken;
 	g_fork_skipped = skipped;
@@ -353,6 +358,7 @@ static void unlock_after_fork(int child)
 	struct asp_thread *t = g_forker;
 	if (!child)
 		asp__arena_atfork_release();
+	asp__sample_atfork_release();
 	asp_unlock(&g_start_lock);
 	asp__threads_atfork_release();
 	asp__live_unlock_all(g_fork_shards);

@@ -30,6 +30,7 @@
 #include "options.h"
 #include "process.h"
 #include "report.h"
+#include "sample.h"
 #include "snapshot.h"
 #include "sort.h"
 #include "stack.h"
@@ -257,6 +258,8 @@ static void loss_records_text(struct asp_text *t, const struct asp_leak_result *
 		size_t n = asp__site_frames(r->site, &pcs, &one);
 		for (size_t k = 0; k < n && !frame_lines(t, pcs[k]); k++)
 			;
+		if (asp__sample_mean != 0 && !asp__site_sampled(r->site))
+			line(t, "   (not sampled by ALLOCSPY_SAMPLE: the caller only)\n");
 		line(t, "\n");
 	}
 }
@@ -481,11 +484,11 @@ static json_t *options_json(void)
 	static const char *const unwinds[] = { "libunwind", "fp" };
 	static const char *const checks[] = { "summary", "full", "no" };
 	static const char *const freeres[] = { "no", "libc", "cxx", "yes" };
-	return json_pack("{s:s,s:i,s:s,s:s,s:s,s:i,s:s,s:i}", "mode", modes[asp__opt.mode],
+	return json_pack("{s:s,s:i,s:s,s:s,s:s,s:i,s:s,s:i,s:o}", "mode", modes[asp__opt.mode],
 	                 "backtrace", asp__opt.backtrace, "unwind", unwinds[asp__opt.unwind],
 	                 "leak_check", checks[asp__opt.leak_check], "output", asp__opt.output,
 	                 "snapshots", asp__opt.snapshots, "freeres", freeres[asp__opt.freeres & 3],
-	                 "interval_ms", asp__opt.interval_ms);
+	                 "interval_ms", asp__opt.interval_ms, "sample", jint(asp__sample_mean));
 }
 
 static json_t *dump_info_json(const struct figures *f)
@@ -653,6 +656,8 @@ static size_t stack_number(struct stack_index *x, uintptr_t site)
 struct site_total {
 	uintptr_t site;
 	uint64_t allocs, bytes, in_use_blocks, in_use_bytes, temporary, peak_bytes, peak_blocks;
+	/* ALLOCSPY_SAMPLE: allocs counts the samples; these the estimates */
+	double est_allocs, est_bytes, est_in_use_blocks, est_in_use_bytes, est_temporary;
 };
 
 struct site_table {
@@ -682,9 +687,20 @@ static void add_site(void *arg, pid_t tid, const struct asp_site_stat *s)
 		to->allocs += s->allocs;
 		to->bytes += s->bytes;
 		to->temporary += s->temporary;
+		to->est_allocs += s->est_allocs;
+		to->est_bytes += s->est_bytes;
+		to->est_temporary += s->est_temporary;
 	}
-	if (t->per_thread != NULL && json_array_size(t->per_thread) < THREAD_STACKS_MAX &&
-	    s->allocs > 0)
+	if (t->per_thread == NULL || json_array_size(t->per_thread) >= THREAD_STACKS_MAX ||
+	    s->allocs == 0)
+		return;
+	if (asp__sample_mean != 0)
+		json_array_append_new(t->per_thread, json_pack("{s:i,s:o,s:o,s:o,s:o}", "tid", (int)tid,
+		                      "stack", jint(stack_number(t->x, s->site)),
+		                      "samples", jint(s->allocs),
+		                      "est_allocs", jint(asp__sample_round(s->est_allocs)),
+		                      "est_bytes", jint(asp__sample_round(s->est_bytes))));
+	else
 		json_array_append_new(t->per_thread, json_pack("{s:i,s:o,s:o,s:o}", "tid", (int)tid,
 		                      "stack", jint(stack_number(t->x, s->site)),
 		                      "allocs", jint(s->allocs), "bytes", jint(s->bytes)));
@@ -696,6 +712,46 @@ static int by_bytes(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
+static int by_est_bytes(const void *a, const void *b)
+{
+	double x = ((const struct site_total *)a)->est_bytes;
+	double y = ((const struct site_total *)b)->est_bytes;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* A live block that ALLOCSPY_SAMPLE sampled, in its stack's estimate. */
+static void add_in_use(struct site_table *t, uintptr_t site, uint64_t size)
+{
+	struct site_total *s = site_slot(t, site);
+	if (s != NULL) {
+		double w = asp__sample_weight(size);
+		s->est_in_use_blocks += w;
+		s->est_in_use_bytes += w * (double)size;
+	}
+}
+
+static void add_sampled_block(void *arg, const struct asp_sample_block *b)
+{
+	add_in_use(arg, b->site, b->size);
+}
+
+/* One stack_stats entry of a sampled run: the estimates, named est_*. */
+static json_t *sampled_stat_json(const struct site_total *s, size_t stack, int tracked)
+{
+	json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "stack", jint(stack),
+	                      "samples", jint(s->allocs),
+	                      "est_allocs", jint(asp__sample_round(s->est_allocs)),
+	                      "est_bytes", jint(asp__sample_round(s->est_bytes)),
+	                      "est_in_use_blocks", jint(asp__sample_round(s->est_in_use_blocks)),
+	                      "est_in_use_bytes", jint(asp__sample_round(s->est_in_use_bytes)),
+	                      "est_temporary", jint(asp__sample_round(s->est_temporary)));
+	if (tracked) {
+		json_object_set_new(o, "est_peak_bytes", jint(s->peak_bytes));
+		json_object_set_new(o, "est_peak_blocks", jint(s->peak_blocks));
+	}
+	return o;
+}
+
 static void stack_stats_json(json_t *root, const struct figures *f, struct stack_index *x,
                              const struct asp_snapshot_list *sl)
 {
@@ -705,13 +761,22 @@ static void stack_stats_json(json_t *root, const struct figures *f, struct stack
 		return;
 	asp__threads_sites(add_site, &t);
 	json_object_set_new(root, "thread_stacks", t.per_thread);
+	int sampled = asp__sample_mean != 0;
 	for (size_t i = 0; i < f->nentries; i++) {
-		struct site_total *s = f->entries[i].site ? site_slot(&t, f->entries[i].site) : NULL;
+		uintptr_t site = f->entries[i].site;
+		if (sampled) {
+			if (asp__site_sampled(site))
+				add_in_use(&t, site, f->entries[i].size);
+			continue;
+		}
+		struct site_total *s = site ? site_slot(&t, site) : NULL;
 		if (s != NULL) {
 			s->in_use_blocks++;
 			s->in_use_bytes += f->entries[i].size;
 		}
 	}
+	if (sampled && !f->tracked)
+		asp__sample_blocks(add_sampled_block, &t);
 	const struct asp_snapshot *peak = sl->peak;
 	for (uint32_t i = 0; peak != NULL && i < peak->ndetail; i++) {
 		struct site_total *s = site_slot(&t, peak->detail[i].site);
@@ -725,10 +790,14 @@ static void stack_stats_json(json_t *root, const struct figures *f, struct stack
 	for (size_t j = 0; j <= t.mask; j++)
 		if (t.v[j].site != 0)
 			t.v[used++] = t.v[j];
-	asp__sort(t.v, used, sizeof *t.v, by_bytes);
+	asp__sort(t.v, used, sizeof *t.v, sampled ? by_est_bytes : by_bytes);
 	json_t *a = json_array();
 	for (size_t i = 0; i < used && i < STACK_STATS_MAX; i++) {
 		const struct site_total *s = &t.v[i];
+		if (sampled) {
+			json_array_append_new(a, sampled_stat_json(s, stack_number(x, s->site), f->tracked));
+			continue;
+		}
 		json_array_append_new(a, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "stack",
 		                      jint(stack_number(x, s->site)), "allocs", jint(s->allocs),
 		                      "bytes", jint(s->bytes), "in_use_blocks", jint(s->in_use_blocks),
@@ -760,11 +829,13 @@ static void snapshots_json(json_t *root, const struct asp_snapshot_list *sl,
 			json_object_set_new(s, "peak", json_true());
 		if (v[i].detail != NULL) {
 			json_t *d = json_array();
+			const char *bytes = asp__sample_mean != 0 ? "est_bytes" : "bytes";
+			const char *blocks = asp__sample_mean != 0 ? "est_blocks" : "blocks";
 			for (uint32_t k = 0; k < v[i].ndetail; k++)
 				json_array_append_new(d, json_pack("{s:o,s:o,s:o}", "stack",
 				                      jint(stack_number(x, v[i].detail[k].site)),
-				                      "bytes", jint(v[i].detail[k].bytes),
-				                      "blocks", jint(v[i].detail[k].blocks)));
+				                      bytes, jint(v[i].detail[k].bytes),
+				                      blocks, jint(v[i].detail[k].blocks)));
 			json_object_set_new(s, "detail", d);
 		}
 		json_array_append_new(a, s);
@@ -794,6 +865,10 @@ static void leaks_json(json_t *root, const struct figures *f, struct stack_index
 		                        "suppressed", r->suppressed);
 		if (r->suppression)
 			json_object_set_new(rec, "suppression", json_string(r->suppression));
+		/* ALLOCSPY_SAMPLE: whether the stack is the blocks' own, or
+		 * only their caller's frame. */
+		if (asp__sample_mean != 0)
+			json_object_set_new(rec, "sampled", json_boolean(asp__site_sampled(r->site)));
 		const char *names[3];
 		int nn = asp__alloc_frames(r->fn, names);
 		json_t *alloc = json_array();
@@ -874,8 +949,11 @@ static json_t *dump_json(const struct figures *f)
 	json_object_set_new(root, "histogram", histogram_json(f));
 	threads_json(root);
 	json_object_set_new(root, "refs", refs_json(f));
+	if (asp__sample_mean != 0)
+		json_object_set_new(root, "sample", json_pack("{s:o,s:o}", "mean_bytes",
+		                    jint(asp__sample_mean), "seed", jint(asp__sample_seed)));
 	struct stack_index x;
-	if (f->leaks_ran || f->tracked) {
+	if (f->leaks_ran || f->tracked || asp__sample_mean != 0) {
 		stack_index_init(&x, (f->leaks_ran ? f->leaks.nrecords : 0) + STACK_STATS_MAX +
 		                 THREAD_STACKS_MAX + (size_t)asp__opt.snapshots * 8);
 		if (f->leaks_ran)
@@ -884,7 +962,7 @@ static json_t *dump_json(const struct figures *f)
 		if (f->tracked)
 			asp__snapshots(&sl, f->t_ns, f->tot.bytes_allocated, f->tot.bytes_freed,
 			               f->entries, f->nentries);
-		if (asp__opt.backtrace > 1 && f->tracked)
+		if ((asp__opt.backtrace > 1 && f->tracked) || asp__sample_mean != 0)
 			stack_stats_json(root, f, &x, &sl);
 		if (f->tracked)
 			snapshots_json(root, &sl, &x);
@@ -1073,8 +1151,7 @@ void asp__report_atfork_child(void)
 	if (g_finishing != 0) {
 		g_finishing = 0;
 		asp__frozen = 0;
-		asp__fast = asp__opt.mode == ASP_MODE_COUNT ? ASP_FAST_COUNT
-		          : asp__opt.backtrace > 1 ? ASP_FAST_STACKS : ASP_FAST_TRACK;
+		asp__fast = asp__fast_mode();
 		asp__state = 1;
 	}
 }

@@ -10,7 +10,8 @@
  * culls.
  *
  * Detail (who held the memory) is read from the live table: the blocks
- * grouped by site. The peak's: a free that finds the heap 5% above the
+ * grouped by site. With ALLOCSPY_SAMPLE, only the sampled blocks, each
+ * weighted by what it stands for (sample.h): the detail is an estimate. The peak's: a free that finds the heap 5% above the
  * last peak detail takes a new one first, so the kept one is within 5% of
  * the peak; since each costs one pass over the table and they are 5% apart,
  * all of them together cost about twenty passes over the largest table. */
@@ -25,6 +26,7 @@
 #include "live.h"
 #include "lock.h"
 #include "options.h"
+#include "sample.h"
 #include "snapshot.h"
 #include "thread.h"
 
@@ -44,6 +46,12 @@ static uint64_t g_volume, g_next, g_interval;	/* g_next, g_interval: g_lock */
 /* Sites grouped while the table is read: one page run, reused. */
 static struct asp_snap_detail *g_group;
 
+/* ALLOCSPY_SAMPLE: the estimates of a grouping, beside its slots. */
+struct estimate {
+	double bytes, blocks;
+};
+static struct estimate *g_group_est;
+
 void asp__snapshot_init(void)
 {
 	if (asp__opt.mode != ASP_MODE_TRACK || asp__opt.snapshots == 0)
@@ -51,7 +59,9 @@ void asp__snapshot_init(void)
 	g_max = (size_t)asp__opt.snapshots;
 	g_snaps = asp__pages_alloc((g_max + 1) * sizeof *g_snaps);
 	g_group = asp__pages_alloc(ASP_GROUP_SLOTS * sizeof *g_group);
-	if (g_snaps == NULL || g_group == NULL) {
+	if (asp__sample_mean != 0)
+		g_group_est = asp__pages_alloc(ASP_GROUP_SLOTS * sizeof *g_group_est);
+	if (g_snaps == NULL || g_group == NULL || (asp__sample_mean != 0 && g_group_est == NULL)) {
 		g_snaps = NULL;
 		return;
 	}
@@ -64,16 +74,22 @@ void asp__snapshot_init(void)
 
 /* The blocks e[0..all) grouped by site, largest first, at most
  * ASP_DETAIL_MAX of them, into memory of their own; *n their number, and
- * their bytes and blocks into s. own (cap entries) is unmapped after. */
+ * their bytes and blocks into s. own (cap entries) is unmapped after.
+ * With ALLOCSPY_SAMPLE (est: scratch beside g), the sampled blocks only,
+ * weighted. */
 static struct asp_snap_detail *group(const struct asp_live_entry *e, size_t all, uint32_t *n,
                                      struct asp_snapshot *s, struct asp_live_entry *own, size_t cap,
-                                     struct asp_snap_detail *g)
+                                     struct asp_snap_detail *g, struct estimate *est)
 {
 	memset(g, 0, ASP_GROUP_SLOTS * sizeof *g);
+	if (est != NULL)
+		memset(est, 0, ASP_GROUP_SLOTS * sizeof *est);
 	s->in_use = 0;
 	s->blocks = (int64_t)all;
 	for (size_t i = 0; i < all; i++) {
 		s->in_use += (int64_t)e[i].size;
+		if (est != NULL && !asp__site_sampled(e[i].site))
+			continue;
 		uintptr_t site = e[i].site ? e[i].site : 1;
 		uint32_t j = (uint32_t)((site * 0x9E3779B97F4A7C15ull) >> 48) & (ASP_GROUP_SLOTS - 1);
 		uint32_t probes = 0;
@@ -84,6 +100,15 @@ static struct asp_snap_detail *group(const struct asp_live_entry *e, size_t all,
 		g[j].site = site;
 		g[j].bytes += e[i].size;
 		g[j].blocks++;
+		if (est != NULL) {
+			double w = asp__sample_weight(e[i].size);
+			est[j].bytes += w * (double)e[i].size;
+			est[j].blocks += w;
+		}
+	}
+	for (uint32_t j = 0; est != NULL && j < ASP_GROUP_SLOTS; j++) {
+		g[j].bytes = asp__sample_round(est[j].bytes);
+		g[j].blocks = asp__sample_round(est[j].blocks);
 	}
 	if (own != NULL)
 		asp__pages_free(own, cap * sizeof *own);
@@ -132,7 +157,7 @@ static struct asp_snap_detail *detail_of(struct asp_thread *t, uint32_t *n, stru
 	all = asp__pend_blocks(e, all, cap, NULL, NULL);
 	if (all > cap)
 		all = cap;
-	return group(e, all, n, s, e, cap, g_group);
+	return group(e, all, n, s, e, cap, g_group, g_group_est);
 }
 
 static void drop_detail(struct asp_snapshot *s)
@@ -277,11 +302,15 @@ int asp__snapshots(struct asp_snapshot_list *l, uint64_t t_ns, uint64_t allocate
 	 * holders wait for nothing, and the memory allocated before. */
 	void *mem = asp__pages_alloc(list_size());
 	struct asp_snap_detail *scratch = asp__pages_alloc(ASP_GROUP_SLOTS * sizeof *scratch);
-	if (mem == NULL || scratch == NULL) {
+	struct estimate *est = asp__sample_mean != 0 ?
+		asp__pages_alloc(ASP_GROUP_SLOTS * sizeof *est) : NULL;
+	if (mem == NULL || scratch == NULL || (asp__sample_mean != 0 && est == NULL)) {
 		if (mem != NULL)
 			asp__pages_free(mem, list_size());
 		if (scratch != NULL)
 			asp__pages_free(scratch, ASP_GROUP_SLOTS * sizeof *scratch);
+		if (est != NULL)
+			asp__pages_free(est, ASP_GROUP_SLOTS * sizeof *est);
 		return 0;
 	}
 	l->v = mem;
@@ -292,8 +321,10 @@ int asp__snapshots(struct asp_snapshot_list *l, uint64_t t_ns, uint64_t allocate
 	last.t_ns = t_ns;
 	last.allocated = allocated;
 	last.freed = freed;
-	last.detail = group(e, ne, &last.ndetail, &last, NULL, 0, scratch);
+	last.detail = group(e, ne, &last.ndetail, &last, NULL, 0, scratch, est);
 	asp__pages_free(scratch, ASP_GROUP_SLOTS * sizeof *scratch);
+	if (est != NULL)
+		asp__pages_free(est, ASP_GROUP_SLOTS * sizeof *est);
 	sigset_t old;
 	asp_lock_nosig(&g_lock, &old);
 	int peak_in = !g_peak.peak || last.in_use >= g_peak.in_use;

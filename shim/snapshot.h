@@ -28,7 +28,7 @@ void asp__snapshot_peak(struct asp_thread *t, int64_t seen);
 
 struct asp_snap_detail {
 	uintptr_t site;		/* a stack id, or the caller with 1 frame */
-	uint64_t bytes, blocks;
+	uint64_t bytes, blocks;	/* with ALLOCSPY_SAMPLE: the estimates */
 };
 
 struct asp_snapshot {

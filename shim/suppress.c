@@ -23,6 +23,7 @@
 
 #include "glue.h"
 #include "options.h"
+#include "sample.h"
 #include "suppress.h"
 #include "symbols.h"
 
@@ -246,7 +247,8 @@ static int lsan_matches(const char *pattern, const struct frame *f, int nf)
 
 /* The frames of a record as valgrind shows them; returns how many, and
  * in *cut whether the capture may have cut the stack short (it holds
- * ALLOCSPY_BACKTRACE frames and main is not among them). */
+ * ALLOCSPY_BACKTRACE frames and main is not among them): 1, or 2 for a
+ * block that ALLOCSPY_SAMPLE did not sample (its caller is all it has). */
 static int record_frames(const struct asp_loss_record *rec, struct frame *frames, int cap, int *cut)
 {
 	const char *alloc[3];
@@ -257,6 +259,8 @@ static int record_frames(const struct asp_loss_record *rec, struct frame *frames
 	uintptr_t one;
 	size_t n = asp__site_frames(rec->site, &pcs, &one);
 	*cut = n >= (size_t)asp__opt.backtrace;
+	if (asp__sample_mean != 0 && !asp__site_sampled(rec->site))
+		*cut = 2;
 	for (size_t k = 0; k < n && nf < cap; k++) {
 		asp_dwline_t l[16];
 		if (asp__symbols_is_shim(pcs[k]))
@@ -368,6 +372,7 @@ void asp__suppress_apply(struct asp_leak_result *r)
 
 	static struct frame frames[3 + 4 * ASP_MAX_BACKTRACE];
 	const char *short_of = NULL;	/* an entry that ran out of frames */
+	const char *unsampled = NULL;	/* one that ran out of a caller */
 	for (size_t i = 0; i < r->nrecords; i++) {
 		struct asp_loss_record *rec = &r->records[i];
 		int cut;
@@ -378,8 +383,10 @@ void asp__suppress_apply(struct asp_leak_result *r)
 				continue;
 			int hit = s->lsan ? lsan_matches(s->lines[0].pattern, frames, nf)
 			                  : frames_match(s->lines, s->nlines, frames, nf);
-			if (hit == 2 && cut && short_of == NULL)
+			if (hit == 2 && cut == 1 && short_of == NULL)
 				short_of = s->name;
+			if (hit == 2 && cut == 2 && unsampled == NULL)
+				unsampled = s->name;
 			if (hit == 1) {
 				rec->suppressed = 1;
 				rec->suppression = s->name;
@@ -393,6 +400,10 @@ void asp__suppress_apply(struct asp_leak_result *r)
 			 "(set ALLOCSPY_BACKTRACE=%d or more)", asp__opt.backtrace, asp__suppress_max_frames());
 		asp__warn("ALLOCSPY_SUPPRESSIONS: entry \"", short_of, what);
 	}
+	if (unsampled != NULL)
+		asp__warn("ALLOCSPY_SUPPRESSIONS: entry \"", unsampled,
+		          "\" goes deeper than the caller, all that a block ALLOCSPY_SAMPLE did not "
+		          "sample keeps: such a block is not suppressed");
 	/* The entries stay allocated on purpose: the records point at their
 	 * names, and the process is ending. */
 } // NOLINT(clang-analyzer-unix.Malloc)

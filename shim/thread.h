@@ -92,10 +92,13 @@ void asp__totals(const struct asp_counts *c, struct asp_totals *out);
 
 enum { ASP_THREAD_ACTIVE, ASP_THREAD_DYING };
 
-/* What one stack allocated (backtrace mode), in its thread's table. */
+/* What one stack allocated (backtrace mode), in its thread's table. With
+ * ALLOCSPY_SAMPLE, allocs, bytes and temporary count the sampled
+ * allocations themselves, and est_* what they stand for (sample.h). */
 struct asp_site_stat {
 	uintptr_t site;		/* the stack id; 0: an empty slot */
 	uint64_t allocs, bytes, temporary;
+	double est_allocs, est_bytes, est_temporary;
 };
 
 /* A table operation a signal handler could not make because it landed
@@ -157,6 +160,17 @@ struct asp_thread {
 				 * not freed: a free of it is temporary */
 	uintptr_t last_site;
 	unsigned last_fn;
+	/* ALLOCSPY_SAMPLE (sample.h): bytes left to the next sample point
+	 * (0: none drawn yet), the generator's state, and the weight of the
+	 * last sampled allocation. */
+	uint64_t sample_left;
+	uint64_t sample_rng;
+	double sample_w;
+	/* Count mode: frees of sampled blocks that a signal handler made
+	 * while this thread held the table of sampled blocks; the thread
+	 * makes them when it lets go (sample.c). */
+	uint32_t nsample_defer;
+	uintptr_t sample_defer[4];
 	/* Per-stack totals (backtrace mode), owned by the thread: no lock.
 	 * A replaced table is never unmapped, so the exit report may read
 	 * it while its thread still runs. It stays with the record when a
