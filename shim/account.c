@@ -545,14 +545,15 @@ int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p)
 		asp__snapshot_peak(t, seen);
 	struct asp_live_entry e;
 	int found;
+	uint64_t size;		/* not e.size: a bit-field, slow to read back */
 	if ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend) && pend_usable(t)) {
 		t->in_table++;
 		if (pend_begin(t)) {
 			if ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend)) {
-				e = (struct asp_live_entry){ (uintptr_t)p, t->pend_size, t->pend_fn,
-				                             t->pend_site };
+				size = t->pend_size;
 				asp_atomic_store_relaxed(&t->pend, 0);
-				release_counted(t, fn, 1, &e);
+				asp_owned_add(&t->c.fn[fn].calls, 1);
+				asp_owned_add(&t->c.fn[fn].bytes, size);
 				pend_end(t);
 				t->in_table--;
 				found = 1;
@@ -592,11 +593,12 @@ int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p)
 		release_counted(t, fn, found, &e);
 	asp__live_unlock(s);
 	t->in_table--;
+	size = found ? e.size : 0;
 released:
 	if (found) {
 		if ((uintptr_t)p == t->last)
 			asp__count_temporary(t);
-		net_add(t, -(int64_t)e.size, -1);
+		net_add(t, -(int64_t)size, -1);
 	}
 	if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
 		asp__wait_frozen();

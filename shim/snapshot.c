@@ -183,13 +183,15 @@ static void traffic(uint64_t *allocated, uint64_t *freed)
  * one under way skips its own, so no thread ever waits for it. The table is
  * read without any lock of this file held (a holder of a shard may want the
  * snapshot lock: fork's prepare handler run by a signal handler). */
-static pid_t g_busy;
+static int g_busy;
 
+/* Looked at before it is tried: a thread that keeps finding another one's
+ * snapshot under way costs a load, not a locked instruction. */
 static int claim(void)
 {
-	pid_t none = 0;
-	return __atomic_compare_exchange_n(&g_busy, &none, asp_gettid(), 0, __ATOMIC_ACQUIRE,
-	                                   __ATOMIC_RELAXED);
+	int none = 0;
+	return asp_atomic_load_relaxed(&g_busy) == 0 &&
+	       __atomic_compare_exchange_n(&g_busy, &none, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
 static void unclaim(void)
