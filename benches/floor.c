@@ -4,7 +4,7 @@
  * function calls the next definition (dlsym(RTLD_NEXT)), resolved once.
  *
  * - malloc, calloc, realloc, free: plain forwarders.
- * - strdup, strndup: libc's call its internal malloc, which no interposer
+ * - strdup, strndup: libc's own call its internal malloc, which no interposer
  *   sees, so any tool must rebuild them: strlen, malloc (the next one),
  *   memcpy.
  * - asp_ref_event: an empty function. allocspy.h calls it when it is

@@ -76,14 +76,19 @@ void asp__snapshot_init(void)
  * ASP_DETAIL_MAX of them, into memory of their own; *n their number, and
  * their bytes and blocks into s. own (cap entries) is unmapped after.
  * With ALLOCSPY_SAMPLE (est: scratch beside g), the sampled blocks only,
- * weighted. */
+ * weighted. g (and est) have room for ASP_GROUP_SLOTS sites; only the part
+ * that all blocks need (twice as many slots, at least 64) is cleared and
+ * used, so that a small heap touches a few pages of it, not all 1.5 MiB. */
 static struct asp_snap_detail *group(const struct asp_live_entry *e, size_t all, uint32_t *n,
                                      struct asp_snapshot *s, struct asp_live_entry *own, size_t cap,
                                      struct asp_snap_detail *g, struct estimate *est)
 {
-	memset(g, 0, ASP_GROUP_SLOTS * sizeof *g);
+	uint32_t slots = 64;
+	while (slots < ASP_GROUP_SLOTS && slots < 2 * all)
+		slots *= 2;
+	memset(g, 0, slots * sizeof *g);
 	if (est != NULL)
-		memset(est, 0, ASP_GROUP_SLOTS * sizeof *est);
+		memset(est, 0, slots * sizeof *est);
 	s->in_use = 0;
 	s->blocks = (int64_t)all;
 	for (size_t i = 0; i < all; i++) {
@@ -91,10 +96,10 @@ static struct asp_snap_detail *group(const struct asp_live_entry *e, size_t all,
 		if (est != NULL && !asp__site_sampled(e[i].site))
 			continue;
 		uintptr_t site = e[i].site ? e[i].site : 1;
-		uint32_t j = (uint32_t)((site * 0x9E3779B97F4A7C15ull) >> 48) & (ASP_GROUP_SLOTS - 1);
+		uint32_t j = (uint32_t)((site * 0x9E3779B97F4A7C15ull) >> 48) & (slots - 1);
 		uint32_t probes = 0;
 		while (g[j].site != 0 && g[j].site != site && probes++ < 64)
-			j = (j + 1) & (ASP_GROUP_SLOTS - 1);
+			j = (j + 1) & (slots - 1);
 		if (g[j].site != 0 && g[j].site != site)
 			continue;	/* a crowded table: this block is left out */
 		g[j].site = site;
@@ -106,7 +111,7 @@ static struct asp_snap_detail *group(const struct asp_live_entry *e, size_t all,
 			est[j].blocks += w;
 		}
 	}
-	for (uint32_t j = 0; est != NULL && j < ASP_GROUP_SLOTS; j++) {
+	for (uint32_t j = 0; est != NULL && j < slots; j++) {
 		g[j].bytes = asp__sample_round(est[j].bytes);
 		g[j].blocks = asp__sample_round(est[j].blocks);
 	}
@@ -117,7 +122,7 @@ static struct asp_snap_detail *group(const struct asp_live_entry *e, size_t all,
 	if (d == NULL)
 		return NULL;
 	uint32_t k = 0;
-	for (uint32_t j = 0; j < ASP_GROUP_SLOTS; j++) {
+	for (uint32_t j = 0; j < slots; j++) {
 		if (g[j].site == 0)
 			continue;
 		if (k < ASP_DETAIL_MAX) {
