@@ -679,6 +679,13 @@ static struct site_total *site_slot(struct site_table *t, uintptr_t site)
 	return t->v[j].site == site ? &t->v[j] : NULL;
 }
 
+static void count_site(void *arg, pid_t tid, const struct asp_site_stat *s)
+{
+	(void)tid;
+	(void)s;
+	(*(size_t *)arg)++;
+}
+
 static void add_site(void *arg, pid_t tid, const struct asp_site_stat *s)
 {
 	struct site_table *t = arg;
@@ -755,7 +762,16 @@ static json_t *sampled_stat_json(const struct site_total *s, size_t stack, int t
 static void stack_stats_json(json_t *root, const struct figures *f, struct stack_index *x,
                              const struct asp_snapshot_list *sl)
 {
-	struct site_table t = { NULL, (1u << 20) - 1, 0, json_array(), x };
+	/* Room for every site the threads know, twice over: a process with
+	 * few stacks (a short child) must not fault in 100 MiB to list them. */
+	size_t sites = 0;
+	asp__threads_sites(count_site, &sites);
+	if (sl->peak != NULL)
+		sites += sl->peak->ndetail;
+	size_t slots = 64;
+	while (slots < (1u << 20) && slots < 2 * sites + 64)
+		slots *= 2;
+	struct site_table t = { NULL, slots - 1, 0, json_array(), x };
 	t.v = asp__pages_alloc((t.mask + 1) * sizeof *t.v);
 	if (t.v == NULL)
 		return;
