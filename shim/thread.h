@@ -166,9 +166,11 @@ struct asp_thread {
 	uint64_t sample_left;
 	uint64_t sample_rng;
 	double sample_w;
-	/* Count mode: frees of sampled blocks that a signal handler made
-	 * while this thread held the table of sampled blocks; the thread
-	 * makes them when it lets go (sample.c). */
+	/* Count mode: > 0 inside the table of sampled blocks' code; the
+	 * frees of sampled blocks that a signal handler made meanwhile and
+	 * could not make at once, made by the thread once it is out
+	 * (sample.c). */
+	int in_sample;
 	uint32_t nsample_defer;
 	uintptr_t sample_defer[4];
 	/* Per-stack totals (backtrace mode), owned by the thread: no lock.
