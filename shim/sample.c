@@ -68,10 +68,14 @@ static double neg_log(double u)
 		m *= 0.5;
 		e++;
 	}
+	static const double inv_odd[11] = {
+		1.0, 1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13, 1.0 / 15, 1.0 / 17,
+		1.0 / 19, 1.0 / 21,
+	};
 	double s = (m - 1) / (m + 1), s2 = s * s;
-	double sum = 1.0 / 21;
-	for (int k = 19; k >= 1; k -= 2)
-		sum = sum * s2 + 1.0 / k;
+	double sum = inv_odd[10];
+	for (int k = 9; k >= 0; k--)
+		sum = sum * s2 + inv_odd[k];
 	return -((double)e * ln2 + 2 * s * sum);
 }
 
@@ -112,14 +116,15 @@ double asp__sample_weight(uint64_t size)
 }
 
 /* Bytes to the next sample point: the ceiling of an exponential variate of
- * mean asp__sample_mean, at least 1. */
+ * mean asp__sample_mean, at least 1 (and at most 2^62: the countdown is
+ * signed). */
 static uint64_t draw(struct asp_thread *t)
 {
 	/* u in (0, 1): 53 random bits and a half */
 	double u = ((double)(next_random(t) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 	double x = neg_log(u) * (double)asp__sample_mean;
-	if (x >= 9.2e18)
-		return (uint64_t)INT64_MAX;
+	if (x >= 4.6e18)
+		return (uint64_t)1 << 62;
 	uint64_t n = (uint64_t)x;
 	return n < x || n == 0 ? n + 1 : n;
 }
@@ -128,14 +133,13 @@ uintptr_t asp__sample_hit(struct asp_thread *t, uintptr_t site, size_t size)
 {
 	if (asp__sample_mean == 0)
 		return site;
-	if (t->sample_left == 0) {
-		/* The thread's first allocation: its generator and first point. */
-		t->sample_rng = mix64(asp__sample_seed ^ mix64(t->serial));
-		t->sample_left = draw(t);
-		if (size < t->sample_left) {
-			t->sample_left -= size;
+	if (t->sample_rng == 0) {
+		/* The thread's first allocation: its generator and first point
+		 * (the countdown started at 0). */
+		t->sample_rng = mix64(asp__sample_seed ^ mix64(t->serial)) | 1;
+		t->sample_left = (int64_t)draw(t) - (int64_t)size;
+		if (t->sample_left > 0)
 			return site;
-		}
 	}
 	/* The allocation holds the point. The process after its end is
 	 * independent of what came before (memoryless): a new point. */

@@ -52,20 +52,20 @@ static inline uintptr_t asp__site_plain(uintptr_t site)
 	return site & ~ASP_SITE_SAMPLED;
 }
 
-/* The allocation reached its thread's sample point: a new point is drawn
- * and its stack captured. Returns the site to record (tagged stack id, or
- * site itself when the stack could not be had); t->sample_w is its weight. */
+/* The allocation of size bytes took its thread's countdown to 0 or below:
+ * it reached the sample point (or the thread's first point is drawn). A
+ * new point is drawn and the stack captured. Returns the site to record
+ * (tagged stack id; site itself when the allocation was not sampled or
+ * its stack could not be had); t->sample_w is its weight. */
 uintptr_t asp__sample_hit(struct asp_thread *t, uintptr_t site, size_t size);
 
 /* The site an allocation of size bytes records: its caller, or, when it
  * is sampled, its stack. */
 static inline uintptr_t asp__sample_site(struct asp_thread *t, uintptr_t site, size_t size)
 {
-	if (ASP_LIKELY(size < t->sample_left)) {
-		t->sample_left -= size;
-		return site;
-	}
-	return asp__sample_hit(t, site, size);
+	int64_t left = t->sample_left - (int64_t)size;
+	t->sample_left = left;
+	return ASP_LIKELY(left > 0) ? site : asp__sample_hit(t, site, size);
 }
 
 /* 1 / (1 - e^(-size/mean)): how many allocations of size bytes one sampled

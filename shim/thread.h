@@ -161,11 +161,13 @@ struct asp_thread {
 	uintptr_t last_site;
 	unsigned last_fn;
 	/* ALLOCSPY_SAMPLE (sample.h): bytes left to the next sample point
-	 * (0: none drawn yet), the generator's state, and the weight of the
-	 * last sampled allocation. */
-	uint64_t sample_left;
+	 * (the allocation that takes it to 0 or below is sampled), the
+	 * generator's state (0: not seeded yet), the weight of the last
+	 * sampled allocation and, in count mode, its block. */
+	int64_t sample_left;
 	uint64_t sample_rng;
 	double sample_w;
+	uintptr_t last_sampled;
 	/* Count mode: > 0 inside the table of sampled blocks' code; the
 	 * frees of sampled blocks that a signal handler made meanwhile and
 	 * could not make at once, made by the thread once it is out

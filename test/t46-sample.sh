@@ -187,6 +187,11 @@ check "count: the same seed samples as in track mode" "$(cat "$TMP/track.bytes")
 check "count: in use at exit, from the table of sampled blocks: site_keep's all, site_leak's some" \
 	"site_keep $(sed -n 's/^site_keep //p' "$TMP/count.bytes")
 site_leak yes" "$(sites "$TMP/count.json" inuse_bytes | sed 's/^\(site_leak\) \([0-9]*\)$/\1 yes/')"
+for m in track count; do
+	check "$m: temporary allocations: each site freeing at once has its allocations' estimate, site_keep none" \
+		"$(grep -v '^site_keep \|^site_leak ' "$TMP/$m.allocs")" \
+		"$(sites "$TMP/$m.json" temporary | grep -v '^site_leak ')"
+done
 check "count: no peak estimates (count mode has no snapshots)" \
 	"est_allocs est_bytes est_in_use_blocks est_in_use_bytes est_temporary samples stack" \
 	"$(json_get "$TMP/count.json" '" ".join(sorted(d["stack_stats"][0]))')"
