@@ -233,7 +233,9 @@ void asp__count_temporary(struct asp_thread *t)
 {
 	asp_owned_add(&t->c.fn[t->last_fn].temporary, 1);
 	uintptr_t site = t->last_site;
-	if (site != 0 && (asp__fast == ASP_FAST_STACKS || asp__site_sampled(site))) {
+	/* (count mode with ALLOCSPY_SAMPLE: asp__count_temporary_sampled) */
+	if (site != 0 && (asp__fast == ASP_FAST_STACKS ||
+	                  (asp__fast == ASP_FAST_SAMPLE && asp__site_sampled(site)))) {
 		struct asp_site_stat *s = site_of(t, site);
 		if (s != NULL) {
 			asp_owned_add(&s->temporary, 1);
@@ -254,6 +256,26 @@ void asp__count_sample_hit(struct asp_thread *t, void *p, size_t size, uintptr_t
 	site_add_sampled(t, site, size);
 	asp__sample_keep(t, (uintptr_t)p, size, site);
 	t->last_site = site;
+	t->last_sampled = (uintptr_t)p;
+}
+
+/* Count mode with ALLOCSPY_SAMPLE: a free of p, the block this thread
+ * allocated last (a temporary allocation). Nonzero when its free was left
+ * to the thread (sample.h: the caller must not free it). */
+int asp__count_temporary_sampled(struct asp_thread *t, void *p)
+{
+	int sampled = t->last_sampled == (uintptr_t)p;
+	asp_owned_add(&t->c.fn[t->last_fn].temporary, 1);
+	t->last = 0;
+	if (!sampled)
+		return 0;
+	t->last_sampled = 0;
+	struct asp_site_stat *s = site_of(t, t->last_site);
+	if (s != NULL) {
+		asp_owned_add(&s->temporary, 1);
+		s->est_temporary += t->sample_w;
+	}
+	return asp__sample_take(t, (uintptr_t)p, NULL, 1) < 0;
 }
 
 /* The pending block -------------------------------------------------------- */

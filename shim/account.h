@@ -74,6 +74,7 @@ void asp__count_sample_hit(struct asp_thread *t, void *p, size_t size, uintptr_t
 int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p);
 void asp__free_slow(void *p, enum asp_fn fn);
 void asp__count_temporary(struct asp_thread *t);
+int asp__count_temporary_sampled(struct asp_thread *t, void *p);
 void asp__count_failed(struct asp_thread *t, enum asp_fn fn);
 void asp__account_thread_exit(struct asp_thread *t);
 
@@ -117,10 +118,9 @@ static inline void asp__count_sampled(struct asp_thread *t, enum asp_fn fn, void
 	asp__count_block(t, fn, size);
 	t->last = (uintptr_t)p;
 	t->last_fn = fn;
-	t->last_site = 0;
-	if (ASP_LIKELY(size < t->sample_left))
-		t->sample_left -= size;
-	else
+	int64_t left = t->sample_left - (int64_t)size;
+	t->sample_left = left;
+	if (ASP_UNLIKELY(left <= 0))
 		asp__count_sample_hit(t, p, size, site);
 	asp__check_epoch(t);
 }
@@ -171,8 +171,16 @@ static inline void asp__free(void *p, enum asp_fn fn)
 	if (fast <= ASP_FAST_COUNT_SAMPLE) {
 		if (ASP_LIKELY(t->depth == 0)) {
 			asp_owned_add(&t->c.fn[fn].calls, 1);
-			if (ASP_UNLIKELY((uintptr_t)p == t->last))
-				asp__count_temporary(t);
+			if (ASP_UNLIKELY((uintptr_t)p == t->last)) {
+				if (fast == ASP_FAST_COUNT)
+					asp__count_temporary(t);
+				/* The thread's last block: whether it was sampled
+				 * is known without the filter. */
+				else if (asp__count_temporary_sampled(t, p) != 0)
+					return;
+				asp__next.free(p);
+				return;
+			}
 		}
 		/* before the block can be handed out again */
 		if (fast == ASP_FAST_COUNT_SAMPLE && asp__sample_forget(t, (uintptr_t)p) != 0)

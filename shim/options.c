@@ -129,8 +129,8 @@ static int integer(const char *var, int lo, int hi, int def, const char *defname
 }
 
 /* A decimal integer in [0, hi] into *out: 1; unset: 0; else -1 with the
- * warning "VAR: not an integer from 0 to HI; " and what (the default). */
-static int u64(const char *var, uint64_t hi, const char *what, uint64_t *out)
+ * usual warning (def names the default). */
+static int u64(const char *var, uint64_t hi, const char *def, uint64_t *out)
 {
 	const char *v = getenv(var);
 	if (v == NULL || *v == '\0')
@@ -139,15 +139,11 @@ static int u64(const char *var, uint64_t hi, const char *what, uint64_t *out)
 	errno = 0;
 	unsigned long long x = strtoull(v, &end, 10);
 	if (*v < '0' || *v > '9' || errno != 0 || *end != '\0' || x > hi) {
-		char range[64] = ": not an integer from 0 to ";
-		size_t n = strlen(range);
-		char digits[24];
-		int k = 0;
-		do digits[k++] = (char)('0' + hi % 10); while ((hi /= 10) > 0);
-		while (k > 0)
-			range[n++] = digits[--k];
-		memcpy(range + n, "; ", 3);
-		asp__warn(var, range, what);
+		char what[64] = "an integer from 0 to ";
+		struct asp_text t = { what, strlen(what), sizeof what - 1, -1 };
+		asp__text_u64(&t, hi);
+		what[t.len] = '\0';
+		bad_value(var, v, what, def);
 		return -1;
 	}
 	*out = x;
@@ -318,13 +314,13 @@ void asp__options_init(void)
 			o->backtrace = need < ASP_MAX_BACKTRACE ? need : ASP_MAX_BACKTRACE;
 	}
 	/* After the suppressions: they may deepen the stacks. */
-	if (u64("ALLOCSPY_SAMPLE", ASP_SAMPLE_MAX, "using 0 (no sampling)", &o->sample) > 0 &&
+	if (u64("ALLOCSPY_SAMPLE", ASP_SAMPLE_MAX, "0 (no sampling)", &o->sample) > 0 &&
 	    o->sample != 0 && o->backtrace < 2) {
 		asp__warn("ALLOCSPY_SAMPLE: stacks are sampled with ALLOCSPY_BACKTRACE of 2 or more; ",
-		          "using 0 (no sampling)", "");
+		          "0 (no sampling) is used", "");
 		o->sample = 0;
 	}
-	o->sample_seed_set = u64("ALLOCSPY_SAMPLE_SEED", INT64_MAX, "using a random seed",
+	o->sample_seed_set = u64("ALLOCSPY_SAMPLE_SEED", INT64_MAX, "a random seed",
 	                         &o->sample_seed) > 0;
 	asp__options_check_names();
 }

@@ -12,23 +12,24 @@
  *      the 64 shards of the live table             (live.c)
  *      the registry of thread records              (thread.c)
  *      the thread-start list                       (here)
- *      the table of sampled blocks                 (sample.c)
+ *      the 64 shards of the sampled blocks         (sample.c)
  *      the arena                                   (arena.c: a leaf)
- *    Every lock but the shards and the table of sampled blocks is held only
- *    with all signals blocked, so a signal handler never finds its own
- *    thread holding one. That table's lock knows its holder: a handler
- *    that finds its own thread holding it waits for nothing (sample.c).
- *    A shard is held only around one table operation and its counts, and its holder
- *    waits for nothing but the arena; a signal handler that lands while its
- *    thread is inside the table never waits for a shard: it tries once and
- *    otherwise defers its operation to the thread's next one (account.c).
+ *    Every lock but the shards (of the live table and of the table of
+ *    sampled blocks) is held only with all signals blocked, so a signal
+ *    handler never finds its own thread holding one. A shard is held only
+ *    around one table operation and its counts, and its holder waits for
+ *    nothing but the arena; a signal handler that lands while its thread
+ *    is inside the table never waits for a shard: it tries once and
+ *    otherwise defers its operation to the thread's next one (account.c,
+ *    sample.c).
  * 2. fork. The prepare handler is registered at start-up, before the
  *    program can register its own, so it runs last: the program's handlers
  *    may take locks whose holders allocate. It blocks signals and takes
- *    every lock above in that order, except a shard or the table of sampled
- *    blocks the forking thread holds already (a fork from a signal handler
- *    inside the table). It waits only for holders to let go, and no holder
- *    waits for it; for owners of pending blocks to finish a change
+ *    every lock above in that order, except a shard the forking thread
+ *    holds already (a fork from a signal handler inside the table), or one
+ *    of the sampled blocks' that a thread stuck in such a handler holds
+ *    (the child rebuilds it). It waits only for holders to let go, and no
+ *    holder waits for it; for owners of pending blocks to finish a change
  *    (account.c: they take no lock in one); and,
  *    at most 100 ms, for other threads to leave the loader's module list
  *    (libunwind's, a dump's: thread.h, asp__loader_enter). Parent
@@ -344,7 +345,7 @@ static void atfork_prepare(void)
 	asp__pend_quiesce(t);
 	asp__threads_atfork_prepare();
 	asp_lock(&g_start_lock);
-	asp__sample_atfork_prepare();
+	asp__sample_atfork_prepare(t);
 	asp__arena_atfork_prepare();
 	g_fork_shards = taken;
 	g_fork_skipped = skipped;
@@ -393,6 +394,7 @@ static void atfork_child(void)
 	uint64_t skipped = g_fork_skipped;
 	unlock_after_fork(1);
 	asp__live_repair(skipped);
+	asp__sample_atfork_child();
 	start_ticker();
 }
 

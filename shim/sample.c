@@ -18,6 +18,7 @@
 #include "options.h"
 #include "sample.h"
 #include "stack.h"
+#include "thread.h"
 
 uint64_t asp__sample_mean;
 uint64_t asp__sample_seed;
@@ -67,10 +68,14 @@ static double neg_log(double u)
 		m *= 0.5;
 		e++;
 	}
+	static const double inv_odd[11] = {
+		1.0, 1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13, 1.0 / 15, 1.0 / 17,
+		1.0 / 19, 1.0 / 21,
+	};
 	double s = (m - 1) / (m + 1), s2 = s * s;
-	double sum = 1.0 / 21;
-	for (int k = 19; k >= 1; k -= 2)
-		sum = sum * s2 + 1.0 / k;
+	double sum = inv_odd[10];
+	for (int k = 9; k >= 0; k--)
+		sum = sum * s2 + inv_odd[k];
 	return -((double)e * ln2 + 2 * s * sum);
 }
 
@@ -111,14 +116,15 @@ double asp__sample_weight(uint64_t size)
 }
 
 /* Bytes to the next sample point: the ceiling of an exponential variate of
- * mean asp__sample_mean, at least 1. */
+ * mean asp__sample_mean, at least 1 (and at most 2^62: the countdown is
+ * signed). */
 static uint64_t draw(struct asp_thread *t)
 {
 	/* u in (0, 1): 53 random bits and a half */
 	double u = ((double)(next_random(t) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 	double x = neg_log(u) * (double)asp__sample_mean;
-	if (x >= 9.2e18)
-		return (uint64_t)INT64_MAX;
+	if (x >= 4.6e18)
+		return (uint64_t)1 << 62;
 	uint64_t n = (uint64_t)x;
 	return n < x || n == 0 ? n + 1 : n;
 }
@@ -127,14 +133,13 @@ uintptr_t asp__sample_hit(struct asp_thread *t, uintptr_t site, size_t size)
 {
 	if (asp__sample_mean == 0)
 		return site;
-	if (t->sample_left == 0) {
-		/* The thread's first allocation: its generator and first point. */
-		t->sample_rng = mix64(asp__sample_seed ^ mix64(t->serial));
-		t->sample_left = draw(t);
-		if (size < t->sample_left) {
-			t->sample_left -= size;
+	if (t->sample_rng == 0) {
+		/* The thread's first allocation: its generator and first point
+		 * (the countdown started at 0). */
+		t->sample_rng = mix64(asp__sample_seed ^ mix64(t->serial)) | 1;
+		t->sample_left = (int64_t)draw(t) - (int64_t)size;
+		if (t->sample_left > 0)
 			return site;
-		}
 	}
 	/* The allocation holds the point. The process after its end is
 	 * independent of what came before (memoryless): a new point. */
@@ -150,18 +155,23 @@ uintptr_t asp__sample_hit(struct asp_thread *t, uintptr_t site, size_t size)
 
 /* Sharded by address, as the live table is, so that threads rarely meet:
  * each shard open addressing on the block's address, at most half full.
- * Only the holder of a shard's lock reads it; frees look at the filter
- * first, without a lock. The lock blocks no signal: it holds its holder's
- * pthread_self, and a signal handler that lands while its own thread holds
- * it does not wait: its frees of sampled blocks go into the thread's
- * record, and the thread makes them before it lets go (a block's address
- * must leave the table before the allocator can hand it out again).
- * Holders wait for nothing but the arena, and a thread holds one shard at
- * a time (fork's prepare handler excepted). */
+ * Only the holder of a shard reads it; frees look at the filter first,
+ * without a lock. The shard's lock blocks no signal (two system calls per
+ * sample would cost more than the rest of it) and works as the live
+ * table's does (live.h): it holds its holder's thread record, a holder
+ * waits for nothing but the arena, and a signal handler that lands while
+ * its thread is inside this code (t->in_sample) never waits for a shard:
+ * it tries once, and otherwise its block goes untracked (an allocation:
+ * the stack's in-use estimate misses it) or its free waits in the
+ * thread's record, the block still allocated, until the thread is out
+ * (a block's address must leave the table before the allocator can hand
+ * it out again). fork's prepare handler takes every shard but those whose
+ * holder is stuck in a handler (its own thread's, or one that waits for
+ * the fork): the child rebuilds those. */
 #define ASP_SAMPLE_SHARDS 64
 
 struct shard {
-	uintptr_t owner;
+	uintptr_t holder;	/* 0: free; else the holder's thread record */
 	struct asp_sample_block *blocks;
 	size_t mask, count;
 } __attribute__((aligned(ASP_CACHE_LINE)));
@@ -173,26 +183,37 @@ static inline struct shard *shard_of(uintptr_t p)
 	return &g_shards[((p * 0x9E3779B97F4A7C15ull) >> 58) & (ASP_SAMPLE_SHARDS - 1)];
 }
 
-/* 1: taken; 0: the calling thread holds it already. */
-static int lock_shard(struct shard *s)
+static inline int try_take(struct shard *s, uintptr_t self)
 {
-	uintptr_t me = (uintptr_t)pthread_self(), none = 0;
-	if (__atomic_compare_exchange_n(&s->owner, &none, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+	uintptr_t none = 0;
+	return __atomic_compare_exchange_n(&s->holder, &none, self, 0, __ATOMIC_ACQUIRE,
+	                                   __ATOMIC_RELAXED);
+}
+
+/* Takes s for t: 1. Nested (a signal handler inside this code) it only
+ * tries once: 0 when s is busy. */
+static int take(struct shard *s, struct asp_thread *t, int nested)
+{
+	uintptr_t self = (uintptr_t)t;
+	if (ASP_LIKELY(try_take(s, self)))
 		return 1;
-	if (none == me)
+	if (nested)
 		return 0;
 	for (unsigned spins = 0;; spins++) {
-		while (asp_atomic_load_relaxed(&s->owner) != 0) {
+		while (asp_atomic_load_relaxed(&s->holder) != 0) {
 			if (spins++ < 64)
 				asp_cpu_relax();
 			else
 				sched_yield();
 		}
-		none = 0;
-		if (__atomic_compare_exchange_n(&s->owner, &none, me, 0, __ATOMIC_ACQUIRE,
-		                                __ATOMIC_RELAXED))
+		if (try_take(s, self))
 			return 1;
 	}
+}
+
+static inline void release(struct shard *s)
+{
+	asp_atomic_store_release(&s->holder, 0);
 }
 
 static inline size_t home(uintptr_t p, size_t mask)
@@ -229,6 +250,23 @@ static void filter_add(uintptr_t p, int delta)
 		asp_atomic_store_relaxed(f, (uint8_t)(v + delta));
 }
 
+/* Adds or replaces p's entry. s held. */
+static void insert_block(struct shard *s, uintptr_t p, uint64_t size, uintptr_t site)
+{
+	if ((s->blocks == NULL || (s->count + 1) * 2 > s->mask + 1) && grow(s) != 0)
+		return;
+	size_t j = home(p, s->mask);
+	while (s->blocks[j].ptr != 0 && s->blocks[j].ptr != p)
+		j = (j + 1) & s->mask;
+	/* The same address again: its old block was freed behind the
+	 * shim's back (or by a free the shim did not count). */
+	if (s->blocks[j].ptr == 0) {
+		s->count++;
+		filter_add(p, 1);
+	}
+	s->blocks[j] = (struct asp_sample_block){ p, size, site };
+}
+
 /* Removes p's entry, if any, into *out. s held. */
 static int remove_block(struct shard *s, uintptr_t p, struct asp_sample_block *out)
 {
@@ -258,55 +296,50 @@ static int remove_block(struct shard *s, uintptr_t p, struct asp_sample_block *o
 	return 1;
 }
 
-/* Lets go of s, after the frees that signal handlers left in t meanwhile
- * (blocks of s: a thread holds one shard at a time): their entries leave
- * it now, their blocks go back after. */
-static void unlock_shard(struct shard *s, struct asp_thread *t)
+/* Out of this code: the frees signal handlers left in t are made now,
+ * each block leaving the table before it goes back. */
+static void drain(struct asp_thread *t)
 {
-	uintptr_t later[ASP_ARRAY_SIZE(t->sample_defer)];
-	size_t n = 0;
 	for (;;) {
 		uint32_t k = asp_atomic_load_relaxed(&t->nsample_defer);
-		if (k == 0)
-			break;
+		if (k == 0 || t->in_sample != 0)
+			return;
 		uintptr_t p = t->sample_defer[k - 1];
-		remove_block(s, p, NULL);
-		later[n++] = p;
 		asp_atomic_store_relaxed(&t->nsample_defer, k - 1);
+		struct shard *s = shard_of(p);
+		t->in_sample++;
+		take(s, t, 0);
+		remove_block(s, p, NULL);
+		release(s);
+		t->in_sample--;
+		asp__next.free((void *)p);
 	}
-	asp_atomic_store_release(&s->owner, 0);
-	for (size_t i = 0; i < n; i++)
-		asp__next.free((void *)later[i]);
 }
 
 void asp__sample_keep(struct asp_thread *t, uintptr_t p, uint64_t size, uintptr_t site)
 {
 	struct shard *s = shard_of(p);
-	/* A signal handler's, inside the shard: its block goes untracked
-	 * (it is in the stack's allocation estimates, not in its in-use). */
-	if (!lock_shard(s))
-		return;
-	if (s->blocks == NULL || (s->count + 1) * 2 > s->mask + 1)
-		if (grow(s) != 0)
-			goto out;
-	size_t j = home(p, s->mask);
-	while (s->blocks[j].ptr != 0 && s->blocks[j].ptr != p)
-		j = (j + 1) & s->mask;
-	/* The same address again: its old block was freed behind the
-	 * shim's back (or by a free the shim did not count). */
-	if (s->blocks[j].ptr == 0) {
-		s->count++;
-		filter_add(p, 1);
+	int nested = t->in_sample++;
+	/* A signal handler's, and the shard busy: the block goes untracked. */
+	if (take(s, t, nested)) {
+		insert_block(s, p, size, site);
+		release(s);
 	}
-	s->blocks[j] = (struct asp_sample_block){ p, size, site };
-out:
-	unlock_shard(s, t);
+	t->in_sample--;
+	if (ASP_UNLIKELY(t->nsample_defer != 0))
+		drain(t);
 }
 
 int asp__sample_take(struct asp_thread *t, uintptr_t p, struct asp_sample_block *out, int defer)
 {
 	struct shard *s = shard_of(p);
-	if (!lock_shard(s)) {
+	int nested = t->in_sample++, found = -1;
+	if (take(s, t, nested)) {
+		found = remove_block(s, p, out);
+		release(s);
+	}
+	t->in_sample--;
+	if (found < 0) {
 		uint32_t k = t->nsample_defer;
 		if (!defer || k == ASP_ARRAY_SIZE(t->sample_defer))
 			return 0;	/* the entry stays: an estimate a block too high */
@@ -314,43 +347,93 @@ int asp__sample_take(struct asp_thread *t, uintptr_t p, struct asp_sample_block 
 		asp_atomic_store_release(&t->nsample_defer, k + 1);
 		return -1;
 	}
-	int found = remove_block(s, p, out);
-	unlock_shard(s, t);
+	if (ASP_UNLIKELY(t->nsample_defer != 0))
+		drain(t);
 	return found;
 }
 
 void asp__sample_blocks(void (*fn)(void *arg, const struct asp_sample_block *b), void *arg)
 {
 	struct asp_thread *t = asp__thread_self();
+	int nested = t->in_sample++;
 	for (size_t k = 0; k < ASP_SAMPLE_SHARDS; k++) {
 		struct shard *s = &g_shards[k];
-		int own = lock_shard(s);
+		/* Nested and busy: read as it is (a signal's report). */
+		int own = take(s, t, nested);
 		for (size_t i = 0; s->blocks != NULL && i <= s->mask; i++)
 			if (s->blocks[i].ptr != 0)
 				fn(arg, &s->blocks[i]);
 		if (own)
-			unlock_shard(s, t);
+			release(s);
 	}
+	t->in_sample--;
 }
 
-/* fork: the forking thread takes every shard, in order, but one it holds
- * already (a fork from a signal handler): its child goes on holding that
- * one, and lets go when the interrupted code does. */
-static uint64_t g_fork_took;
+/* fork: every shard, but those held by the forking thread itself or by a
+ * thread stuck in a handler (live.h): the first the child's interrupted
+ * code finishes, the others the child rebuilds. */
+static uint64_t g_fork_took, g_fork_skipped;
 
-void asp__sample_atfork_prepare(void)
+void asp__sample_atfork_prepare(struct asp_thread *self)
 {
-	uint64_t took = 0;
-	for (size_t k = 0; k < ASP_SAMPLE_SHARDS; k++)
-		if (lock_shard(&g_shards[k]))
-			took |= (uint64_t)1 << k;
+	uint64_t took = 0, skipped = 0;
+	uintptr_t me = (uintptr_t)self | !self;	/* none: an anonymous holder, 1 */
+	for (size_t k = 0; k < ASP_SAMPLE_SHARDS; k++) {
+		struct shard *s = &g_shards[k];
+		for (unsigned spins = 0; !try_take(s, me); spins++) {
+			uintptr_t holder = asp_atomic_load_relaxed(&s->holder);
+			if (holder == me)
+				goto next;
+			if (holder > 1 && asp__thread_stuck(holder)) {
+				skipped |= (uint64_t)1 << k;
+				goto next;
+			}
+			if (spins < 64)
+				asp_cpu_relax();
+			else
+				sched_yield();
+		}
+		took |= (uint64_t)1 << k;
+next:;
+	}
 	g_fork_took = took;
+	g_fork_skipped = skipped;
 }
 
 void asp__sample_atfork_release(void)
 {
 	for (size_t k = ASP_SAMPLE_SHARDS; k-- > 0;)
 		if (g_fork_took & ((uint64_t)1 << k))
-			asp_atomic_store_release(&g_shards[k].owner, 0);
+			release(&g_shards[k]);
 	g_fork_took = 0;
+}
+
+void asp__sample_atfork_child(void)
+{
+	uint64_t skipped = g_fork_skipped;
+	g_fork_skipped = 0;
+	if (skipped == 0)
+		return;
+	/* Their holders are gone half way: each is rebuilt from its slots
+	 * (an entry a backward shift had copied but not cleared yet is kept
+	 * once), and the filter counted again. */
+	for (size_t k = 0; k < ASP_SAMPLE_SHARDS; k++) {
+		struct shard *s = &g_shards[k];
+		if (!(skipped & ((uint64_t)1 << k)) || s->blocks == NULL)
+			continue;
+		struct asp_sample_block *old = s->blocks;
+		size_t slots = s->mask + 1;
+		s->blocks = NULL;
+		s->mask = s->count = 0;
+		for (size_t j = 0; j < slots; j++)
+			if (old[j].ptr != 0)
+				insert_block(s, old[j].ptr, old[j].size, old[j].site);
+		asp__pages_free(old, slots * sizeof *old);
+		s->holder = 0;
+	}
+	memset(asp__sample_filter, 0, sizeof asp__sample_filter);
+	for (size_t k = 0; k < ASP_SAMPLE_SHARDS; k++)
+		for (size_t j = 0; g_shards[k].blocks != NULL && j <= g_shards[k].mask; j++)
+			if (g_shards[k].blocks[j].ptr != 0)
+				filter_add(g_shards[k].blocks[j].ptr, 1);
 }

@@ -16,10 +16,9 @@
  *
  * In count mode, a table of the sampled blocks alone gives what is in use
  * per stack: a free looks at one byte of a filter first, so the frees of
- * blocks that were not sampled cost a load. The table's lock blocks no
+ * blocks that were not sampled cost a load. The table's locks block no
  * signal (a system call each way would cost more than the rest of a
- * sample): it knows its holder, and a signal handler that lands while its
- * own thread holds it leaves its frees to that thread (sample.c). */
+ * sample): they know their holder, as the live table's do (sample.c). */
 #ifndef ASP_SAMPLE_H
 #define ASP_SAMPLE_H
 
@@ -53,20 +52,20 @@ static inline uintptr_t asp__site_plain(uintptr_t site)
 	return site & ~ASP_SITE_SAMPLED;
 }
 
-/* The allocation reached its thread's sample point: a new point is drawn
- * and its stack captured. Returns the site to record (tagged stack id, or
- * site itself when the stack could not be had); t->sample_w is its weight. */
+/* The allocation of size bytes took its thread's countdown to 0 or below:
+ * it reached the sample point (or the thread's first point is drawn). A
+ * new point is drawn and the stack captured. Returns the site to record
+ * (tagged stack id; site itself when the allocation was not sampled or
+ * its stack could not be had); t->sample_w is its weight. */
 uintptr_t asp__sample_hit(struct asp_thread *t, uintptr_t site, size_t size);
 
 /* The site an allocation of size bytes records: its caller, or, when it
  * is sampled, its stack. */
 static inline uintptr_t asp__sample_site(struct asp_thread *t, uintptr_t site, size_t size)
 {
-	if (ASP_LIKELY(size < t->sample_left)) {
-		t->sample_left -= size;
-		return site;
-	}
-	return asp__sample_hit(t, site, size);
+	int64_t left = t->sample_left - (int64_t)size;
+	t->sample_left = left;
+	return ASP_LIKELY(left > 0) ? site : asp__sample_hit(t, site, size);
 }
 
 /* 1 / (1 - e^(-size/mean)): how many allocations of size bytes one sampled
@@ -110,8 +109,9 @@ static inline int asp__sample_maybe(uintptr_t p)
 
 /* Count mode: p leaves the table of sampled blocks, if it is there:
  * 1 with its entry in *out (when not NULL), 0 when it is not there. With
- * defer set, -1 when t's thread holds the table (a signal handler landed
- * there): p is left for the thread to free when it lets go. */
+ * defer set, -1 from a signal handler that landed inside the table's code
+ * and found p's shard busy: p is left for its thread to free once it is
+ * out (see sample.c). */
 int asp__sample_take(struct asp_thread *t, uintptr_t p, struct asp_sample_block *out, int defer);
 
 /* Count mode: p is about to be freed. Nonzero: its thread frees it later
@@ -123,12 +123,15 @@ static inline int asp__sample_forget(struct asp_thread *t, uintptr_t p)
 	return 0;
 }
 
-/* Calls fn for each live sampled block (count mode), under the table's
- * lock (or as the table is, when the calling thread holds it already). */
+/* Calls fn for each live sampled block (count mode), each shard under its
+ * lock (or as it is, in a signal handler that finds it busy). */
 void asp__sample_blocks(void (*fn)(void *arg, const struct asp_sample_block *b), void *arg);
 
-/* fork: the table's lock is held across it. */
-void asp__sample_atfork_prepare(void);
+/* fork: the table's shards are held across it (but those held by self,
+ * the forking thread's record, or by a stuck thread: the child rebuilds
+ * those in asp__sample_atfork_child, before the release). */
+void asp__sample_atfork_prepare(struct asp_thread *self);
 void asp__sample_atfork_release(void);
+void asp__sample_atfork_child(void);
 
 #endif

@@ -161,14 +161,18 @@ struct asp_thread {
 	uintptr_t last_site;
 	unsigned last_fn;
 	/* ALLOCSPY_SAMPLE (sample.h): bytes left to the next sample point
-	 * (0: none drawn yet), the generator's state, and the weight of the
-	 * last sampled allocation. */
-	uint64_t sample_left;
+	 * (the allocation that takes it to 0 or below is sampled), the
+	 * generator's state (0: not seeded yet), the weight of the last
+	 * sampled allocation and, in count mode, its block. */
+	int64_t sample_left;
 	uint64_t sample_rng;
 	double sample_w;
-	/* Count mode: frees of sampled blocks that a signal handler made
-	 * while this thread held the table of sampled blocks; the thread
-	 * makes them when it lets go (sample.c). */
+	uintptr_t last_sampled;
+	/* Count mode: > 0 inside the table of sampled blocks' code; the
+	 * frees of sampled blocks that a signal handler made meanwhile and
+	 * could not make at once, made by the thread once it is out
+	 * (sample.c). */
+	int in_sample;
 	uint32_t nsample_defer;
 	uintptr_t sample_defer[4];
 	/* Per-stack totals (backtrace mode), owned by the thread: no lock.

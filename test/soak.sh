@@ -13,7 +13,8 @@
 #             passed (default: one round)
 # -t TIMEOUT  seconds a run may take before it counts as hung (default 20)
 # -m MODES    the modes to run, of: track count bt16 bt16fp interval
-#             (default: all)
+#             sample csample (the last two: sampled stacks, one per 256
+#             bytes on average, in track and count mode; default: all)
 # CASE        the cases to run (default: all): fork_pool fork_signal
 #             vfork_threads exit_fork cxx_fork perl_threads python_mp
 #
@@ -30,7 +31,7 @@ case $B in /*) ;; *) B=$PWD/$B ;; esac
 LIB=$B/liballocspy.so
 S=$B/test/soak
 
-runs=1 budget=0 limit=20 modes="track count bt16 bt16fp interval"
+runs=1 budget=0 limit=20 modes="track count bt16 bt16fp interval sample csample"
 while getopts r:d:t:m: o; do
 	case $o in
 	r) runs=$OPTARG ;;
@@ -57,6 +58,8 @@ mode_env() {
 	bt16) echo "ALLOCSPY_BACKTRACE=16" ;;
 	bt16fp) echo "ALLOCSPY_BACKTRACE=16 ALLOCSPY_UNWIND=fp" ;;
 	interval) echo "ALLOCSPY_INTERVAL_MS=5" ;;
+	sample) echo "ALLOCSPY_BACKTRACE=16 ALLOCSPY_SAMPLE=256" ;;
+	csample) echo "ALLOCSPY_MODE=count ALLOCSPY_BACKTRACE=16 ALLOCSPY_SAMPLE=256" ;;
 	esac
 }
 

@@ -187,6 +187,11 @@ check "count: the same seed samples as in track mode" "$(cat "$TMP/track.bytes")
 check "count: in use at exit, from the table of sampled blocks: site_keep's all, site_leak's some" \
 	"site_keep $(sed -n 's/^site_keep //p' "$TMP/count.bytes")
 site_leak yes" "$(sites "$TMP/count.json" inuse_bytes | sed 's/^\(site_leak\) \([0-9]*\)$/\1 yes/')"
+for m in track count; do
+	check "$m: temporary allocations: each site freeing at once has its allocations' estimate, site_keep none" \
+		"$(grep -v '^site_keep \|^site_leak ' "$TMP/$m.allocs")" \
+		"$(sites "$TMP/$m.json" temporary | grep -v '^site_leak ')"
+done
 check "count: no peak estimates (count mode has no snapshots)" \
 	"est_allocs est_bytes est_in_use_blocks est_in_use_bytes est_temporary samples stack" \
 	"$(json_get "$TMP/count.json" '" ".join(sorted(d["stack_stats"][0]))')"
@@ -258,7 +263,7 @@ bad() {
 }
 for v in abc -5 1099511627777 12x " 7"; do
 	check "ALLOCSPY_SAMPLE='$v': one warning with the range and the default; no sampling" \
-		"3|allocspy: warning: ALLOCSPY_SAMPLE: not an integer from 0 to 1099511627776; using 0 (no sampling)|0 False" \
+		"3|allocspy: warning: ALLOCSPY_SAMPLE=$v: not an integer from 0 to 1099511627776; the default, 0 (no sampling), is used|0 False" \
 		"$(bad ALLOCSPY_BACKTRACE=8 ALLOCSPY_SAMPLE="$v")"
 done
 check "ALLOCSPY_SAMPLE=1099511627776, the largest: taken" "3||1099511627776 True" \
@@ -266,11 +271,11 @@ check "ALLOCSPY_SAMPLE=1099511627776, the largest: taken" "3||1099511627776 True
 check "ALLOCSPY_SAMPLE=0: no sampling, no warning" "3||0 False" \
 	"$(bad ALLOCSPY_BACKTRACE=8 ALLOCSPY_SAMPLE=0)"
 check "ALLOCSPY_SAMPLE without ALLOCSPY_BACKTRACE of 2 or more: one warning; no sampling" \
-	"3|allocspy: warning: ALLOCSPY_SAMPLE: stacks are sampled with ALLOCSPY_BACKTRACE of 2 or more; using 0 (no sampling)|0 False" \
+	"3|allocspy: warning: ALLOCSPY_SAMPLE: stacks are sampled with ALLOCSPY_BACKTRACE of 2 or more; 0 (no sampling) is used|0 False" \
 	"$(bad ALLOCSPY_SAMPLE=4096)"
 for v in x -1 9223372036854775808; do
 	check "ALLOCSPY_SAMPLE_SEED='$v': one warning with the range and the default" \
-		"3|allocspy: warning: ALLOCSPY_SAMPLE_SEED: not an integer from 0 to 9223372036854775807; using a random seed|4096 True" \
+		"3|allocspy: warning: ALLOCSPY_SAMPLE_SEED=$v: not an integer from 0 to 9223372036854775807; the default, a random seed, is used|4096 True" \
 		"$(bad ALLOCSPY_BACKTRACE=8 ALLOCSPY_SAMPLE=4096 ALLOCSPY_SAMPLE_SEED="$v")"
 done
 check "ALLOCSPY_SAMPLE_SEED=9223372036854775807, the largest: in the dump" "9223372036854775807" \
