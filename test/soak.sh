@@ -20,7 +20,9 @@
 #
 # The last line is "soak: R runs, H hangs, F failures"; the exit status is
 # 0 when both are 0. `make soak` runs it for an hour. SOAK_FORKS sets how
-# many times the perl and C++ cases fork (default 100).
+# many times the perl and C++ cases fork (default 30 and 100: each perl
+# child's exit report checks its parent's heap of some 45,000 blocks for
+# leaks and writes its dump, 0.1-0.3 s).
 #
 # A child that fork_signal forks from a signal handler which landed between
 # a table operation and its count, and that ends inside that handler, may
@@ -95,7 +97,7 @@ one_run() {
 				LD_PRELOAD="$LIB" perl -Mthreads -Mthreads::shared -MPOSIX -e '
 				my $stop :shared = 0;
 				my @t = map { threads->create(sub { while (!$stop) { my @a = map { "x" x $_ } 1 .. 200 } }) } 1 .. 2;
-				for (1 .. '"${SOAK_FORKS:-100}"') { my $p = fork; POSIX::_exit(0) unless $p; waitpid($p, 0) }
+				for (1 .. '"${SOAK_FORKS:-30}"') { my $p = fork; POSIX::_exit(0) unless $p; waitpid($p, 0) }
 				$stop = 1; $_->join for @t; print "done\n"'
 		fi
 		exec $pin env $(mode_env "$mode") ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT="$d/%e.%p.json" \
