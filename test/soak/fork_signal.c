@@ -1,9 +1,11 @@
 /* fork_signal - fork from a signal handler while threads allocate. A timer
- * signal every 200 us lands anywhere; when it interrupts the program's own
- * code or the preloaded shim's (never the C library's, whose malloc locks
- * make fork from a handler deadlock with or without the shim), the handler
- * forks a child that ends with _exit at once. 3 threads churn
- * malloc/realloc/free meanwhile. Prints "done" and exits 0. */
+ * signal every 200 us lands in one of 3 threads that churn
+ * malloc/realloc/free (the main thread blocks it and waits); when it
+ * interrupts the program's own code or the preloaded shim's (never the C
+ * library's, whose malloc locks make fork from a handler deadlock with or
+ * without the shim), the handler forks a child that ends with _exit at
+ * once. It stops after 100 forks, or after 10 s when few signals land
+ * where a fork may (a fast shim on one CPU). Prints "done" and exits 0. */
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -91,18 +94,22 @@ int main(void)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigaction(SIGALRM, &sa, NULL);
 	struct itimerval it = { { 0, 200 }, { 0, 200 } };
-	setitimer(ITIMER_REAL, &it, NULL);
-	while (forks < 100) {
-		while (waitpid(-1, NULL, WNOHANG) > 0)
-			;
-		usleep(100);
-	}
-	struct itimerval off = { { 0, 0 }, { 0, 0 } };
-	setitimer(ITIMER_REAL, &off, NULL);
+	/* The workers take the signals (they were created with it open). */
 	sigset_t block;
 	sigemptyset(&block);
 	sigaddset(&block, SIGALRM);
 	pthread_sigmask(SIG_BLOCK, &block, NULL);
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	setitimer(ITIMER_REAL, &it, NULL);
+	do {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		usleep(100);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (forks < 100 && now.tv_sec - t0.tv_sec < 10);
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	setitimer(ITIMER_REAL, &off, NULL);
 	stop = 1;
 	for (int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
