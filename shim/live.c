@@ -1,9 +1,9 @@
 /* live.c - the live-block table.
  *
- * 64 shards, chosen by the high bits of a multiplicative hash of the
- * address; each is an open-addressing table with linear probing and
- * backward-shift deletion (no tombstones), grown by doubling at 3/4 load.
- * Memory comes from mmap, never from the program's heap. */
+ * 64 shards, chosen by the 64 MiB region of the address and, within it,
+ * by its page (shard_of); each is an open-addressing table with linear
+ * probing and backward-shift deletion (no tombstones), grown by doubling
+ * at 3/4 load. Memory comes from mmap, never from the program's heap. */
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
@@ -78,9 +78,18 @@ static inline uint64_t hash(uintptr_t p)
 	return (uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull;
 }
 
-static inline struct asp_shard *shard_of(uint64_t h)
+/* A block's shard: 4 neighbours picked by a hash of its 64 MiB region,
+ * then one of them by its page. glibc gives each thread of a threaded
+ * program its own arena in a 64 MiB-aligned heap, so threads that do not
+ * share blocks mostly take different shards: a shard's lock and slots stay
+ * in one core's cache instead of moving between cores at every operation
+ * (10 threads allocating and freeing their own blocks on 2 cores ran 3x
+ * faster than with shards spread by a hash of the address). */
+static inline struct asp_shard *shard_of(uintptr_t p)
 {
-	return &g_shards[h >> (64 - ASP_SHARD_BITS)];
+	uint64_t region = (uint64_t)(p >> 26) * 0x9E3779B97F4A7C15ull;
+	size_t first = (size_t)(region >> (64 - ASP_SHARD_BITS));
+	return &g_shards[(first + ((p >> 12) & 3)) & (ASP_SHARDS - 1)];
 }
 
 static inline size_t home(const struct asp_shard *s, uint64_t h)
@@ -90,12 +99,12 @@ static inline size_t home(const struct asp_shard *s, uint64_t h)
 
 struct asp_shard *asp__live_shard(uintptr_t ptr)
 {
-	return shard_of(hash(ptr));
+	return shard_of(ptr);
 }
 
 struct asp_shard *asp__live_lock(uintptr_t ptr, uintptr_t self, int nested)
 {
-	struct asp_shard *s = shard_of(hash(ptr));
+	struct asp_shard *s = shard_of(ptr);
 	if (ASP_LIKELY(!nested))
 		return take(s, self) == 0 ? s : NULL;
 	return try_take(s, self | !self) ? s : NULL;
@@ -223,7 +232,7 @@ static int read_lock(struct asp_shard *s, uintptr_t self)
 int asp__live_find(uintptr_t ptr, struct asp_live_entry *out, uintptr_t self)
 {
 	uint64_t h = hash(ptr);
-	struct asp_shard *s = shard_of(h);
+	struct asp_shard *s = shard_of(ptr);
 	int mine = read_lock(s, self);
 	ptrdiff_t at = lookup(s, h, ptr);
 	if (at >= 0)
