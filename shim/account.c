@@ -72,10 +72,7 @@ int asp__fast_mode(void)
 }
 pid_t asp__frozen;
 uint32_t asp__epoch;
-int64_t asp__in_use;
-int64_t asp__in_use_blocks;
-int64_t asp__peak;
-uint64_t asp__peak_ns;
+struct asp_figures asp__figures;
 
 /* The record to count in, or NULL to forward without counting. */
 static inline struct asp_thread *enter(void)
@@ -105,33 +102,32 @@ uint64_t asp__peak_bound(void)
 
 static ASP_COLD void raise_peak(int64_t seen)
 {
-	static int64_t timed;	/* the peak when its time was last taken */
-	int64_t peak = asp_atomic_load_relaxed(&asp__peak);
-	while (seen > peak && !asp_atomic_cas_relaxed(&asp__peak, &peak, seen))
+	int64_t peak = asp_atomic_load_relaxed(&asp__figures.peak);
+	while (seen > peak && !asp_atomic_cas_relaxed(&asp__figures.peak, &peak, seen))
 		;
 	/* A growing heap sets a new peak at nearly every allocation: its time
 	 * is taken each time it has grown by 1/64 since. */
-	int64_t last = asp_atomic_load_relaxed(&timed);
+	int64_t last = asp_atomic_load_relaxed(&asp__figures.peak_timed);
 	if (seen > peak && seen - last >= last / 64) {
-		asp_atomic_store_relaxed(&timed, seen);
-		asp_atomic_store_relaxed(&asp__peak_ns, asp_now_ns(CLOCK_MONOTONIC));
+		asp_atomic_store_relaxed(&asp__figures.peak_timed, seen);
+		asp_atomic_store_relaxed(&asp__figures.peak_ns, asp_now_ns(CLOCK_MONOTONIC));
 	}
 }
 
 void asp__peak_at_least(int64_t bytes)
 {
-	if (bytes > asp_atomic_load_relaxed(&asp__peak))
+	if (bytes > asp_atomic_load_relaxed(&asp__figures.peak))
 		raise_peak(bytes);
 }
 
 void asp__publish(struct asp_thread *t)
 {
-	int64_t total = asp_atomic_add_relaxed(&asp__in_use, t->net);
-	asp_atomic_add_relaxed(&asp__in_use_blocks, t->net_blocks);
+	int64_t total = asp_atomic_add_relaxed(&asp__figures.in_use, t->net);
+	asp_atomic_add_relaxed(&asp__figures.in_use_blocks, t->net_blocks);
 	uint64_t volume = t->volume;
 	t->net = t->net_blocks = 0;
 	t->volume = 0;
-	if (total > asp_atomic_load_relaxed(&asp__peak))
+	if (total > asp_atomic_load_relaxed(&asp__figures.peak))
 		raise_peak(total);
 	asp__snapshot_note(t, volume, total);
 }
@@ -142,8 +138,8 @@ static inline void net_add(struct asp_thread *t, int64_t delta, int64_t blocks)
 	t->net_blocks += blocks;
 	t->volume += (uint64_t)(delta < 0 ? -delta : delta);
 	if (delta > 0) {
-		int64_t seen = asp_atomic_load_relaxed(&asp__in_use) + t->net;
-		if (ASP_UNLIKELY(seen > asp_atomic_load_relaxed(&asp__peak)))
+		int64_t seen = asp_atomic_load_relaxed(&asp__figures.in_use) + t->net;
+		if (ASP_UNLIKELY(seen > asp_atomic_load_relaxed(&asp__figures.peak)))
 			raise_peak(seen);
 	}
 	if (ASP_UNLIKELY(t->net > ASP_PEAK_STEP || t->net < -ASP_PEAK_STEP ||
@@ -481,8 +477,8 @@ void asp__account_thread_gone(struct asp_thread *t)
 		}
 	}
 	t->ndefer = 0;
-	asp__in_use += t->net;
-	asp__in_use_blocks += t->net_blocks;
+	asp__figures.in_use += t->net;
+	asp__figures.in_use_blocks += t->net_blocks;
 	t->net = t->net_blocks = 0;
 }
 
@@ -562,7 +558,7 @@ int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p)
 	if (ASP_UNLIKELY(t->ndefer != 0) && t->in_table == 0)
 		flush_deferred(t);
 	/* The heap may be at its peak: who holds it, before it shrinks. */
-	int64_t seen = asp_atomic_load_relaxed(&asp__in_use) + t->net;
+	int64_t seen = asp_atomic_load_relaxed(&asp__figures.in_use) + t->net;
 	if (ASP_UNLIKELY(seen >= asp_atomic_load_relaxed(&asp__snapshot_peak_next)))
 		asp__snapshot_peak(t, seen);
 	struct asp_live_entry e;

@@ -41,11 +41,16 @@ extern pid_t asp__frozen;
 extern uint32_t asp__epoch;
 
 /* The in-use figures threads have published, the largest total any thread
- * saw, and how far off the peak can be (account.c). */
-extern int64_t asp__in_use;
-extern int64_t asp__in_use_blocks;
-extern int64_t asp__peak;
-extern uint64_t asp__peak_ns;
+ * saw, and when (account.c). Threads write them: they have a cache line of
+ * their own, away from the flags every operation reads. */
+struct asp_figures {
+	int64_t in_use;
+	int64_t in_use_blocks;
+	int64_t peak;
+	uint64_t peak_ns;
+	int64_t peak_timed;	/* the peak when peak_ns was last taken */
+} __attribute__((aligned(ASP_CACHE_LINE)));
+extern struct asp_figures asp__figures;
 
 /* The TLS modules the shim's own libraries added, and the loader's text
  * (stack.c sets them when it loads libunwind). */

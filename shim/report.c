@@ -133,7 +133,7 @@ static void gather(struct figures *f, enum reason reason, int need_entries)
 	asp__live_unlock_all(taken);
 	asp__pend_gather_end();
 	/* The peak is never below what is in use now. */
-	f->peak = asp_atomic_load_relaxed(&asp__peak);
+	f->peak = asp_atomic_load_relaxed(&asp__figures.peak);
 	if (f->tracked && (int64_t)f->in_use_bytes > f->peak)
 		f->peak = (int64_t)f->in_use_bytes;
 }
@@ -518,7 +518,7 @@ static json_t *heap_json(const struct figures *f)
 	json_object_set_new(h, "peak_bytes", f->tracked ? jint((uint64_t)f->peak) : json_null());
 	if (f->tracked) {
 		json_object_set_new(h, "peak_bytes_bound", jint(asp__peak_bound()));
-		uint64_t at = asp_atomic_load_relaxed(&asp__peak_ns);
+		uint64_t at = asp_atomic_load_relaxed(&asp__figures.peak_ns);
 		json_object_set_new(h, "peak_t_s", json_real(since_start(at ? at : f->t_ns)));
 	}
 	json_object_set_new(h, "temporary", jint(temporary));

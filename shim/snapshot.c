@@ -242,7 +242,7 @@ void asp__snapshot_note(struct asp_thread *t, uint64_t volume, int64_t in_use)
 		s.t_ns = asp_now_ns(CLOCK_MONOTONIC);
 		traffic(&s.allocated, &s.freed);
 		s.in_use = in_use;
-		s.blocks = asp_atomic_load_relaxed(&asp__in_use_blocks) + t->net_blocks;
+		s.blocks = asp_atomic_load_relaxed(&asp__figures.in_use_blocks) + t->net_blocks;
 		if (g_taken++ % ASP_DETAIL_EVERY == 0) {
 			s.detail = detail_of(t, &s.ndetail, &s);
 			asp__peak_at_least(s.in_use);
@@ -263,7 +263,7 @@ void asp__snapshot_peak(struct asp_thread *t, int64_t seen)
 		s.t_ns = asp_now_ns(CLOCK_MONOTONIC);
 		traffic(&s.allocated, &s.freed);
 		s.in_use = seen;
-		s.blocks = asp_atomic_load_relaxed(&asp__in_use_blocks) + t->net_blocks;
+		s.blocks = asp_atomic_load_relaxed(&asp__figures.in_use_blocks) + t->net_blocks;
 		s.peak = 1;
 		s.detail = detail_of(t, &s.ndetail, &s);
 		asp__peak_at_least(s.in_use);

@@ -59,7 +59,7 @@ void (*asp__thread_exit_hook)(struct asp_thread *t);
 void (*asp__thread_gone_hook)(struct asp_thread *t);
 pthread_key_t asp__thread_key;
 int asp__thread_key_ok;
-uintptr_t asp__thread_slot;
+uintptr_t asp__thread_slot __attribute__((aligned(ASP_CACHE_LINE)));	/* read by every operation */
 int asp__threads_active;
 int asp__threads_active_max;
 
