@@ -76,9 +76,16 @@ struct mapping {
 	char stack;		/* the main thread's [stack] */
 };
 
+/* find_block searches the blocks' starts, sorted, apart from the blocks
+ * (8 bytes each, not 48: fewer cache misses per word), through every
+ * ASP_FIND_STRIDEth of them first (a few KiB that stay cached). */
+#define ASP_FIND_STRIDE 32
+
 struct scan {
 	struct block *b;
 	size_t n;
+	uintptr_t *starts, *coarse;	/* n, and ncoarse = n / ASP_FIND_STRIDE rounded up */
+	size_t ncoarse;
 	uint32_t *stack;	/* mark stack */
 	size_t top;
 	struct mapping *maps;
@@ -324,19 +331,41 @@ place:
 	return 0;
 }
 
-/* The block addr points into, or -1. */
-static ptrdiff_t find_block(const struct scan *s, uintptr_t addr)
+/* The last index in [lo, hi) whose key is at most addr (keys[lo] is). */
+static inline size_t last_at_most(const uintptr_t *keys, size_t lo, size_t hi, uintptr_t addr)
 {
-	if (s->n == 0 || addr < s->b[0].start)
-		return -1;
-	size_t lo = 0, hi = s->n;
 	while (hi - lo > 1) {
 		size_t mid = (lo + hi) / 2;
-		if (s->b[mid].start <= addr)
+		if (keys[mid] <= addr)
 			lo = mid;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+static int index_blocks(struct scan *s)
+{
+	s->ncoarse = (s->n + ASP_FIND_STRIDE - 1) / ASP_FIND_STRIDE;
+	s->starts = asp__pages_alloc(s->n * sizeof *s->starts);
+	s->coarse = asp__pages_alloc(s->ncoarse * sizeof *s->coarse);
+	if (s->starts == NULL || s->coarse == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n; i++)
+		s->starts[i] = s->b[i].start;
+	for (size_t j = 0; j < s->ncoarse; j++)
+		s->coarse[j] = s->starts[j * ASP_FIND_STRIDE];
+	return 0;
+}
+
+/* The block addr points into, or -1. */
+static ptrdiff_t find_block(const struct scan *s, uintptr_t addr)
+{
+	if (s->n == 0 || addr < s->starts[0])
+		return -1;
+	size_t lo = last_at_most(s->coarse, 0, s->ncoarse, addr) * ASP_FIND_STRIDE;
+	size_t hi = lo + ASP_FIND_STRIDE < s->n ? lo + ASP_FIND_STRIDE : s->n;
+	lo = last_at_most(s->starts, lo, hi, addr);
 	const struct block *b = &s->b[lo];
 	if (addr == b->start || addr - b->start < b->size)
 		return (ptrdiff_t)lo;
@@ -620,8 +649,11 @@ struct glibc_heap_info {
 	size_t size, mprotect_size, pagesize;
 };
 
+static int by_range(const void *a, const void *b);
+
 static void skip_glibc_heaps(struct scan *s)
 {
+	size_t from = s->nskip;
 	for (size_t i = 0; i < s->nmaps; i++) {
 		const struct mapping *m = &s->maps[i];
 		if (!m->r || !m->w || m->file)
@@ -651,15 +683,32 @@ static void skip_glibc_heaps(struct scan *s)
 	}
 	/* Large blocks live in their own mappings (chunk flag IS_MMAPPED).
 	 * A live block's header is mapped with it and frees wait for the
-	 * scan, so it is read directly. */
+	 * scan, so it is read directly; but only outside the heaps found
+	 * above, where every other block lies (reading every header costs a
+	 * cache and TLB miss per block: a tenth of the scan). Blocks and
+	 * heaps are walked in address order. */
+	size_t nheaps = s->nskip - from;
+	struct range *heaps = asp__pages_alloc((nheaps + 1) * sizeof *heaps);
+	if (heaps == NULL)
+		nheaps = 0;
+	else
+		memcpy(heaps, s->skip + from, nheaps * sizeof *heaps);
+	asp__sort(heaps, nheaps, sizeof *heaps, by_range);
+	size_t k = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct block *b = &s->b[i];
+		while (k < nheaps && heaps[k].end <= b->start)
+			k++;
+		if (k < nheaps && b->start >= heaps[k].start)
+			continue;
 		const uint64_t *hdr = (const uint64_t *)(b->start - 16);
 		if (!(hdr[1] & 2))
 			continue;
 		uintptr_t chunk = b->start - 16;
 		skip_range(s, chunk - hdr[0], chunk + (hdr[1] & ~(uint64_t)7));
 	}
+	if (heaps != NULL)
+		asp__pages_free(heaps, (nheaps + 1) * sizeof *heaps);
 }
 
 /* Another allocator: leave out every mapping that holds a block. */
@@ -897,6 +946,8 @@ int asp__leak_check(const struct asp_live_entry *e, size_t n, struct asp_leak_re
 	if (s.n == 0)
 		return 0;
 	int err = sort_blocks(&s);
+	if (err == 0)
+		err = index_blocks(&s);
 	if (err != 0)
 		return err;
 
