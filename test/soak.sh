@@ -11,7 +11,9 @@
 # -r RUNS     runs of each case, mode and CPU setting per round (default 1)
 # -d SECONDS  keep going, round after round, until this much time has
 #             passed (default: one round)
-# -t TIMEOUT  seconds a run may take before it counts as hung (default 20)
+# -t TIMEOUT  seconds a run may go without writing a dump before it counts
+#             as hung (default 20; a run whose processes keep ending, each
+#             writing its dump, is slow, not hung: at most 5 times TIMEOUT)
 # -m MODES    the modes to run, of: track count bt16 bt16fp interval
 #             sample csample (the last two: sampled stacks, one per 256
 #             bytes on average, in track and count mode; default: all)
@@ -104,9 +106,16 @@ one_run() {
 			LD_PRELOAD="$LIB" $cmd
 	) >"$TMP/out" 2>"$TMP/err" </dev/null &
 	pid=$!
-	tenths=0
+	tenths=0 quiet=0 dumps=0
 	while kill -0 "$pid" 2>/dev/null; do
-		if [ "$tenths" -ge $((limit * 10)) ]; then
+		if [ $((tenths % 10)) -eq 0 ]; then
+			n=$(find "$d" -name '*.json' 2>/dev/null | wc -l)
+			if [ "$n" -ne "$dumps" ]; then
+				dumps=$n quiet=0
+			fi
+		fi
+		if [ "$quiet" -ge $((limit * 10)) ] || [ "$tenths" -ge $((limit * 50)) ]; then
+			tenths=$((limit * 50))
 			hangs=$((hangs + 1))
 			echo "HANG: $name, mode $mode${pin:+, pinned}: every thread of every process left:"
 			for p in $(tree "$pid"); do
@@ -118,12 +127,12 @@ one_run() {
 			break
 		fi
 		sleep 0.1
-		tenths=$((tenths + 1))
+		tenths=$((tenths + 1)) quiet=$((quiet + 1))
 	done
 	wait "$pid"
 	rc=$?
 	total=$((total + 1))
-	[ "$tenths" -ge $((limit * 10)) ] && return
+	[ "$tenths" -ge $((limit * 50)) ] && return
 	why=
 	[ "$rc" -eq 0 ] || why="status $rc"
 	[ "$(cat "$TMP/out")" = done ] || why="$why; output: $(head -c 200 "$TMP/out")"
