@@ -14,6 +14,7 @@
 #define ASP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ASP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define ASP_NOINLINE __attribute__((noinline))
+#define ASP_ALWAYS_INLINE inline __attribute__((always_inline))
 #define ASP_COLD __attribute__((cold, noinline))
 #define ASP_CACHE_LINE 64
 #define ASP_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
