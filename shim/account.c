@@ -58,7 +58,6 @@
 #include "snapshot.h"
 #include "stack.h"
 
-#define ASP_PEAK_STEP (16 * 1024)
 
 int asp__state;
 int asp__fast;
@@ -130,21 +129,6 @@ void asp__publish(struct asp_thread *t)
 	if (total > asp_atomic_load_relaxed(&asp__figures.peak))
 		raise_peak(total);
 	asp__snapshot_note(t, volume, total);
-}
-
-static inline void net_add(struct asp_thread *t, int64_t delta, int64_t blocks)
-{
-	t->net += delta;
-	t->net_blocks += blocks;
-	t->volume += (uint64_t)(delta < 0 ? -delta : delta);
-	if (delta > 0) {
-		int64_t seen = asp_atomic_load_relaxed(&asp__figures.in_use) + t->net;
-		if (ASP_UNLIKELY(seen > asp_atomic_load_relaxed(&asp__figures.peak)))
-			raise_peak(seen);
-	}
-	if (ASP_UNLIKELY(t->net > ASP_PEAK_STEP || t->net < -ASP_PEAK_STEP ||
-	                 t->volume > asp__snapshot_volume_step))
-		asp__publish(t);
 }
 
 /* Counting ------------------------------------------------------------- */
@@ -276,31 +260,7 @@ int asp__count_temporary_sampled(struct asp_thread *t, void *p)
 
 /* The pending block -------------------------------------------------------- */
 
-#define ASP_PEND_CLAIMS_MAX 64
-
 int asp__pend_gathering;
-
-static inline int pend_usable(const struct asp_thread *t)
-{
-	return asp__fence_others_ok && t->pend_claims < ASP_PEND_CLAIMS_MAX &&
-	       t->in_table == 0 && t->depth == 0;
-}
-
-/* Opens the owner's change: 0 when a reader gathers (the table then). */
-static inline int pend_begin(struct asp_thread *t)
-{
-	asp_atomic_store_relaxed(&t->pend_seq, t->pend_seq + 1);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (ASP_LIKELY(asp_atomic_load_relaxed(&asp__pend_gathering) == 0))
-		return 1;
-	asp_atomic_store_release(&t->pend_seq, t->pend_seq + 1);
-	return 0;
-}
-
-static inline void pend_end(struct asp_thread *t)
-{
-	asp_atomic_store_release(&t->pend_seq, t->pend_seq + 1);
-}
 
 /* Puts the record's pending block old in the table, unless a claimer took
  * it first. in_table 0: every shard can be waited for. */
@@ -423,7 +383,7 @@ static ASP_COLD void flush_deferred(struct asp_thread *t)
 		asp__live_unlock(s);
 		t->in_table--;
 		if (found)
-			net_add(t, -(int64_t)e.size, -1);
+			asp__net_add(t, -(int64_t)e.size, -1);
 		if (d.op == ASP_DEFER_FREE) {
 			asp__wait_frozen();
 			asp__next.free((void *)d.ptr);
@@ -493,12 +453,12 @@ void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, s
 		site = asp__sample_site(t, site, size);
 	if (ASP_UNLIKELY(t->ndefer != 0) && t->in_table == 0)
 		flush_deferred(t);
-	if (ASP_LIKELY(pend_usable(t))) {
+	if (ASP_LIKELY(asp__pend_usable(t))) {
 		uintptr_t old = asp_atomic_load_relaxed(&t->pend);
 		if (old != 0)
 			pend_flush(t, old);
 		t->in_table++;
-		if (asp_atomic_load_relaxed(&t->pend) == 0 && pend_begin(t)) {
+		if (asp_atomic_load_relaxed(&t->pend) == 0 && asp__pend_begin(t)) {
 			t->pend_size = size;
 			t->pend_fn = fn;
 			t->pend_site = site;
@@ -508,7 +468,7 @@ void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, s
 				site_add(t, site, size);
 			else if (ASP_UNLIKELY(asp__site_sampled(site)))
 				site_add_sampled(t, site, size);
-			pend_end(t);
+			asp__pend_end(t);
 			t->in_table--;
 			goto counted;
 		}
@@ -537,7 +497,7 @@ counted:
 	t->last = (uintptr_t)p;
 	t->last_fn = fn;
 	t->last_site = site;
-	net_add(t, (int64_t)size, 1);
+	asp__net_add(t, (int64_t)size, 1);
 	asp__check_epoch(t);
 }
 
@@ -564,20 +524,20 @@ int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p)
 	struct asp_live_entry e;
 	int found;
 	uint64_t size;		/* not e.size: a bit-field, slow to read back */
-	if ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend) && pend_usable(t)) {
+	if ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend) && asp__pend_usable(t)) {
 		t->in_table++;
-		if (pend_begin(t)) {
+		if (asp__pend_begin(t)) {
 			if ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend)) {
 				size = t->pend_size;
 				asp_atomic_store_relaxed(&t->pend, 0);
 				asp_owned_add(&t->c.fn[fn].calls, 1);
 				asp_owned_add(&t->c.fn[fn].bytes, size);
-				pend_end(t);
+				asp__pend_end(t);
 				t->in_table--;
 				found = 1;
 				goto released;
 			}
-			pend_end(t);
+			asp__pend_end(t);
 		}
 		t->in_table--;
 	}
@@ -616,7 +576,7 @@ released:
 	if (found) {
 		if ((uintptr_t)p == t->last)
 			asp__count_temporary(t);
-		net_add(t, -(int64_t)size, -1);
+		asp__net_add(t, -(int64_t)size, -1);
 	}
 	if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
 		asp__wait_frozen();
@@ -629,10 +589,10 @@ static int64_t untrack_realloc(struct asp_thread *t, void *p, struct asp_live_en
 {
 	if (ASP_UNLIKELY(t->ndefer != 0) && t->in_table == 0)
 		flush_deferred(t);
-	if ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend) && pend_usable(t)) {
+	if ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend) && asp__pend_usable(t)) {
 		t->in_table++;
 		int taken = 0;
-		if (pend_begin(t)) {
+		if (asp__pend_begin(t)) {
 			if ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend)) {
 				*e = (struct asp_live_entry){ (uintptr_t)p, t->pend_size, t->pend_fn,
 				                              t->pend_site };
@@ -642,13 +602,13 @@ static int64_t untrack_realloc(struct asp_thread *t, void *p, struct asp_live_en
 				asp_owned_add(&t->c.realloc_freed_bytes, e->size);
 				taken = 1;
 			}
-			pend_end(t);
+			asp__pend_end(t);
 		}
 		t->in_table--;
 		if (taken) {
 			if ((uintptr_t)p == t->last)
 				t->last = 0;
-			net_add(t, -(int64_t)e->size, -1);
+			asp__net_add(t, -(int64_t)e->size, -1);
 			if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
 				asp__wait_frozen();
 			return (int64_t)e->size;
@@ -677,7 +637,7 @@ static int64_t untrack_realloc(struct asp_thread *t, void *p, struct asp_live_en
 	if (found) {
 		if ((uintptr_t)p == t->last)
 			t->last = 0;
-		net_add(t, -(int64_t)e->size, -1);
+		asp__net_add(t, -(int64_t)e->size, -1);
 	}
 	if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
 		asp__wait_frozen();
@@ -706,7 +666,7 @@ static void retrack_realloc(struct asp_thread *t, void *p, const struct asp_live
 		asp__live_unlock(s);
 	t->in_table--;
 	if (old >= 0)
-		net_add(t, old, 1);
+		asp__net_add(t, old, 1);
 }
 
 /* The allocation functions ------------------------------------------------ */

@@ -10,6 +10,7 @@
 
 #include "next.h"
 #include "sample.h"
+#include "snapshot.h"
 #include "thread.h"
 
 /* 0 before start-up, 1 while counting, 2 once the exit report began. */
@@ -99,6 +100,60 @@ size_t asp__pend_blocks(struct asp_live_entry *out, size_t n, size_t max, uint64
 void asp__account_thread_gone(struct asp_thread *t);
 void asp__periodic(struct asp_thread *t);
 
+/* In-use totals: a thread's net change since it last published, and the
+ * peak (account.c). A thread publishes when its net change passes
+ * ASP_PEAK_STEP either way, so the peak is exact within that per other
+ * thread (asp__peak_bound). */
+#define ASP_PEAK_STEP (16 * 1024)
+
+void asp__publish(struct asp_thread *t);
+void asp__peak_at_least(int64_t bytes);
+
+/* Waits while another thread reads the heap for the exit report. */
+void asp__wait_frozen(void);
+
+static inline void asp__net_add(struct asp_thread *t, int64_t delta, int64_t blocks)
+{
+	t->net += delta;
+	t->net_blocks += blocks;
+	t->volume += (uint64_t)(delta < 0 ? -delta : delta);
+	if (delta > 0) {
+		int64_t seen = asp_atomic_load_relaxed(&asp__figures.in_use) + t->net;
+		if (ASP_UNLIKELY(seen > asp_atomic_load_relaxed(&asp__figures.peak)))
+			asp__peak_at_least(seen);
+	}
+	if (ASP_UNLIKELY(t->net > ASP_PEAK_STEP || t->net < -ASP_PEAK_STEP ||
+	                 t->volume > asp__snapshot_volume_step))
+		asp__publish(t);
+}
+
+/* The pending block's protocol (account.c, "The pending block", says why
+ * it holds). A thread may keep a block pending when nothing of its own is
+ * in the table's code and its claims are few. */
+#define ASP_PEND_CLAIMS_MAX 64
+
+static inline int asp__pend_usable(const struct asp_thread *t)
+{
+	return asp__fence_others_ok && t->pend_claims < ASP_PEND_CLAIMS_MAX &&
+	       t->in_table == 0 && t->depth == 0;
+}
+
+/* Opens the owner's change: 0 when a reader gathers (the table then). */
+static inline int asp__pend_begin(struct asp_thread *t)
+{
+	asp_atomic_store_relaxed(&t->pend_seq, t->pend_seq + 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (ASP_LIKELY(asp_atomic_load_relaxed(&asp__pend_gathering) == 0))
+		return 1;
+	asp_atomic_store_release(&t->pend_seq, t->pend_seq + 1);
+	return 0;
+}
+
+static inline void asp__pend_end(struct asp_thread *t)
+{
+	asp_atomic_store_release(&t->pend_seq, t->pend_seq + 1);
+}
+
 /* A block of size bytes handed out by fn, in the thread's counters. */
 static inline void asp__count_block(struct asp_thread *t, enum asp_fn fn, size_t size)
 {
@@ -113,6 +168,77 @@ static inline void asp__check_epoch(struct asp_thread *t)
 {
 	if (ASP_UNLIKELY(t->epoch != asp_atomic_load_relaxed(&asp__epoch)))
 		asp__periodic(t);
+}
+
+/* Track mode, the common case of asp__track_alloc inlined: nothing
+ * deferred, no block pending, so p becomes the pending block. 0: not
+ * taken (the caller calls asp__track_alloc). */
+static ASP_ALWAYS_INLINE int asp__track_alloc_fast(struct asp_thread *t, enum asp_fn fn, void *p,
+                                                 size_t size, uintptr_t site)
+{
+	if (t->ndefer != 0 || !asp__pend_usable(t) || asp_atomic_load_relaxed(&t->pend) != 0)
+		return 0;
+	t->in_table++;
+	/* again: a signal handler's allocation may have made a block pending
+	 * before in_table rose */
+	if (asp_atomic_load_relaxed(&t->pend) != 0 || !asp__pend_begin(t)) {
+		t->in_table--;
+		return 0;
+	}
+	t->pend_size = size;
+	t->pend_fn = fn;
+	t->pend_site = site;
+	asp_atomic_store_release(&t->pend, (uintptr_t)p);
+	asp__count_block(t, fn, size);
+	asp__pend_end(t);
+	t->in_table--;
+	t->last = (uintptr_t)p;
+	t->last_fn = fn;
+	t->last_site = site;
+	asp__net_add(t, (int64_t)size, 1);
+	asp__check_epoch(t);
+	return 1;
+}
+
+/* Track mode, the common case of asp__track_release inlined: p is the
+ * thread's pending block. 0: not taken (the caller calls
+ * asp__track_release); 1: counted, the caller frees p. */
+static ASP_ALWAYS_INLINE int asp__track_release_fast(struct asp_thread *t, enum asp_fn fn, void *p)
+{
+	if ((uintptr_t)p != asp_atomic_load_relaxed(&t->pend) || t->ndefer != 0 ||
+	    !asp__pend_usable(t))
+		return 0;
+	/* The heap may be at its peak: who holds it, before it shrinks. */
+	int64_t seen = asp_atomic_load_relaxed(&asp__figures.in_use) + t->net;
+	if (ASP_UNLIKELY(seen >= asp_atomic_load_relaxed(&asp__snapshot_peak_next)))
+		return 0;
+	t->in_table++;
+	if (!asp__pend_begin(t)) {
+		t->in_table--;
+		return 0;
+	}
+	/* again, inside the change: a free from another thread (or a signal
+	 * handler's allocation) may have taken it since */
+	if ((uintptr_t)p != asp_atomic_load_relaxed(&t->pend)) {
+		asp__pend_end(t);
+		t->in_table--;
+		return 0;
+	}
+	uint64_t size = t->pend_size;
+	asp_atomic_store_relaxed(&t->pend, 0);
+	asp_owned_add(&t->c.fn[fn].calls, 1);
+	asp_owned_add(&t->c.fn[fn].bytes, size);
+	asp__pend_end(t);
+	t->in_table--;
+	/* track mode keeps no per-stack totals: a temporary is one add */
+	if ((uintptr_t)p == t->last) {
+		asp_owned_add(&t->c.fn[t->last_fn].temporary, 1);
+		t->last = 0;
+	}
+	asp__net_add(t, -(int64_t)size, -1);
+	if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
+		asp__wait_frozen();
+	return 1;
 }
 
 /* Count mode with ALLOCSPY_SAMPLE: the thread's countdown to its next
@@ -137,7 +263,7 @@ static inline void asp__count_alloc(struct asp_thread *t, int fast, enum asp_fn 
 	if (fast != ASP_FAST_COUNT) {
 		if (fast == ASP_FAST_COUNT_SAMPLE)
 			asp__count_sampled(t, fn, p, size, site);
-		else
+		else if (fast != ASP_FAST_TRACK || !asp__track_alloc_fast(t, fn, p, size, site))
 			asp__track_alloc(t, fast, fn, p, size, site);
 		return;
 	}
@@ -194,7 +320,8 @@ static ASP_ALWAYS_INLINE void asp__free(void *p, enum asp_fn fn)
 		/* before the block can be handed out again */
 		if (fast == ASP_FAST_COUNT_SAMPLE && asp__sample_forget(t, (uintptr_t)p) != 0)
 			return;
-	} else if (asp__track_release(t, fn, p) != 0) {
+	} else if ((fast != ASP_FAST_TRACK || !asp__track_release_fast(t, fn, p)) &&
+	           asp__track_release(t, fn, p) != 0) {
 		return;
 	}
 	asp__next.free(p);
@@ -233,7 +360,5 @@ int asp__init_slow(void);
 /* The exit report, once: from the last exit handler or from _exit. */
 void asp__finish(void);
 
-/* Waits while another thread reads the heap for the exit report. */
-void asp__wait_frozen(void);
 
 #endif
