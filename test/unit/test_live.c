@@ -145,9 +145,12 @@ TEST(threads)
 
 /* A signal handler that inserts while its thread is inside the table must
  * not wait: it only tries the shard, and gives up when the shard is its own
- * thread's (or busy). The thread's identity is the same in the handler. */
+ * thread's (or busy). The thread's identity is the same in the handler.
+ * Its addresses lie past the loop's, in the same 64 MiB region (a
+ * region's blocks share 4 shards): it lands on the shard the loop holds
+ * about once in 4. */
 #define SELF ((uintptr_t)0x5e1f)
-static volatile uint64_t sig_ok, sig_gave_up, sig_next = 5000000;
+static volatile uint64_t sig_ok, sig_gave_up, sig_next = 1000000;
 static volatile int inside;
 
 static void on_alarm(int sig)
