@@ -74,13 +74,13 @@ void asp__snapshot_init(void)
 
 /* The blocks e[0..all) grouped by site, largest first, at most
  * ASP_DETAIL_MAX of them, into memory of their own; *n their number, and
- * their bytes and blocks into s. own (cap entries) is unmapped after.
+ * their bytes and blocks into s.
  * With ALLOCSPY_SAMPLE (est: scratch beside g), the sampled blocks only,
  * weighted. g (and est) have room for ASP_GROUP_SLOTS sites; only the part
  * that all blocks need (twice as many slots, at least 64) is cleared and
  * used, so that a small heap touches a few pages of it, not all 1.5 MiB. */
 static struct asp_snap_detail *group(const struct asp_live_entry *e, size_t all, uint32_t *n,
-                                     struct asp_snapshot *s, struct asp_live_entry *own, size_t cap,
+                                     struct asp_snapshot *s,
                                      struct asp_snap_detail *g, struct estimate *est)
 {
 	uint32_t slots = 64;
@@ -115,8 +115,6 @@ static struct asp_snap_detail *group(const struct asp_live_entry *e, size_t all,
 		g[j].bytes = asp__sample_round(est[j].bytes);
 		g[j].blocks = asp__sample_round(est[j].blocks);
 	}
-	if (own != NULL)
-		asp__pages_free(own, cap * sizeof *own);
 	/* The largest ASP_DETAIL_MAX, by selection: few, and rare. */
 	struct asp_snap_detail *d = asp__pages_alloc(ASP_DETAIL_MAX * sizeof *d);
 	if (d == NULL)
@@ -147,22 +145,36 @@ static struct asp_snap_detail *group(const struct asp_live_entry *e, size_t all,
 }
 
 /* The same of the whole table, read now. */
+/* The table's copy: kept from one snapshot to the next (only the thread
+ * that claimed the snapshot uses it), replaced by a larger one when the
+ * table outgrows it, so that a snapshot neither maps fresh pages nor
+ * unmaps them (each unmap interrupts every CPU that runs the program). */
+static struct asp_live_entry *g_table;
+static size_t g_table_cap;
+
 static struct asp_snap_detail *detail_of(struct asp_thread *t, uint32_t *n, struct asp_snapshot *s)
 {
 	uint64_t blocks, bytes;
 	asp__live_totals(&blocks, &bytes, (uintptr_t)t);
 	size_t cap = blocks + blocks / 4 + 64 + (size_t)asp__threads_active_max;
-	struct asp_live_entry *e = asp__pages_alloc(cap * sizeof *e);
-	if (e == NULL)
-		return NULL;
-	size_t all = asp__live_snapshot(e, cap, (uintptr_t)t);
+	if (cap > g_table_cap) {
+		struct asp_live_entry *e = asp__pages_alloc(2 * cap * sizeof *e);
+		if (e == NULL)
+			return NULL;
+		if (g_table != NULL)
+			asp__pages_free(g_table, g_table_cap * sizeof *g_table);
+		g_table = e;
+		g_table_cap = 2 * cap;
+	}
+	cap = g_table_cap;
+	size_t all = asp__live_snapshot(g_table, cap, (uintptr_t)t);
 	if (all > cap)
 		all = cap;
 	/* and the threads' pending blocks, as they are now */
-	all = asp__pend_blocks(e, all, cap, NULL, NULL);
+	all = asp__pend_blocks(g_table, all, cap, NULL, NULL);
 	if (all > cap)
 		all = cap;
-	return group(e, all, n, s, e, cap, g_group, g_group_est);
+	return group(g_table, all, n, s, g_group, g_group_est);
 }
 
 static void drop_detail(struct asp_snapshot *s)
@@ -328,7 +340,7 @@ int asp__snapshots(struct asp_snapshot_list *l, uint64_t t_ns, uint64_t allocate
 	last.t_ns = t_ns;
 	last.allocated = allocated;
 	last.freed = freed;
-	last.detail = group(e, ne, &last.ndetail, &last, NULL, 0, scratch, est);
+	last.detail = group(e, ne, &last.ndetail, &last, scratch, est);
 	asp__pages_free(scratch, ASP_GROUP_SLOTS * sizeof *scratch);
 	if (est != NULL)
 		asp__pages_free(est, ASP_GROUP_SLOTS * sizeof *est);
