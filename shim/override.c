@@ -120,6 +120,7 @@ ASP_EXTERN void exit(int status)
 }
 
 ASP_EXTERN void *dlopen(const char *file, int flags) { return asp__dlopen(file, flags); }
+ASP_EXTERN int dlclose(void *handle) { return asp__dlclose(handle); }
 
 ASP_EXTERN int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
                               void *(*fn)(void *), void *arg)

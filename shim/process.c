@@ -319,6 +319,16 @@ void *asp__dlopen(const char *file, int flags)
 	return real(file, flags & ~RTLD_DEEPBIND);
 }
 
+int asp__dlclose(void *handle)
+{
+	static int (*real)(void *);
+	if (real == NULL)
+		real = (int (*)(void *))asp__next_sym("dlclose");
+	int r = real(handle);
+	__atomic_fetch_add(&asp__code_gen, 1, __ATOMIC_RELEASE);
+	return r;
+}
+
 /* fork ------------------------------------------------------------------------ */
 
 static uint64_t g_fork_shards;	/* the shards the forking thread took */

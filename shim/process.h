@@ -15,6 +15,8 @@ __attribute__((noreturn)) void asp__exit_fast(int status);
 int asp__pthread_create(pthread_t *thread, const pthread_attr_t *attr,
                         void *(*fn)(void *), void *arg);
 void *asp__dlopen(const char *file, int flags);
+/* dlclose: code it unmaps makes the stack caches stale (asp__code_gen). */
+int asp__dlclose(void *handle);
 void asp__constructor(int argc, char **argv);
 void asp__destructor(void);
 

@@ -6,8 +6,11 @@
  * in an append-only store: a striped hash maps a stack to its id, read
  * without a lock; only a stack seen for the first time takes its stripe's
  * lock. */
+#define UNW_LOCAL_ONLY
 #include <dlfcn.h>
+#include <libunwind.h>
 #include <link.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "account.h"
@@ -45,6 +48,20 @@ struct stripe {
 } __attribute__((aligned(ASP_CACHE_LINE)));
 
 static int (*g_unw_backtrace)(void **, int);
+
+/* libunwind's cursor API, to learn where a stack's frames keep their return
+ * addresses (the stack cache below): all of it, or g_unw.step is NULL. */
+static struct {
+	int (*getcontext)(unw_context_t *);
+	int (*init_local)(unw_cursor_t *, unw_context_t *);
+	int (*step)(unw_cursor_t *);
+	int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+	int (*get_save_loc)(unw_cursor_t *, int, unw_save_loc_t *);
+	int (*is_signal_frame)(unw_cursor_t *);
+} g_unw;
+static uint32_t g_sc_checks;	/* words a stack cache entry can check */
+
+uint32_t asp__code_gen;
 static struct stripe g_stripes[ASP_STACK_STRIPES];
 static struct stored_stack **g_stacks;	/* id - 1 -> stack */
 static uint32_t g_nstacks;
@@ -74,6 +91,19 @@ static int tls_modules(void)
 	return n;
 }
 
+static void load_cursor_api(void *h)
+{
+	*(void **)&g_unw.getcontext = dlsym(h, "_Ux86_64_getcontext");
+	*(void **)&g_unw.init_local = dlsym(h, "_ULx86_64_init_local");
+	*(void **)&g_unw.get_reg = dlsym(h, "_ULx86_64_get_reg");
+	*(void **)&g_unw.get_save_loc = dlsym(h, "_ULx86_64_get_save_loc");
+	*(void **)&g_unw.is_signal_frame = dlsym(h, "_ULx86_64_is_signal_frame");
+	*(void **)&g_unw.step = dlsym(h, "_ULx86_64_step");
+	if (!g_unw.getcontext || !g_unw.init_local || !g_unw.get_reg ||
+	    !g_unw.get_save_loc || !g_unw.is_signal_frame)
+		g_unw.step = NULL;
+}
+
 void asp__stack_init(void)
 {
 	if (asp__opt.backtrace <= 1)
@@ -85,8 +115,10 @@ void asp__stack_init(void)
 	int before = tls_modules();
 	void *h = asp__load_private("libunwind.so.8");
 	asp__dtv_extra = tls_modules() - before;
-	if (h != NULL)
+	if (h != NULL) {
 		g_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+		load_cursor_api(h);
+	}
 	if (g_unw_backtrace == NULL) {
 		asp__warn("ALLOCSPY_UNWIND=libunwind: libunwind.so.8 could not be loaded; ",
 		          "using frame pointers", "");
@@ -97,6 +129,7 @@ void asp__stack_init(void)
 	 * it could be one past 31, and its first use in a thread would
 	 * allocate the second-level block of keys the program's own keys
 	 * share: their allocation would then not be the program's. */
+	g_sc_checks = 2 * (uint32_t)(asp__opt.backtrace + ASP_SKIP_FRAMES) + 2;
 	if (g_unw_backtrace != NULL) {
 		void *frames[2];
 		g_unw_backtrace(frames, 2);
@@ -260,6 +293,285 @@ void asp__stack_atfork_release(void)
 		asp_unlock(&g_stripes[i].lock);
 }
 
+/* Where the program's frames start: at the interposer's return address
+ * (0 when it is not among the first frames). */
+static int frames_from(const uintptr_t *frames, int n, uintptr_t site)
+{
+	int skip = 0;
+	while (skip < n && skip < ASP_SKIP_FRAMES && frames[skip] != site)
+		skip++;
+	if (skip == n || skip == ASP_SKIP_FRAMES)
+		skip = 0;
+	return skip;
+}
+
+/* The id of the program's part of frames[0..n). */
+static uintptr_t program_stack(struct asp_thread *t, const uintptr_t *frames, int n, uintptr_t site)
+{
+	int skip = frames_from(frames, n, site);
+	if (n - skip > asp__opt.backtrace)
+		n = skip + asp__opt.backtrace;
+	return intern(t, frames + skip, n - skip);
+}
+
+/* The stack cache (libunwind mode).
+ *
+ * Unwinding is a function of the registers a frame starts from and of the
+ * stack words the unwinder reads: each frame's canonical frame address
+ * (CFA) follows from its code address and its stack or frame pointer, its
+ * return address is read at CFA - 8, and the caller's frame pointer is
+ * read where the frame saved it. So when the shim is entered again from
+ * the same code address with the same stack and frame pointers, and every
+ * word the unwinder read last time still holds what it held, the unwinder
+ * would find the same frames: the stack's id is reused without unwinding.
+ *
+ * The words to check are learnt once per stack from libunwind's cursor
+ * (unw_get_save_loc: where each frame's return address and frame pointer
+ * were read), after its unw_backtrace gave the frames, and only when both
+ * agree frame for frame. Not cached: a stack through a signal frame (its
+ * registers all come from memory), one whose words lie outside the
+ * thread's stack, one that ends for a reason the words do not show. A
+ * frame that realigns its stack (GCC's DRAP: CFA = *(fp - 8)) has that word
+ * checked too. Code unloaded by dlclose makes every entry stale
+ * (asp__code_gen).
+ *
+ * Each thread record has its own cache, filled and read only by the
+ * thread outside signal handlers that land in the shim (t->depth). A stack
+ * is learnt on its second miss among the last few, so that a program whose
+ * stacks rarely repeat does not pay for the cursor walk. */
+#define ASP_SC_SETS 16
+#define ASP_SC_WAYS 4
+#define ASP_SC_RECENT 8
+/* Learning a stack walks it with libunwind's cursor, which locks the
+ * unwind rules' cache with every signal blocked: two system calls a frame,
+ * some 50 times an unw_backtrace (tens of microseconds). A learn spends
+ * ASP_SC_LEARN_COST of a budget that a hit adds ASP_SC_HIT_GAIN to (what it
+ * saves, twice over) and a miss 1: a thread whose stacks do not come back
+ * spends at most a learn per ASP_SC_LEARN_COST misses, a few percent. */
+#define ASP_SC_LEARN_COST 4096
+#define ASP_SC_HIT_GAIN 32
+#define ASP_SC_BUDGET_MAX (64 * ASP_SC_LEARN_COST)
+
+struct sc_check {
+	uintptr_t addr, value;
+};
+
+/* An entry has room for a return address and a frame pointer per frame
+ * kept, and two more words (realigning frames): g_sc_checks. */
+struct sc_entry {
+	uintptr_t ip, sp, bp, site, self;	/* the key; ip == 0: empty */
+	uint32_t gen, nchecks;
+	uintptr_t id;
+	struct sc_check check[];
+};
+
+struct asp_stack_cache {
+	uint32_t victim[ASP_SC_SETS];
+	uint32_t nrecent, nfailed;
+	int32_t budget;			/* learning's: see sc_miss */
+	uint64_t recent[ASP_SC_RECENT];	/* hashes of stacks missed lately */
+	uint64_t failed[ASP_SC_RECENT];	/* and of those that cannot be kept */
+	unsigned char e[];		/* ASP_SC_SETS * ASP_SC_WAYS entries */
+};
+
+
+static inline size_t sc_entry_size(void)
+{
+	return sizeof(struct sc_entry) + g_sc_checks * sizeof(struct sc_check);
+}
+
+static inline struct sc_entry *sc_entry(const struct asp_stack_cache *c, size_t set, size_t way)
+{
+	return (struct sc_entry *)(uintptr_t)(c->e + (set * ASP_SC_WAYS + way) * sc_entry_size());
+}
+
+/* The state the shim was entered with, as capture's caller sees it. */
+struct sc_key {
+	uintptr_t ip, sp, bp, site, self;
+};
+
+static inline size_t sc_set(const struct sc_key *k)
+{
+	uint64_t h = (k->ip ^ (k->sp << 7) ^ (k->site << 3)) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 60) & (ASP_SC_SETS - 1);
+}
+
+static inline uintptr_t sc_lookup(struct asp_stack_cache *c, const struct sc_key *k, uint32_t gen)
+{
+	size_t set = sc_set(k);
+	for (int w = 0; w < ASP_SC_WAYS; w++) {
+		const struct sc_entry *e = sc_entry(c, set, (size_t)w);
+		if (e->ip != k->ip || e->sp != k->sp || e->bp != k->bp || e->site != k->site ||
+		    e->self != k->self || e->gen != gen)
+			continue;
+		uint32_t i = 0;
+		while (i < e->nchecks && *(const uintptr_t *)e->check[i].addr == e->check[i].value)
+			i++;
+		if (i == e->nchecks) {
+			if (c->budget < ASP_SC_BUDGET_MAX)
+				c->budget += ASP_SC_HIT_GAIN;
+			return e->id;
+		}
+	}
+	return 0;
+}
+
+/* The end of the stack sp is on: the thread's stack ends below its thread
+ * control block, the main thread's at __libc_stack_end; 0 when sp is on
+ * neither (a coroutine's stack, a signal stack): no check is learnt there. */
+static uintptr_t sc_stack_high(uintptr_t sp, uintptr_t self)
+{
+	uintptr_t main_end = (uintptr_t)__libc_stack_end;
+	if (self > sp && self - sp <= (64u << 20))
+		return self;
+	if (main_end > sp && main_end - sp <= (64u << 20))
+		return main_end;
+	return 0;
+}
+
+static int sc_add(struct sc_entry *e, uintptr_t addr, uintptr_t lo, uintptr_t hi)
+{
+	if (addr < lo || addr > hi - 8 || (addr & 7) != 0)
+		return -1;
+	for (uint32_t i = 0; i < e->nchecks; i++)
+		if (e->check[i].addr == addr)
+			return 0;
+	if (e->nchecks == g_sc_checks)
+		return -1;
+	e->check[e->nchecks].addr = addr;
+	e->check[e->nchecks].value = *(const uintptr_t *)addr;
+	e->nchecks++;
+	return 0;
+}
+
+/* A frame's frame pointer bp, read from loc (0: nowhere known), matters
+ * to the unwinder: loc is checked, unless it is capture's copy of the
+ * key's. */
+static int sc_need_bp(struct sc_entry *e, const struct sc_key *k, uintptr_t bp, uintptr_t loc,
+                      uintptr_t lo, uintptr_t hi)
+{
+	if (loc == k->sp - 16 && bp == k->bp)
+		return 0;
+	if (loc == 0 || sc_add(e, loc, lo, hi) != 0 || *(const uintptr_t *)loc != bp)
+		return -1;
+	return 0;
+}
+
+/* Learns the words that frames[0..n) (from unw_backtrace; frames[0] is the
+ * return address into capture's caller, k->ip) were unwound from, with
+ * libunwind's cursor; 0 when the cursor does not find the same frames or a
+ * frame cannot be checked this way. ended: the unwinder found no frame
+ * past the last (else the stack was cut at n frames). */
+static ASP_NOINLINE int sc_learn(struct sc_entry *e, const struct sc_key *k,
+                                 const uintptr_t *frames, int n, int ended)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	unw_word_t ip = 0, sp = 0, bp = 0;
+	unw_save_loc_t ipl, bpl;
+	uintptr_t lo = k->sp, hi = sc_stack_high(k->sp, k->self);
+	if (hi == 0 || g_unw.getcontext(&uc) != 0 || g_unw.init_local(&c, &uc) != 0)
+		return 0;
+	/* Past the frames of sc_learn and capture, to capture's caller. */
+	for (int i = 0;; i++) {
+		if (i == 4 || g_unw.get_reg(&c, UNW_REG_IP, &ip) != 0 ||
+		    g_unw.get_reg(&c, UNW_REG_SP, &sp) != 0)
+			return 0;
+		if (ip == k->ip && sp == k->sp)
+			break;
+		if (g_unw.step(&c) <= 0)
+			return 0;
+	}
+	if (g_unw.get_reg(&c, UNW_X86_64_RBP, &bp) != 0 || bp != k->bp)
+		return 0;
+	/* Where the current frame's frame pointer was read from: capture's
+	 * copy of the key's at first. */
+	bpl.type = UNW_SLT_MEMORY;
+	bpl.u.addr = k->sp - 16;
+	e->nchecks = 0;
+	for (int j = 1; j <= n; j++) {
+		uintptr_t fbp = bp, fbpl = bpl.type == UNW_SLT_MEMORY ? bpl.u.addr : 0;
+		if (j == n && !ended)
+			break;
+		int r = g_unw.is_signal_frame(&c) != 0 ? -1 : g_unw.step(&c);
+		if (j == n) {
+			/* The stack ended there: by the last frame's unwind rule (a
+			 * return address marked undefined) or by its frame pointer
+			 * (0, or outside the frame pointer chain's bounds), which
+			 * is checked. An end met by an error (memory the unwinder
+			 * could not read) is not kept. */
+			if (r != 0 || sc_need_bp(e, k, fbp, fbpl, lo, hi) != 0)
+				return 0;
+			break;
+		}
+		if (r <= 0 || g_unw.get_reg(&c, UNW_REG_IP, &ip) != 0 || ip != frames[j] ||
+		    g_unw.get_reg(&c, UNW_REG_SP, &sp) != 0 ||
+		    g_unw.get_reg(&c, UNW_X86_64_RBP, &bp) != 0 ||
+		    g_unw.get_save_loc(&c, UNW_X86_64_RIP, &ipl) != 0 ||
+		    g_unw.get_save_loc(&c, UNW_X86_64_RBP, &bpl) != 0 || ipl.type != UNW_SLT_MEMORY ||
+		    sc_add(e, ipl.u.addr, lo, hi) != 0 || *(const uintptr_t *)ipl.u.addr != ip)
+			return 0;
+		/* The frame below had its CFA (sp now) from its frame pointer:
+		 * that is checked too. A realigning frame's CFA is read from
+		 * below its frame pointer (itself below the return address
+		 * read just now). */
+		int drap = fbp >= lo + 8 && fbp <= ipl.u.addr && *(const uintptr_t *)(fbp - 8) == sp;
+		if ((sp == fbp + 16 || drap) && sc_need_bp(e, k, fbp, fbpl, lo, hi) != 0)
+			return 0;
+		if (drap && sc_add(e, fbp - 8, lo, hi) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* A miss: learns frames[0..n) when this stack was missed lately too. */
+static void sc_miss(struct asp_thread *t, const struct sc_key *k, uint32_t gen,
+                    const uintptr_t *frames, int n, int ended, uintptr_t id)
+{
+	struct asp_stack_cache *c = t->stack_cache;
+	if (c == NULL) {
+		c = asp__pages_alloc(sizeof *c + ASP_SC_SETS * ASP_SC_WAYS * sc_entry_size());
+		if (c == NULL)
+			return;
+		c->budget = 8 * ASP_SC_LEARN_COST;
+		t->stack_cache = c;
+	}
+	if (c->budget < ASP_SC_BUDGET_MAX)
+		c->budget++;
+	uint64_t h = hash_frames(frames, n) ^ k->sp ^ (k->bp << 1);
+	uint32_t i = 0;
+	while (i < ASP_SC_RECENT && c->recent[i] != h)
+		i++;
+	if (i == ASP_SC_RECENT) {
+		c->recent[c->nrecent++ % ASP_SC_RECENT] = h;
+		return;
+	}
+	for (uint32_t f = 0; f < ASP_SC_RECENT; f++)
+		if (c->failed[f] == h)
+			return;
+	if (c->budget < ASP_SC_LEARN_COST)
+		return;
+	c->budget -= ASP_SC_LEARN_COST;
+	c->recent[i] = 0;
+	size_t s = sc_set(k);
+	struct sc_entry *e = sc_entry(c, s, c->victim[s]++ % ASP_SC_WAYS);
+	e->ip = 0;
+	asp__loader_enter(t);
+	int ok = sc_learn(e, k, frames, n, ended);
+	asp__loader_leave(t);
+	if (!ok) {
+		c->failed[c->nfailed++ % ASP_SC_RECENT] = h;
+		return;
+	}
+	e->sp = k->sp;
+	e->bp = k->bp;
+	e->site = k->site;
+	e->self = k->self;
+	e->gen = gen;
+	e->id = id;
+	e->ip = k->ip;
+}
+
 ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 {
 	uintptr_t frames[ASP_MAX_BACKTRACE + ASP_SKIP_FRAMES];
@@ -272,21 +584,44 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 	 * forwarded uncounted. */
 	t->depth++;
 	if (asp__opt.unwind == ASP_UNWIND_LIBUNWIND && g_unw_backtrace) {
+		/* This frame's (the frame pointer is kept here): what capture's
+		 * caller would be unwound from. */
+		const uintptr_t *fp = __builtin_frame_address(0);
+		struct sc_key k = { fp[1], (uintptr_t)(fp + 2), fp[0], site, t->self };
+		uint32_t gen = asp_atomic_load_acquire(&asp__code_gen);
+		uintptr_t id;
+		if (t->stack_cache != NULL && (id = sc_lookup(t->stack_cache, &k, gen)) != 0) {
+#ifdef ASP_SC_VERIFY
+			/* Built for the cache's tests: a hit must be what the
+			 * unwinder finds. */
+			asp__loader_enter(t);
+			n = g_unw_backtrace((void **)frames, want);
+			asp__loader_leave(t);
+			if (program_stack(t, frames, n, site) != id) {
+				asp__warn("stack cache: a hit differs from the unwinder", "", "");
+				abort();
+			}
+#endif
+			t->depth--;
+			return id;
+		}
 		asp__loader_enter(t);
 		n = g_unw_backtrace((void **)frames, want);
 		asp__loader_leave(t);
-	} else {
-		n = fp_walk(frames, want);
+		id = program_stack(t, frames, n, site);
+		/* The frames that made id: from capture's caller to the last
+		 * one kept. */
+		int b = 0, skip = frames_from(frames, n, site);
+		int m = n - skip > asp__opt.backtrace ? skip + asp__opt.backtrace : n;
+		while (b < n && frames[b] != k.ip)
+			b++;
+		if (id != 0 && g_unw.step != NULL && b < skip)
+			sc_miss(t, &k, gen, frames + b, m - b, m == n && n < want, id);
+		t->depth--;
+		return id;
 	}
-	/* The program's frames start at the interposer's return address. */
-	int skip = 0;
-	while (skip < n && skip < ASP_SKIP_FRAMES && frames[skip] != site)
-		skip++;
-	if (skip == n || skip == ASP_SKIP_FRAMES)
-		skip = 0;
-	if (n - skip > asp__opt.backtrace)
-		n = skip + asp__opt.backtrace;
-	uintptr_t id = intern(t, frames + skip, n - skip);
+	n = fp_walk(frames, want);
+	uintptr_t id = program_stack(t, frames, n, site);
 	t->depth--;
 	return id;
 }

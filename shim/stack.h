@@ -19,6 +19,9 @@ uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site);
 /* The frames of stack id into out; returns the depth (0: unknown id). */
 size_t asp__stack_frames(uintptr_t id, const uintptr_t **out);
 
+/* Bumped by every dlclose: the stack caches' entries are of older code. */
+extern uint32_t asp__code_gen;
+
 /* fork: every stripe's lock is held across it. */
 void asp__stack_atfork_prepare(void);
 void asp__stack_atfork_release(void);

@@ -120,6 +120,8 @@ struct asp_deferred {
 #define ASP_MAX_DEFERRED 8
 #define ASP_THREAD_STACK_MAX 64	/* ASP_MAX_BACKTRACE */
 
+struct asp_stack_cache;
+
 struct asp_thread {
 	struct asp_counts c;
 	int64_t net;		/* in-use bytes not yet published (track mode) */
@@ -156,6 +158,7 @@ struct asp_thread {
 	uint32_t stack_n;
 	uint32_t stack_id;
 	uintptr_t stack_frames[ASP_THREAD_STACK_MAX];
+	struct asp_stack_cache *stack_cache;	/* stack.c; stays with the record */
 	uintptr_t last;		/* the block this thread allocated last, while
 				 * not freed: a free of it is temporary */
 	uintptr_t last_site;
