@@ -282,6 +282,20 @@ static void *thread_trampoline(void *p)
 	asp__init();
 	struct asp_thread *t = asp__thread_self();
 	t->start_sp = (uintptr_t)__builtin_frame_address(0);
+	if (asp__stack_bounds_wanted()) {
+		/* Where its stack lies (the stack cache keeps only stacks taken
+		 * on it); what pthread_getattr_np allocates is the shim's. */
+		pthread_attr_t a;
+		void *lo;
+		size_t size;
+		t->depth++;
+		if (pthread_getattr_np(pthread_self(), &a) == 0) {
+			if (pthread_attr_getstack(&a, &lo, &size) == 0)
+				t->stack_lo = (uintptr_t)lo;
+			pthread_attr_destroy(&a);
+		}
+		t->depth--;
+	}
 	return fn(arg);
 }
 

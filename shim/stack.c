@@ -329,8 +329,9 @@ static uintptr_t program_stack(struct asp_thread *t, const uintptr_t *frames, in
  * (unw_get_save_loc: where each frame's return address and frame pointer
  * were read), after its unw_backtrace gave the frames, and only when both
  * agree frame for frame. Not cached: a stack through a signal frame (its
- * registers all come from memory), one whose words lie outside the
- * thread's stack, one that ends for a reason the words do not show. A
+ * registers all come from memory), one taken on a stack that is not the
+ * thread's own (sc_stack_high) or whose words lie past its end, one that
+ * ends for a reason the words do not show. A
  * frame that realigns its stack (GCC's DRAP: CFA = *(fp - 8)) has that word
  * checked too. Code unloaded by dlclose makes every entry stale
  * (asp__code_gen).
@@ -416,14 +417,23 @@ static inline uintptr_t sc_lookup(struct asp_stack_cache *c, const struct sc_key
 	return 0;
 }
 
-/* The end of the stack sp is on: the thread's stack ends below its thread
- * control block, the main thread's at __libc_stack_end; 0 when sp is on
- * neither (a coroutine's stack, a signal stack): no check is learnt there. */
-static uintptr_t sc_stack_high(uintptr_t sp, uintptr_t self)
+int asp__stack_bounds_wanted(void)
+{
+	return g_unw.step != NULL;
+}
+
+/* The end of t's stack when sp is on it, else 0 (a coroutine's stack, a
+ * signal stack: no stack is learnt there). A thread started through
+ * pthread_create has its stack's bounds (process.c), and its stack ends
+ * below its thread control block; the main thread's stack ends at
+ * __libc_stack_end, and nothing else is mapped in the 64 MiB below. The
+ * same thread control block (the key's self) means the same stack, or one
+ * mapped again with the same top: the words checked stay readable. */
+static uintptr_t sc_stack_high(const struct asp_thread *t, uintptr_t sp)
 {
 	uintptr_t main_end = (uintptr_t)__libc_stack_end;
-	if (self > sp && self - sp <= (64u << 20))
-		return self;
+	if (t->stack_lo != 0)
+		return sp >= t->stack_lo && sp < t->self ? t->self : 0;
 	if (main_end > sp && main_end - sp <= (64u << 20))
 		return main_end;
 	return 0;
@@ -462,14 +472,14 @@ static int sc_need_bp(struct sc_entry *e, const struct sc_key *k, uintptr_t bp, 
  * libunwind's cursor; 0 when the cursor does not find the same frames or a
  * frame cannot be checked this way. ended: the unwinder found no frame
  * past the last (else the stack was cut at n frames). */
-static ASP_NOINLINE int sc_learn(struct sc_entry *e, const struct sc_key *k,
+static ASP_NOINLINE int sc_learn(const struct asp_thread *t, struct sc_entry *e, const struct sc_key *k,
                                  const uintptr_t *frames, int n, int ended)
 {
 	unw_context_t uc;
 	unw_cursor_t c;
 	unw_word_t ip = 0, sp = 0, bp = 0;
 	unw_save_loc_t ipl, bpl;
-	uintptr_t lo = k->sp, hi = sc_stack_high(k->sp, k->self);
+	uintptr_t lo = k->sp, hi = sc_stack_high(t, k->sp);
 	if (hi == 0 || g_unw.getcontext(&uc) != 0 || g_unw.init_local(&c, &uc) != 0)
 		return 0;
 	/* Past the frames of sc_learn and capture, to capture's caller. */
@@ -557,7 +567,7 @@ static void sc_miss(struct asp_thread *t, const struct sc_key *k, uint32_t gen,
 	struct sc_entry *e = sc_entry(c, s, c->victim[s]++ % ASP_SC_WAYS);
 	e->ip = 0;
 	asp__loader_enter(t);
-	int ok = sc_learn(e, k, frames, n, ended);
+	int ok = sc_learn(t, e, k, frames, n, ended);
 	asp__loader_leave(t);
 	if (!ok) {
 		c->failed[c->nfailed++ % ASP_SC_RECENT] = h;

@@ -19,6 +19,9 @@ uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site);
 /* The frames of stack id into out; returns the depth (0: unknown id). */
 size_t asp__stack_frames(uintptr_t id, const uintptr_t **out);
 
+/* Whether a thread's stack bounds are wanted (libunwind stacks). */
+int asp__stack_bounds_wanted(void);
+
 /* Bumped by every dlclose: the stack caches' entries are of older code. */
 extern uint32_t asp__code_gen;
 

@@ -258,6 +258,7 @@ struct asp_thread *asp__thread_self_slow(void)
 		t->sites = keep.sites;
 		t->site_mask = keep.site_mask;
 		t->nsites = keep.nsites;
+		t->stack_cache = keep.stack_cache;
 		/* A block its thread left pending without its exit (account.c)
 		 * stays: the new thread's next allocation puts it in the table. */
 		t->pend_size = keep.pend_size;

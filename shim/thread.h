@@ -159,6 +159,8 @@ struct asp_thread {
 	uint32_t stack_id;
 	uintptr_t stack_frames[ASP_THREAD_STACK_MAX];
 	struct asp_stack_cache *stack_cache;	/* stack.c; stays with the record */
+	uintptr_t stack_lo;	/* the lowest address of the thread's own stack, set
+				 * where it starts (0: unknown; stack.c) */
 	uintptr_t last;		/* the block this thread allocated last, while
 				 * not freed: a free of it is temporary */
 	uintptr_t last_site;
