@@ -99,3 +99,55 @@ for opt in -O0 -O2; do
 	check "$opt: the two callers' records are apart, in each thread" "4" \
 		"$(records "$exe.leaks" | grep -cE '^[0-9,]+ bytes in [0-9,]+ blocks are definitely lost <- xalloc \(cache.c:[0-9]+\) <- (one|two) ')"
 done
+
+# Thread churn: a thread record reused by a new thread keeps its stack
+# cache, so 3,000 short threads, one after another, each taking the same
+# stack three times (a cache's learning), leave the process no larger than
+# 300 of them did (a cache is about 100 KiB).
+cat >"$TMP/churn.c" <<'SRC'
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *volatile sink;
+
+static void *work(void *arg)
+{
+	for (int i = 0; i < 3; i++) {
+		sink = malloc(32);
+		free(sink);
+	}
+	return arg;
+}
+
+static long vm_kib(void)
+{
+	char line[256];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, "VmSize:", 7) == 0)
+			kib = atol(line + 7);
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+int main(void)
+{
+	long after300 = 0;
+	for (int i = 0; i < 3000; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, work, NULL) != 0 || pthread_join(t, NULL) != 0)
+			return 1;
+		if (i == 299)
+			after300 = vm_kib();
+	}
+	printf("%s\n", vm_kib() - after300 < 8192 ? "flat" : "growing");
+	return 0;
+}
+SRC
+cc -O1 -pthread -o "$TMP/churn" "$TMP/churn.c" || not_ok "churn.c: compiles"
+check "3,000 short threads with 16-frame stacks: the process's size stays flat, status 0" "flat 0" \
+	"$(env ALLOCSPY_BACKTRACE=16 ALLOCSPY_OUTPUT=none LD_PRELOAD="$LIB" "$TMP/churn" 2>/dev/null) $?"
