@@ -385,5 +385,12 @@ void asp__snapshot_atfork_release(void)
 
 void asp__snapshot_atfork_child(void)
 {
+	/* A snapshot was under way in the parent: the table's copy may be
+	 * the one it was replacing, already unmapped. The child takes a new
+	 * one. */
+	if (g_busy != 0) {
+		g_table = NULL;
+		g_table_cap = 0;
+	}
 	g_busy = 0;
 }
