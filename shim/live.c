@@ -24,6 +24,10 @@ struct asp_shard {
 	size_t limit;		/* grow when count reaches it (3/4 load) */
 	size_t mask;		/* slots - 1; 0 while unallocated */
 	struct asp_live_entry *slots;
+	/* While grow publishes a larger array: the old one, whole, and its
+	 * size (a fork's child repairs the shard from it). */
+	struct asp_live_entry *moving;
+	size_t moving_slots;
 } __attribute__((aligned(ASP_CACHE_LINE)));
 
 static struct asp_shard g_shards[ASP_SHARDS];
@@ -92,9 +96,14 @@ static inline struct asp_shard *shard_of(uintptr_t p)
 	return &g_shards[(first + ((p >> 12) & 3)) & (ASP_SHARDS - 1)];
 }
 
+static inline size_t home_in(size_t mask, uint64_t h)
+{
+	return (size_t)(h >> 20) & mask;
+}
+
 static inline size_t home(const struct asp_shard *s, uint64_t h)
 {
-	return (size_t)(h >> 20) & s->mask;
+	return home_in(s->mask, h);
 }
 
 struct asp_shard *asp__live_shard(uintptr_t ptr)
@@ -135,6 +144,11 @@ static struct asp_live_entry *first_array(const struct asp_shard *s)
 	return (struct asp_live_entry *)(pages + (size_t)(s - g_shards) * 4096);
 }
 
+/* The larger array is filled before it is published, and the old one
+ * stays whole until the new one is: a fork from a signal handler that
+ * landed anywhere in here leaves its child a whole table to repair the
+ * shard from (asp__live_repair). Only the thread itself can interrupt
+ * it, so the order of its stores is all that matters. */
 static int grow(struct asp_shard *s)
 {
 	size_t slots = s->mask ? (s->mask + 1) * 2 : ASP_SHARD_MIN_SLOTS;
@@ -143,17 +157,25 @@ static int grow(struct asp_shard *s)
 		return -ENOMEM;
 	struct asp_live_entry *old = s->slots;
 	size_t old_slots = s->mask ? s->mask + 1 : 0;
-	s->slots = n;
-	s->mask = slots - 1;
-	s->limit = slots / 4 * 3;
+	size_t mask = slots - 1;
 	for (size_t i = 0; i < old_slots; i++) {
 		if (old[i].ptr == 0)
 			continue;
-		size_t j = home(s, hash(old[i].ptr));
+		size_t j = home_in(mask, hash(old[i].ptr));
 		while (n[j].ptr != 0)
-			j = (j + 1) & s->mask;
+			j = (j + 1) & mask;
 		n[j] = old[i];
 	}
+	s->moving_slots = old_slots;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->moving = old;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->slots = n;
+	s->mask = mask;
+	s->limit = slots / 4 * 3;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->moving = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (old != NULL)
 		asp__pages_free(old, old_slots == ASP_SHARD_MIN_SLOTS ? 4096 : old_slots * sizeof *old);
 	return 0;
@@ -304,21 +326,31 @@ void asp__live_repair(uint64_t skipped)
 {
 	for (size_t i = 0; i < ASP_SHARDS; i++) {
 		struct asp_shard *s = &g_shards[i];
-		if (!(skipped & (1ull << i)) || s->mask == 0)
+		if (!(skipped & (1ull << i)))
 			continue;
-		/* Rebuilt from its slots: an entry a backward shift had copied
-		 * but not cleared yet is kept once. */
-		size_t slots = s->mask + 1;
-		struct asp_live_entry *old = s->slots;
-		struct asp_live_entry *n = asp__pages_alloc(slots * sizeof *n);
-		if (n == NULL)
-			continue;
-		s->slots = n;
-		s->count = 0;
-		s->bytes = 0;
-		for (size_t j = 0; j < slots; j++)
-			if (old[j].ptr != 0)
-				asp__live_insert(s, old[j].ptr, old[j].size, (unsigned)old[j].fn, old[j].site);
+		/* Rebuilt from its slots (from the old array when its holder
+		 * was publishing a larger one): an entry a backward shift had
+		 * copied but not cleared yet is kept once. A shard whose first
+		 * array was being made has nothing in it yet. */
+		const struct asp_live_entry *old = s->moving ? s->moving : s->slots;
+		size_t slots = s->moving ? s->moving_slots : s->mask ? s->mask + 1 : 0;
+		struct asp_live_entry *n = slots ? asp__pages_alloc(slots * sizeof *n) : NULL;
+		if (n != NULL) {
+			s->slots = n;
+			s->mask = slots - 1;
+			s->limit = slots / 4 * 3;
+			s->count = 0;
+			s->bytes = 0;
+			for (size_t j = 0; j < slots; j++)
+				if (old[j].ptr != 0)
+					asp__live_insert(s, old[j].ptr, old[j].size, (unsigned)old[j].fn,
+					                 old[j].site);
+		} else if (slots == 0) {
+			s->slots = NULL;
+			s->mask = s->limit = s->count = 0;
+			s->bytes = 0;
+		}
+		s->moving = NULL;
 		s->holder = 0;
 	}
 }

@@ -174,6 +174,10 @@ struct shard {
 	uintptr_t holder;	/* 0: free; else the holder's thread record */
 	struct asp_sample_block *blocks;
 	size_t mask, count;
+	/* While grow publishes a larger array: the old one, whole, and its
+	 * size (a fork's child rebuilds the shard from it). */
+	struct asp_sample_block *moving;
+	size_t moving_slots;
 } __attribute__((aligned(ASP_CACHE_LINE)));
 
 static struct shard g_shards[ASP_SAMPLE_SHARDS];
@@ -221,24 +225,36 @@ static inline size_t home(uintptr_t p, size_t mask)
 	return (size_t)((p * 0x9E3779B97F4A7C15ull) >> 20) & mask;
 }
 
+/* The larger array is filled before it is published, and the old one
+ * stays whole until then: a fork from a signal handler that landed in
+ * here leaves its child a whole array to rebuild the shard from. */
 static int grow(struct shard *s)
 {
 	size_t slots = s->blocks ? (s->mask + 1) * 2 : 64;
 	struct asp_sample_block *n = asp__pages_alloc(slots * sizeof *n);
 	if (n == NULL)
 		return -ENOMEM;
-	for (size_t i = 0; s->blocks && i <= s->mask; i++) {
-		if (s->blocks[i].ptr == 0)
+	struct asp_sample_block *old = s->blocks;
+	size_t old_slots = old ? s->mask + 1 : 0;
+	for (size_t i = 0; i < old_slots; i++) {
+		if (old[i].ptr == 0)
 			continue;
-		size_t j = home(s->blocks[i].ptr, slots - 1);
+		size_t j = home(old[i].ptr, slots - 1);
 		while (n[j].ptr != 0)
 			j = (j + 1) & (slots - 1);
-		n[j] = s->blocks[i];
+		n[j] = old[i];
 	}
-	if (s->blocks != NULL)
-		asp__pages_free(s->blocks, (s->mask + 1) * sizeof *s->blocks);
+	s->moving_slots = old_slots;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->moving = old;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	s->blocks = n;
 	s->mask = slots - 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->moving = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (old != NULL)
+		asp__pages_free(old, old_slots * sizeof *old);
 	return 0;
 }
 
@@ -415,20 +431,24 @@ void asp__sample_atfork_child(void)
 	if (skipped == 0)
 		return;
 	/* Their holders are gone half way: each is rebuilt from its slots
-	 * (an entry a backward shift had copied but not cleared yet is kept
-	 * once), and the filter counted again. */
+	 * (from the old array when its holder was publishing a larger one;
+	 * an entry a backward shift had copied but not cleared yet is kept
+	 * once), and the filter counted again. Every one is let go, even
+	 * one whose holder was making its first array. */
 	for (size_t k = 0; k < ASP_SAMPLE_SHARDS; k++) {
 		struct shard *s = &g_shards[k];
-		if (!(skipped & ((uint64_t)1 << k)) || s->blocks == NULL)
+		if (!(skipped & ((uint64_t)1 << k)))
 			continue;
-		struct asp_sample_block *old = s->blocks;
-		size_t slots = s->mask + 1;
+		struct asp_sample_block *old = s->moving ? s->moving : s->blocks;
+		size_t slots = s->moving ? s->moving_slots : s->blocks ? s->mask + 1 : 0;
+		s->moving = NULL;
 		s->blocks = NULL;
 		s->mask = s->count = 0;
 		for (size_t j = 0; j < slots; j++)
 			if (old[j].ptr != 0)
 				insert_block(s, old[j].ptr, old[j].size, old[j].site);
-		asp__pages_free(old, slots * sizeof *old);
+		if (slots != 0)
+			asp__pages_free(old, slots * sizeof *old);
 		s->holder = 0;
 	}
 	memset(asp__sample_filter, 0, sizeof asp__sample_filter);

@@ -217,6 +217,60 @@ TEST(lock_all_skips_what_self_holds)
 	asp__live_unlock(s);
 }
 
+/* A fork while another thread is stuck in a signal handler holding a
+ * shard: the forking thread skips that shard, and its child repairs it
+ * from the shard's slots and lets it go, whatever state it was in: with
+ * entries, or empty (its holder making its first array). */
+#define STUCK ((uintptr_t)0x57c4)
+
+static int stuck_holder(uintptr_t holder)
+{
+	return holder == STUCK;
+}
+
+static void fork_past_a_stuck_holder(int with_entries)
+{
+	asp__live_stuck = stuck_holder;
+	/* Two addresses in one shard (the same page), nothing else there. */
+	uintptr_t p = 0x7f0000000000, q = p + 64;
+	if (with_entries) {
+		ASSERT_EQ(insert(p, 40, 1, 0), 0);
+		ASSERT_EQ(insert(q, 50, 2, 0), 0);
+	}
+	struct asp_shard *held = asp__live_lock(p, STUCK, 0);
+	ASSERT(held != NULL);
+	uint64_t skipped;
+	uint64_t taken = asp__live_lock_all(SELF, &skipped);
+	ASSERT_EQ(__builtin_popcountll(skipped), 1);
+	ASSERT_EQ(__builtin_popcountll(taken), ASP_SHARDS - 1);
+	/* The child's side: the shards taken are let go, the one skipped is
+	 * repaired. A shard still held would hang the next operation. */
+	asp__live_unlock_all(taken);
+	asp__live_repair(skipped);
+	alarm(10);
+	struct asp_live_entry e;
+	ASSERT_EQ(asp__live_find(p, &e, 0), with_entries);
+	ASSERT_EQ(asp__live_find(q, &e, 0), with_entries);
+	ASSERT_EQ(insert(p + 128, 60, 3, 0), 0);
+	uint64_t blocks, bytes;
+	asp__live_totals(&blocks, &bytes, 0);
+	ASSERT_EQ(blocks, with_entries ? 3 : 1);
+	ASSERT_EQ(bytes, with_entries ? 150 : 60);
+	alarm(0);
+}
+
+TEST(fork_repairs_a_shard_a_stuck_thread_holds)
+{
+	fork_past_a_stuck_holder(1);
+}
+
+TEST(fork_lets_go_of_an_empty_shard_a_stuck_thread_holds)
+{
+	fork_past_a_stuck_holder(0);
+}
+
 UNIT_MAIN(UNIT(insert_find_remove), UNIT(reinsert_same_address_counts_once),
           UNIT(growth_and_backward_shift), UNIT(snapshot_lists_every_entry), UNIT(threads),
-          UNIT(signal_handler_inside_the_table), UNIT(lock_all_skips_what_self_holds))
+          UNIT(signal_handler_inside_the_table), UNIT(lock_all_skips_what_self_holds),
+          UNIT(fork_repairs_a_shard_a_stuck_thread_holds),
+          UNIT(fork_lets_go_of_an_empty_shard_a_stuck_thread_holds))
