@@ -60,6 +60,8 @@ SHIM_CFLAGS := -fPIC -fvisibility=hidden -fno-builtin-malloc -fno-builtin-free \
 
 $(B)/shim/%.o: shim/%.c shim/*.h common/*.h include/allocspy.h | $(B)/shim
 	$(CC) $(ALL_CFLAGS) $(SHIM_CFLAGS) -Icommon $(DW_CFLAGS) -c -o $@ $<
+# The wrappers: no frame of their own (override.c says why).
+$(B)/shim/override.o: SHIM_CFLAGS += -fomit-frame-pointer
 
 $(B)/shim/common-%.o: common/%.c common/*.h | $(B)/shim
 	$(CC) $(ALL_CFLAGS) $(SHIM_CFLAGS) -Icommon $(DW_CFLAGS) -c -o $@ $<

@@ -681,6 +681,43 @@ static inline void count_result(struct asp_thread *t, enum asp_fn fn, void *p, s
 		asp__count_failed(t, fn);
 }
 
+/* The wrappers' two paths (account.h). Count mode's, taken when the
+ * wrapper saw asp__fast say count; its rare cases take every mode's. */
+void *asp__malloc_count(size_t size)
+{
+	void *p;
+	if (ASP_LIKELY(asp__alloc_counted(ASP_FN_MALLOC, size, &p)))
+		return p;
+	return asp__malloc_any(size, 0);
+}
+
+void *asp__malloc_any(size_t size, uintptr_t site)
+{
+	return asp__alloc(ASP_FN_MALLOC, size, site);
+}
+
+void asp__free_count(void *p)
+{
+	if (ASP_UNLIKELY(!asp__free_counted(p, ASP_FN_FREE)))
+		asp__free_any(p);
+}
+
+void asp__free_any(void *p)
+{
+	asp__free(p, ASP_FN_FREE);
+}
+
+void asp__delete_count(void *p, enum asp_fn fn)
+{
+	if (ASP_UNLIKELY(!asp__free_counted(p, fn)))
+		asp__delete_any(p, fn);
+}
+
+void asp__delete_any(void *p, enum asp_fn fn)
+{
+	asp__free(p, fn);
+}
+
 void *asp__alloc_slow(enum asp_fn fn, size_t size, uintptr_t site)
 {
 	if (asp__state == 0 && !asp__init_slow())

@@ -257,7 +257,7 @@ static inline void asp__count_sampled(struct asp_thread *t, enum asp_fn fn, void
 }
 
 /* A block p of size bytes handed out by fn. */
-static inline void asp__count_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p,
+static ASP_ALWAYS_INLINE void asp__count_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p,
                                     size_t size, uintptr_t site)
 {
 	if (fast != ASP_FAST_COUNT) {
@@ -326,6 +326,52 @@ static ASP_ALWAYS_INLINE void asp__free(void *p, enum asp_fn fn)
 	}
 	asp__next.free(p);
 }
+
+/* Count mode's malloc and free, the common case: 1 when it applied (*out
+ * set), 0 for a thread without its record yet or inside the shim. */
+static ASP_ALWAYS_INLINE int asp__alloc_counted(enum asp_fn fn, size_t size, void **out)
+{
+	struct asp_thread *t = asp__thread_peek();
+	if (ASP_UNLIKELY(t == NULL || t->depth != 0))
+		return 0;
+	void *p = asp__next.malloc(size);
+	*out = p;
+	if (ASP_UNLIKELY(p == NULL)) {
+		asp__count_failed(t, fn);
+		return 1;
+	}
+	asp__count_block(t, fn, size);
+	t->last = (uintptr_t)p;
+	t->last_fn = fn;
+	asp__check_epoch(t);
+	return 1;
+}
+
+static ASP_ALWAYS_INLINE int asp__free_counted(void *p, enum asp_fn fn)
+{
+	struct asp_thread *t = asp__thread_peek();
+	if (ASP_UNLIKELY(p == NULL || asp__inner_owns(p) || t == NULL || t->depth != 0))
+		return 0;
+	asp_owned_add(&t->c.fn[fn].calls, 1);
+	/* count mode: no site to count a temporary in */
+	if (ASP_UNLIKELY((uintptr_t)p == t->last)) {
+		asp_owned_add(&t->c.fn[t->last_fn].temporary, 1);
+		t->last = 0;
+	}
+	asp__next.free(p);
+	return 1;
+}
+
+/* The wrappers of malloc, free and delete (override.c) are one test of
+ * asp__fast and one jump: to count mode's path or to every mode's, both
+ * out of line here, so that the wrapper has no frame and each path saves
+ * only the registers it needs. */
+void *asp__malloc_count(size_t size);
+void *asp__malloc_any(size_t size, uintptr_t site);
+void asp__free_count(void *p);
+void asp__free_any(void *p);
+void asp__delete_count(void *p, enum asp_fn fn);
+void asp__delete_any(void *p, enum asp_fn fn);
 
 void *asp__calloc(size_t n, size_t size, uintptr_t site);
 void *asp__realloc(void *p, size_t size, uintptr_t site);

@@ -12,10 +12,29 @@
 
 #define CALLER ((uintptr_t)__builtin_return_address(0))
 
-ASP_EXTERN void *malloc(size_t size) { return asp__alloc(ASP_FN_MALLOC, size, CALLER); }
+/* malloc, free and delete are one test and a tail call (account.h). This
+ * file is built without frame pointers, so that these wrappers have no
+ * frame: the program's return address is read off the stack, and the
+ * functions they jump to, which keep frame pointers, find the program's
+ * frame right above their own. */
+#define COUNTING ASP_LIKELY(asp__fast == ASP_FAST_COUNT)
+
+ASP_EXTERN void *malloc(size_t size)
+{
+	if (COUNTING)
+		return asp__malloc_count(size);
+	return asp__malloc_any(size, CALLER);
+}
+
 ASP_EXTERN void *calloc(size_t n, size_t size) { return asp__calloc(n, size, CALLER); }
 ASP_EXTERN void *realloc(void *p, size_t size) { return asp__realloc(p, size, CALLER); }
-ASP_EXTERN void free(void *p) { asp__free(p, ASP_FN_FREE); }
+ASP_EXTERN void free(void *p)
+{
+	if (COUNTING)
+		asp__free_count(p);
+	else
+		asp__free_any(p);
+}
 
 ASP_EXTERN void *reallocarray(void *p, size_t n, size_t size)
 {
@@ -69,7 +88,8 @@ ASP_EXTERN wchar_t *wcsdup(const wchar_t *s) { return asp__wcsdup(s, CALLER); }
 	ASP_EXTERN void *sym(size_t size, size_t align, const void *nt) \
 	{ (void)nt; return asp__new_aligned(fn, size, align, 1, CALLER, #sym); }
 #define DELETE(sym, fn, ...) \
-	ASP_EXTERN void sym(void *p, ##__VA_ARGS__) { asp__free(p, fn); }
+	ASP_EXTERN void sym(void *p, ##__VA_ARGS__) \
+	{ if (COUNTING) asp__delete_count(p, fn); else asp__delete_any(p, fn); }
 
 NEW(_Znwm, ASP_FN_NEW)
 NEW(_Znam, ASP_FN_NEW_ARR)
