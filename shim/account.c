@@ -162,14 +162,15 @@ static ASP_COLD int sites_grow(struct asp_thread *t)
 		n[j] = *o;
 	}
 	/* The old table stays mapped: the exit report may be reading it. */
+	t->site_hot = 0;
 	asp_atomic_store_relaxed(&t->site_mask, slots - 1);
 	asp_atomic_store_release(&t->sites, n);
 	return 0;
 }
 
-/* The thread's totals for stack id site, made on first use; NULL when
- * memory runs out. */
-static struct asp_site_stat *site_of(struct asp_thread *t, uintptr_t site)
+/* The thread's totals for stack id site (not 0), made on first use; NULL
+ * when memory runs out. */
+static ASP_NOINLINE struct asp_site_stat *site_find(struct asp_thread *t, uintptr_t site)
 {
 	if (t->sites == NULL || (t->nsites + 1) * 4 > (t->site_mask + 1) * 3)
 		if (sites_grow(t) != 0)
@@ -182,12 +183,21 @@ static struct asp_site_stat *site_of(struct asp_thread *t, uintptr_t site)
 		asp_atomic_store_relaxed(&s->site, site);
 		t->nsites++;
 	}
+	t->site_hot = site;
+	t->site_hot_stat = s;
 	return s;
+}
+
+static inline struct asp_site_stat *site_of(struct asp_thread *t, uintptr_t site)
+{
+	if (ASP_LIKELY(site == t->site_hot && site != 0))
+		return t->site_hot_stat;
+	return site != 0 ? site_find(t, site) : NULL;
 }
 
 static void site_add(struct asp_thread *t, uintptr_t site, size_t size)
 {
-	struct asp_site_stat *s = site != 0 ? site_of(t, site) : NULL;
+	struct asp_site_stat *s = site_of(t, site);
 	if (s != NULL) {
 		asp_owned_add(&s->allocs, 1);
 		asp_owned_add(&s->bytes, size);

@@ -186,6 +186,10 @@ struct asp_thread {
 	 * new thread reuses it: the report adds all records up anyway. */
 	struct asp_site_stat *sites;
 	uint32_t site_mask, nsites;
+	/* The entry site_of found last, and its stack id (0: none): a loop
+	 * allocates from one stack again and again. */
+	uintptr_t site_hot;
+	struct asp_site_stat *site_hot_stat;
 	int state;
 	pid_t tid;
 	uint32_t serial;	/* 1, 2, ...: a small id for cross-thread checks */
