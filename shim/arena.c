@@ -61,6 +61,85 @@ void asp__pages_free(void *p, size_t size)
 	errno = saved;
 }
 
+/* Scratch memory: the same few sizes mapped and unmapped at every dump
+ * (periodic ones every few milliseconds). Mappings given back are kept
+ * for the next request of their size, up to ASP_KEPT_SLOTS of them of at
+ * most ASP_KEPT_MAX bytes each: a page mapped anew costs a fault when
+ * first touched (tens of microseconds in a virtual machine) and an unmap
+ * interrupts every CPU that runs the program. A slot is taken and filled
+ * with one atomic operation, so that a signal handler's report may use
+ * them too. A kept mapping stays listed (the leak scan leaves it out);
+ * its first word holds its length, and the slot's length is only a hint,
+ * checked once the mapping is taken. */
+#define ASP_KEPT_SLOTS 8
+#define ASP_KEPT_MAX ((size_t)4 << 20)
+
+static void *g_kept[ASP_KEPT_SLOTS];
+static size_t g_kept_len[ASP_KEPT_SLOTS];
+
+static size_t page_round(size_t size)
+{
+	size_t len = (size + 4095) & ~(size_t)4095;
+	return len < size ? 0 : len;
+}
+
+static int kept_put(void *p, size_t len)
+{
+	if (len > ASP_KEPT_MAX)
+		return 0;
+	*(size_t *)p = len;
+	for (size_t i = 0; i < ASP_KEPT_SLOTS; i++) {
+		void *none = NULL;
+		if (asp_atomic_load_relaxed(&g_kept[i]) != NULL)
+			continue;
+		asp_atomic_store_relaxed(&g_kept_len[i], len);
+		if (__atomic_compare_exchange_n(&g_kept[i], &none, p, 0, __ATOMIC_RELEASE,
+		                                __ATOMIC_RELAXED))
+			return 1;
+	}
+	return 0;
+}
+
+/* A kept mapping of len bytes (its first word not cleared), or NULL. */
+static void *kept_take(size_t len)
+{
+	for (size_t i = 0; i < ASP_KEPT_SLOTS; i++) {
+		void *p = asp_atomic_load_relaxed(&g_kept[i]);
+		if (p == NULL || asp_atomic_load_relaxed(&g_kept_len[i]) != len)
+			continue;
+		if (!__atomic_compare_exchange_n(&g_kept[i], &p, NULL, 0, __ATOMIC_ACQUIRE,
+		                                 __ATOMIC_RELAXED))
+			continue;
+		size_t have = *(size_t *)p;
+		if (have == len)
+			return p;
+		/* Another length behind a stale hint: back it goes. */
+		if (!kept_put(p, have))
+			asp__pages_free(p, have);
+	}
+	return NULL;
+}
+
+void *asp__scratch_alloc(size_t size)
+{
+	size_t len = page_round(size);
+	if (len == 0)
+		return NULL;
+	void *p = kept_take(len);
+	if (p != NULL) {
+		memset(p, 0, len);
+		return p;
+	}
+	return asp__pages_alloc(len);
+}
+
+void asp__scratch_free(void *p, size_t size)
+{
+	size_t len = page_round(size);
+	if (p != NULL && !kept_put(p, len))
+		asp__pages_free(p, len);
+}
+
 void *asp__arena_alloc(size_t size)
 {
 	size = (size + ASP_CACHE_LINE - 1) & ~(size_t)(ASP_CACHE_LINE - 1);
@@ -133,10 +212,12 @@ static void *heap_alloc(size_t size, int quiet)
 	while (cls < ASP_HEAP_CLASSES && ((size_t)16 << cls) < size)
 		cls++;
 	if (cls == ASP_HEAP_CLASSES) {
-		size_t len = (size + sizeof(struct heap_header) + 4095) & ~(size_t)4095;
+		size_t len = page_round(size + sizeof(struct heap_header));
 		if (len < size)
 			return NULL;
-		struct heap_header *h = asp__pages_alloc(len);
+		struct heap_header *h = kept_take(len);
+		if (h == NULL)
+			h = asp__pages_alloc(len);
 		if (h == NULL)
 			return NULL;
 		*h = (struct heap_header){ len, cls };
@@ -181,7 +262,8 @@ static void heap_free(void *p, int quiet)
 		return;
 	struct heap_header *h = (struct heap_header *)p - 1;
 	if (h->cls == ASP_HEAP_CLASSES) {
-		asp__pages_free(h, h->size);
+		if (!kept_put(h, h->size))
+			asp__pages_free(h, h->size);
 		return;
 	}
 	sigset_t old;

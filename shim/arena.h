@@ -9,6 +9,11 @@
 void *asp__pages_alloc(size_t size);
 void asp__pages_free(void *p, size_t size);
 
+/* Zeroed pages for a dump's work, given back with the same size: a few
+ * are kept for the next dump instead of unmapped. */
+void *asp__scratch_alloc(size_t size);
+void asp__scratch_free(void *p, size_t size);
+
 /* Zeroed, 64-byte aligned memory that lives as long as the process. */
 void *asp__arena_alloc(size_t size);
 

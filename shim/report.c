@@ -117,7 +117,7 @@ static void gather(struct figures *f, enum reason reason, int need_entries)
 		asp__pend_blocks(NULL, 0, 0, &f->in_use_blocks, &f->in_use_bytes);
 		if (need_entries) {
 			f->capentries = f->in_use_blocks + 1;
-			f->entries = asp__pages_alloc(f->capentries * sizeof *f->entries);
+			f->entries = asp__scratch_alloc(f->capentries * sizeof *f->entries);
 			if (f->entries != NULL) {
 				size_t n = asp__live_snapshot(f->entries, f->capentries, (uintptr_t)self);
 				if (n > f->capentries)
@@ -141,7 +141,7 @@ static void gather(struct figures *f, enum reason reason, int need_entries)
 static void figures_free(struct figures *f)
 {
 	if (f->entries != NULL)
-		asp__pages_free(f->entries, f->capentries * sizeof *f->entries);
+		asp__scratch_free(f->entries, f->capentries * sizeof *f->entries);
 	f->entries = NULL;
 }
 
@@ -561,7 +561,7 @@ static json_t *histogram_json(const struct figures *f)
 static void threads_json(json_t *root)
 {
 	size_t max = ASP_MAX_THREAD_SUMMARIES;
-	struct asp_thread_summary *s = asp__pages_alloc(max * sizeof *s);
+	struct asp_thread_summary *s = asp__scratch_alloc(max * sizeof *s);
 	json_t *a = json_array();
 	size_t all = 0, n = 0;
 	if (s != NULL) {
@@ -579,7 +579,7 @@ static void threads_json(json_t *root)
 	if (all > n)
 		json_object_set_new(root, "threads_omitted", jint(all - n));
 	if (s != NULL)
-		asp__pages_free(s, max * sizeof *s);
+		asp__scratch_free(s, max * sizeof *s);
 }
 
 static json_t *refs_json(const struct figures *f)
@@ -616,8 +616,8 @@ static int stack_index_init(struct stack_index *x, size_t most)
 	size_t slots = 64;
 	while (slots < most * 2)
 		slots *= 2;
-	x->site = asp__pages_alloc(slots * sizeof *x->site);
-	x->number = asp__pages_alloc(slots * sizeof *x->number);
+	x->site = asp__scratch_alloc(slots * sizeof *x->site);
+	x->number = asp__scratch_alloc(slots * sizeof *x->number);
 	x->mask = slots - 1;
 	x->stacks = json_array();
 	return x->site && x->number ? 0 : -ENOMEM;
@@ -626,9 +626,9 @@ static int stack_index_init(struct stack_index *x, size_t most)
 static void stack_index_done(struct stack_index *x, json_t *root)
 {
 	if (x->site)
-		asp__pages_free(x->site, (x->mask + 1) * sizeof *x->site);
+		asp__scratch_free(x->site, (x->mask + 1) * sizeof *x->site);
 	if (x->number)
-		asp__pages_free(x->number, (x->mask + 1) * sizeof *x->number);
+		asp__scratch_free(x->number, (x->mask + 1) * sizeof *x->number);
 	json_object_set_new(root, "stacks", x->stacks);
 }
 
@@ -772,7 +772,7 @@ static void stack_stats_json(json_t *root, const struct figures *f, struct stack
 	while (slots < (1u << 20) && slots < 2 * sites + 64)
 		slots *= 2;
 	struct site_table t = { NULL, slots - 1, 0, json_array(), x };
-	t.v = asp__pages_alloc((t.mask + 1) * sizeof *t.v);
+	t.v = asp__scratch_alloc((t.mask + 1) * sizeof *t.v);
 	if (t.v == NULL)
 		return;
 	asp__threads_sites(add_site, &t);
@@ -823,7 +823,7 @@ static void stack_stats_json(json_t *root, const struct figures *f, struct stack
 	json_object_set_new(root, "stack_stats", a);
 	if (used > STACK_STATS_MAX)
 		json_object_set_new(root, "stack_stats_omitted", jint(used - STACK_STATS_MAX));
-	asp__pages_free(t.v, (t.mask + 1) * sizeof *t.v);
+	asp__scratch_free(t.v, (t.mask + 1) * sizeof *t.v);
 }
 
 /* The heap over time (track mode). */
@@ -1093,13 +1093,13 @@ void asp__periodic(struct asp_thread *t)
 	asp_atomic_store_relaxed(&g_last_dump_ns, now);
 	int saved = errno;
 	t->depth++;
-	struct figures *f = asp__pages_alloc(sizeof *f);
+	struct figures *f = asp__scratch_alloc(sizeof *f);
 	if (f != NULL) {
 		gather(f, REASON_INTERVAL, asp__opt.backtrace > 1);
 		if (asp_atomic_load_acquire(&asp__state) == 1)
 			write_dump(f);
 		figures_free(f);
-		asp__pages_free(f, sizeof *f);
+		asp__scratch_free(f, sizeof *f);
 	}
 	/* A dump that took D ns puts the next one at least D after its end:
 	 * with a short interval and a large heap, the program still gets
@@ -1133,7 +1133,7 @@ void asp__finish(void)
 			break;
 		sched_yield();
 	}
-	struct figures *f = asp__pages_alloc(sizeof *f);
+	struct figures *f = asp__scratch_alloc(sizeof *f);
 	if (f == NULL) {
 		asp_atomic_store_release(&asp__fast, 0);
 		asp_atomic_store_release(&asp__state, 2);

@@ -116,7 +116,7 @@ static struct asp_snap_detail *group(const struct asp_live_entry *e, size_t all,
 		g[j].blocks = asp__sample_round(est[j].blocks);
 	}
 	/* The largest ASP_DETAIL_MAX, by selection: few, and rare. */
-	struct asp_snap_detail *d = asp__pages_alloc(ASP_DETAIL_MAX * sizeof *d);
+	struct asp_snap_detail *d = asp__scratch_alloc(ASP_DETAIL_MAX * sizeof *d);
 	if (d == NULL)
 		return NULL;
 	uint32_t k = 0;
@@ -180,7 +180,7 @@ static struct asp_snap_detail *detail_of(struct asp_thread *t, uint32_t *n, stru
 static void drop_detail(struct asp_snapshot *s)
 {
 	if (s->detail != NULL)
-		asp__pages_free(s->detail, ASP_DETAIL_MAX * sizeof *s->detail);
+		asp__scratch_free(s->detail, ASP_DETAIL_MAX * sizeof *s->detail);
 	s->detail = NULL;
 	s->ndetail = 0;
 }
@@ -319,17 +319,17 @@ int asp__snapshots(struct asp_snapshot_list *l, uint64_t t_ns, uint64_t allocate
 	/* Another thread may store, thin or replace snapshots meanwhile (a
 	 * periodic dump): everything is copied under the list's lock, whose
 	 * holders wait for nothing, and the memory allocated before. */
-	void *mem = asp__pages_alloc(list_size());
-	struct asp_snap_detail *scratch = asp__pages_alloc(ASP_GROUP_SLOTS * sizeof *scratch);
+	void *mem = asp__scratch_alloc(list_size());
+	struct asp_snap_detail *scratch = asp__scratch_alloc(ASP_GROUP_SLOTS * sizeof *scratch);
 	struct estimate *est = asp__sample_mean != 0 ?
-		asp__pages_alloc(ASP_GROUP_SLOTS * sizeof *est) : NULL;
+		asp__scratch_alloc(ASP_GROUP_SLOTS * sizeof *est) : NULL;
 	if (mem == NULL || scratch == NULL || (asp__sample_mean != 0 && est == NULL)) {
 		if (mem != NULL)
-			asp__pages_free(mem, list_size());
+			asp__scratch_free(mem, list_size());
 		if (scratch != NULL)
-			asp__pages_free(scratch, ASP_GROUP_SLOTS * sizeof *scratch);
+			asp__scratch_free(scratch, ASP_GROUP_SLOTS * sizeof *scratch);
 		if (est != NULL)
-			asp__pages_free(est, ASP_GROUP_SLOTS * sizeof *est);
+			asp__scratch_free(est, ASP_GROUP_SLOTS * sizeof *est);
 		return 0;
 	}
 	l->v = mem;
@@ -341,9 +341,9 @@ int asp__snapshots(struct asp_snapshot_list *l, uint64_t t_ns, uint64_t allocate
 	last.allocated = allocated;
 	last.freed = freed;
 	last.detail = group(e, ne, &last.ndetail, &last, scratch, est);
-	asp__pages_free(scratch, ASP_GROUP_SLOTS * sizeof *scratch);
+	asp__scratch_free(scratch, ASP_GROUP_SLOTS * sizeof *scratch);
 	if (est != NULL)
-		asp__pages_free(est, ASP_GROUP_SLOTS * sizeof *est);
+		asp__scratch_free(est, ASP_GROUP_SLOTS * sizeof *est);
 	sigset_t old;
 	asp_lock_nosig(&g_lock, &old);
 	int peak_in = !g_peak.peak || last.in_use >= g_peak.in_use;
@@ -369,7 +369,7 @@ int asp__snapshots(struct asp_snapshot_list *l, uint64_t t_ns, uint64_t allocate
 void asp__snapshots_free(struct asp_snapshot_list *l)
 {
 	if (l->v != NULL)
-		asp__pages_free(l->v, list_size());
+		asp__scratch_free(l->v, list_size());
 	memset(l, 0, sizeof *l);
 }
 
