@@ -1085,7 +1085,8 @@ void asp__periodic(struct asp_thread *t)
 		return;
 	uint64_t now = asp_now_ns(CLOCK_MONOTONIC);
 	uint64_t last = asp_atomic_load_relaxed(&g_last_dump_ns);
-	if (now - last < (uint64_t)asp__opt.interval_ms * 1000000u)
+	/* Signed: a slow dump puts last ahead of its own end (below). */
+	if ((int64_t)(now - last) < (int64_t)asp__opt.interval_ms * 1000000)
 		return;
 	pid_t me = asp_gettid(), none = 0;
 	if (!__atomic_compare_exchange_n(&g_dumping, &none, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))

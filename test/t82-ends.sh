@@ -45,6 +45,17 @@ check "... a mid-run dump says so (reason interval)" interval "${4:-}"
 "$REPORT" "$TMP/iv.json" >/dev/null 2>&1
 check "... the last dump, at exit, reads as one" "exit" "$(json_get "$TMP/iv.json" 'd["dump"]["reason"]')"
 
+# A dump slower than half the interval (60,000 live blocks with their
+# stacks, ALLOCSPY_INTERVAL_MS=1) puts the next one as long after its end:
+# the program keeps half of the time and ends (a second at most here; a
+# dump at every allocation would take minutes).
+ALLOCSPY_INTERVAL_MS=1 ALLOCSPY_BACKTRACE=16 ALLOCSPY_UNWIND=fp ALLOCSPY_OUTPUT="$TMP/slow.json" \
+	LD_PRELOAD="$LIB" timeout 120 "$PROGS/rel_slow_dump" >"$TMP/slow.out" 2>/dev/null
+check "ALLOCSPY_INTERVAL_MS=1, dumps slower than half of it: the program ends as it would (status, output)" \
+	"0 done" "$? $(cat "$TMP/slow.out")"
+check "... its last dump is the exit's, with every block it left" "exit 0" \
+	"$(json_get "$TMP/slow.json" '"%s %d" % (d["dump"]["reason"], d["heap"]["in_use_blocks"])')"
+
 # --- a fatal signal -------------------------------------------------------------------------
 ALLOCSPY_DUMP_ON_SIGNAL=1 ALLOCSPY_OUTPUT="$TMP/segv.json" LD_PRELOAD="$LIB" \
 	"$PROGS/rel_crash" >/dev/null 2>"$TMP/segv.err"
