@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stddef.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -253,19 +254,25 @@ struct asp_thread *asp__thread_self_slow(void)
 		fold(t);
 		g_dying--;
 		struct asp_thread keep = *t;
-		memset(t, 0, sizeof *t);
-		t->next = keep.next;
+		/* Cleared around what other threads read without the lock:
+		 * the link (a walker would see the list end here) and the
+		 * pending block, which its thread left without its exit
+		 * (account.c) and which stays: the new thread's next
+		 * allocation puts it in the table. */
+		memset(t, 0, offsetof(struct asp_thread, pend));
+		memset(&t->pend_claims, 0,
+		       offsetof(struct asp_thread, next) - offsetof(struct asp_thread, pend_claims));
 		t->sites = keep.sites;
 		t->site_mask = keep.site_mask;
 		t->nsites = keep.nsites;
 		t->stack_cache = keep.stack_cache;
-		/* A block its thread left pending without its exit (account.c)
-		 * stays: the new thread's next allocation puts it in the table. */
-		t->pend_size = keep.pend_size;
-		t->pend_site = keep.pend_site;
-		t->pend_fn = keep.pend_fn;
-		t->pend_seq = keep.pend_seq & ~1u;
-		asp_atomic_store_release(&t->pend, keep.pend);
+		_Static_assert(offsetof(struct asp_thread, pend) <
+		               offsetof(struct asp_thread, pend_claims) &&
+		               offsetof(struct asp_thread, pend_claims) <
+		               offsetof(struct asp_thread, next),
+		               "the pending block's fields, then the rest, then the link");
+		if (keep.pend_seq & 1u)
+			asp_atomic_store_release(&t->pend_seq, keep.pend_seq + 1);
 	} else {
 		t = asp__arena_alloc(sizeof *t);
 		if (t == NULL) {
