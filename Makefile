@@ -41,11 +41,21 @@ LAUNCH  := $(B)/allocspy
 	install-headers install-man install-pc clean lint lint-man test-progs check-asan \
 	node-deps
 
-all: deps $(LIB) $(REPORT) $(LAUNCH)
+all: $(LIB) $(REPORT) $(LAUNCH)
 
 # Installs missing Debian build dependencies; silent when all are present.
 deps:
 	@sh scripts/deps.sh
+
+# On a fresh machine they are installed before anything is built, even
+# with -j: make remakes this included file first, then reads the Makefile
+# again, so that pkg-config (above) answers for what was just installed.
+ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
+-include $(B)/deps.mk
+endif
+$(B)/deps.mk: scripts/deps.sh
+	@sh scripts/deps.sh
+	@mkdir -p $(B) && echo '# scripts/deps.sh ran: the build dependencies are installed' >$@
 
 # --- the shim -----------------------------------------------------------
 # -fvisibility=hidden plus a version script: only the interposed symbols
