@@ -1094,9 +1094,15 @@ void asp__periodic(struct asp_thread *t)
 	asp_atomic_store_relaxed(&g_last_dump_ns, now);
 	int saved = errno;
 	t->depth++;
+	/* The next dump is due an interval after this one's figures were
+	 * taken (its t_s), which may be well after now when gathering waits
+	 * for other threads: two dumps' own times are never closer than the
+	 * interval. */
+	uint64_t taken = now;
 	struct figures *f = asp__scratch_alloc(sizeof *f);
 	if (f != NULL) {
 		gather(f, REASON_INTERVAL, asp__opt.backtrace > 1);
+		taken = f->t_ns;
 		if (asp_atomic_load_acquire(&asp__state) == 1)
 			write_dump(f);
 		figures_free(f);
@@ -1106,8 +1112,7 @@ void asp__periodic(struct asp_thread *t)
 	 * with a short interval and a large heap, the program still gets
 	 * half of the time. */
 	uint64_t took = asp_now_ns(CLOCK_MONOTONIC) - now, every = (uint64_t)asp__opt.interval_ms * 1000000u;
-	if (2 * took > every)
-		asp_atomic_store_relaxed(&g_last_dump_ns, now + 2 * took - every);
+	asp_atomic_store_relaxed(&g_last_dump_ns, 2 * took > every ? taken + 2 * took - every : taken);
 	t->depth--;
 	errno = saved;
 	__atomic_store_n(&g_dumping, 0, __ATOMIC_RELEASE);
