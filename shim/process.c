@@ -31,8 +31,9 @@
  *    (the child rebuilds it). It waits only for holders to let go, and no
  *    holder waits for it; for owners of pending blocks to finish a change
  *    (account.c: they take no lock in one); and,
- *    at most 100 ms, for other threads to leave the loader's module list
- *    (libunwind's, a dump's: thread.h, asp__loader_enter). Parent
+ *    for other threads to leave the loader's module list (libunwind's, a
+ *    dump's: at most 100 ms while they wait for its lock, as long as it
+ *    takes once they hold it: thread.h, asp__loader_enter). Parent
  *    and child let go of the same locks; before that the child marks the
  *    other threads' records dead, makes their deferred table operations,
  *    publishes their in-use deltas, and restarts what it inherited half

@@ -927,30 +927,92 @@ static void build_id(const struct dl_phdr_info *info, char *out, size_t size)
 	}
 }
 
+/* The modules as one listing saw them. The listing's callback copies what
+ * the dump needs and nothing more: it allocates nothing and takes no lock,
+ * since a fork waits for it with no deadline while it holds the loader's
+ * list (thread.h, asp__loader_holding); the JSON is built after. */
+struct module {
+	size_t path;		/* offset in the pool */
+	uintptr_t base, lo, hi;
+	char build_id[128];
+};
+
+struct modules {
+	struct asp_thread *t;
+	struct module *m;
+	size_t n, max;
+	char *pool;
+	size_t used, cap;
+	int full;		/* more than fits: listed again, with room */
+};
+
 static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	json_t *a = arg;
+	struct modules *ms = arg;
 	(void)size;
+	asp__loader_holding(ms->t);
 	const char *path = info->dlpi_name;
 	if (path == NULL || path[0] == '\0')
-		path = a && json_array_size(a) == 0 ? asp__opt.exe : NULL;
+		path = ms->n == 0 ? asp__opt.exe : NULL;
 	if (path == NULL || path[0] != '/')
 		return 0;	/* the vDSO and unnamed objects */
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	size_t len = strlen(path) + 1;
+	if (ms->n == ms->max || len > ms->cap - ms->used) {
+		ms->full = 1;
+		return 1;
+	}
+	struct module *m = &ms->m[ms->n++];
+	memcpy(ms->pool + ms->used, path, len);
+	m->path = ms->used;
+	ms->used += len;
+	m->base = info->dlpi_addr;
+	m->lo = UINTPTR_MAX;
+	m->hi = 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD)
 			continue;
 		uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
-		lo = s < lo ? s : lo;
-		hi = e > hi ? e : hi;
+		m->lo = s < m->lo ? s : m->lo;
+		m->hi = e > m->hi ? e : m->hi;
 	}
-	char id[128];
-	build_id(info, id, sizeof id);
-	json_array_append_new(a, json_pack("{s:s,s:o,s:o,s:o,s:s}", "path", path,
-	                      "base", jint(info->dlpi_addr), "start", jint(lo), "end", jint(hi),
-	                      "build_id", id));
+	build_id(info, m->build_id, sizeof m->build_id);
 	return 0;
+}
+
+/* The "modules" array: every object the loader has, as dl_iterate_phdr
+ * lists them. */
+static json_t *modules_json(void)
+{
+	json_t *a = json_array();
+	struct modules ms = { .t = asp__thread_self() };
+	for (size_t max = 256;; max *= 4) {
+		size_t bytes = max * sizeof(struct module) + max * 256;
+		void *mem = asp__scratch_alloc(bytes);
+		if (mem == NULL)
+			return a;
+		ms.m = mem;
+		ms.max = max;
+		ms.pool = (char *)mem + max * sizeof(struct module);
+		ms.cap = max * 256;
+		ms.n = ms.used = 0;
+		ms.full = 0;
+		asp__loader_enter(ms.t);
+		dl_iterate_phdr(module_cb, &ms);
+		asp__loader_leave(ms.t);
+		if (!ms.full || max >= (1u << 16)) {
+			for (size_t i = 0; i < ms.n; i++) {
+				const struct module *m = &ms.m[i];
+				json_array_append_new(a, json_pack("{s:s,s:o,s:o,s:o,s:s}",
+				                      "path", ms.pool + m->path, "base", jint(m->base),
+				                      "start", jint(m->lo), "end", jint(m->hi),
+				                      "build_id", m->build_id));
+			}
+			asp__scratch_free(mem, bytes);
+			return a;
+		}
+		asp__scratch_free(mem, bytes);
+	}
 }
 
 static json_t *dump_json(const struct figures *f)
@@ -985,12 +1047,7 @@ static json_t *dump_json(const struct figures *f)
 		asp__snapshots_free(&sl);
 		stack_index_done(&x, root);
 	}
-	json_t *modules = json_array();
-	struct asp_thread *t = asp__thread_self();
-	asp__loader_enter(t);
-	dl_iterate_phdr(module_cb, modules);
-	asp__loader_leave(t);
-	json_object_set_new(root, "modules", modules);
+	json_object_set_new(root, "modules", modules_json());
 	return root;
 }
 

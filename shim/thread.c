@@ -447,6 +447,12 @@ void asp__loader_enter(struct asp_thread *t)
 	}
 }
 
+void asp__loader_holding(struct asp_thread *t)
+{
+	if (asp_atomic_load_relaxed(&t->in_loader) == 1)
+		asp_atomic_store_release(&t->in_loader, 2);
+}
+
 void asp__loader_leave(struct asp_thread *t)
 {
 	asp_atomic_store_release(&t->in_loader, 0);
@@ -468,9 +474,12 @@ void asp__loader_fork_close(const struct asp_thread *self)
 	asp_unlock(&g_lock);
 	uint64_t deadline = asp_now_ns(CLOCK_MONOTONIC) + 100000000u;
 	for (size_t i = 0; i < n; i++)
-		while (asp_atomic_load_acquire(&inside[i]->in_loader) &&
-		       asp_now_ns(CLOCK_MONOTONIC) < deadline)
+		for (;;) {
+			int in = asp_atomic_load_acquire(&inside[i]->in_loader);
+			if (in == 0 || (in == 1 && asp_now_ns(CLOCK_MONOTONIC) >= deadline))
+				break;
 			sched_yield();
+		}
 }
 
 void asp__loader_fork_open(void)

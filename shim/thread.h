@@ -138,7 +138,8 @@ struct asp_thread {
 				 * until it is done (live.h) */
 	int in_loader;		/* > 0: where the loader's module list may be
 				 * locked (libunwind, the dump's module list):
-				 * fork waits for it (asp__loader_enter) */
+				 * fork waits for it (asp__loader_enter); 2:
+				 * the shim's listing holds it */
 	uint32_t epoch;		/* the periodic-work epoch last seen */
 	uint32_t ndefer;
 	struct asp_deferred defer[ASP_MAX_DEFERRED];
@@ -301,9 +302,14 @@ void asp__fence_others(void);
  * (libunwind's, the dump's) are bracketed by asp__loader_enter and
  * asp__loader_leave, and fork's prepare handler closes the gate first:
  * new listings wait for the fork, and the fork waits for those under way,
- * at most 100 ms (a listing can wait for a lock the forking thread holds).
+ * at most 100 ms while a listing waits for the list's lock (it can wait for
+ * a lock the forking thread holds), and for as long as it takes once it
+ * holds it: a fork then would leave the lock held in the child for good.
+ * The shim's callbacks mark that they hold it (asp__loader_holding) and
+ * take no lock and allocate nothing meanwhile, so that wait ends.
  * A thread inside the live table never waits (the fork waits for it). */
 void asp__loader_enter(struct asp_thread *t);
+void asp__loader_holding(struct asp_thread *t);
 void asp__loader_leave(struct asp_thread *t);
 void asp__loader_fork_close(const struct asp_thread *self);
 void asp__loader_fork_open(void);
