@@ -35,6 +35,7 @@
 #include "arena.h"
 #include "leak.h"
 #include "live.h"
+#include "loader.h"
 #include "next.h"
 #include "options.h"
 #include "sample.h"
@@ -960,7 +961,7 @@ int asp__leak_check(const struct asp_live_entry *e, size_t n, struct asp_leak_re
 	if (s.glibc)
 		writable_of((void *)asp__next.malloc, &s.libc_data);
 	asp__arena_ranges(skip_arena, &s);
-	dl_iterate_phdr(skip_self_cb, &s);
+	asp__loader_list(skip_self_cb, &s);
 	if (s.glibc)
 		skip_glibc_heaps(&s);
 	else

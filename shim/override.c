@@ -7,6 +7,7 @@
 
 #include "account.h"
 #include "glue.h"
+#include "loader.h"
 #include "refs.h"
 #include "process.h"
 
@@ -141,6 +142,10 @@ ASP_EXTERN void exit(int status)
 
 ASP_EXTERN void *dlopen(const char *file, int flags) { return asp__dlopen(file, flags); }
 ASP_EXTERN int dlclose(void *handle) { return asp__dlclose(handle); }
+ASP_EXTERN int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	return asp__dl_iterate_phdr(cb, arg);
+}
 
 ASP_EXTERN int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
                               void *(*fn)(void *), void *arg)

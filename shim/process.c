@@ -69,6 +69,7 @@
 #include "account.h"
 #include "arena.h"
 #include "leak.h"
+#include "loader.h"
 #include "live.h"
 #include "lock.h"
 #include "next.h"
@@ -133,6 +134,7 @@ int asp__init_slow(void)
 		asp__report_start();
 		asp__options_init();
 		asp__thread_init();
+		asp__loader_init();
 		/* Not pthread_atfork: it names the shim's DSO, and the DSO's
 		 * destructor at exit would then take the handlers away, even
 		 * between one fork's prepare and parent handlers, while other
@@ -405,6 +407,7 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	g_pid = getpid();
+	asp__loader_atfork_child();
 	/* Only this thread is left: every lock is this thread's. The arena,
 	 * a leaf, is let go first: the table grows from it as the other
 	 * threads' pending blocks and deferred operations go in. */

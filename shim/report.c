@@ -26,6 +26,7 @@
 #include "arena.h"
 #include "leak.h"
 #include "live.h"
+#include "loader.h"
 #include "next.h"
 #include "options.h"
 #include "process.h"
@@ -930,7 +931,7 @@ static void build_id(const struct dl_phdr_info *info, char *out, size_t size)
 /* The modules as one listing saw them. The listing's callback copies what
  * the dump needs and nothing more: it allocates nothing and takes no lock,
  * since a fork waits for it with no deadline while it holds the loader's
- * list (thread.h, asp__loader_holding); the JSON is built after. */
+ * list (thread.h, asp__loader_enter); the JSON is built after. */
 struct module {
 	size_t path;		/* offset in the pool */
 	uintptr_t base, lo, hi;
@@ -950,7 +951,6 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct modules *ms = arg;
 	(void)size;
-	asp__loader_holding(ms->t);
 	const char *path = info->dlpi_name;
 	if (path == NULL || path[0] == '\0')
 		path = ms->n == 0 ? asp__opt.exe : NULL;
@@ -998,7 +998,7 @@ static json_t *modules_json(void)
 		ms.n = ms.used = 0;
 		ms.full = 0;
 		asp__loader_enter(ms.t);
-		dl_iterate_phdr(module_cb, &ms);
+		asp__loader_list(module_cb, &ms);
 		asp__loader_leave(ms.t);
 		if (!ms.full || max >= (1u << 16)) {
 			for (size_t i = 0; i < ms.n; i++) {

@@ -15,6 +15,7 @@
 
 #include "account.h"
 #include "arena.h"
+#include "loader.h"
 #include "lock.h"
 #include "options.h"
 #include "process.h"
@@ -87,7 +88,7 @@ static int tls_cb(struct dl_phdr_info *info, size_t size, void *arg)
 static int tls_modules(void)
 {
 	int n = 0;
-	dl_iterate_phdr(tls_cb, &n);
+	asp__loader_list(tls_cb, &n);
 	return n;
 }
 

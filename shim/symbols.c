@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "loader.h"
 #include "options.h"
 #include "symbols.h"
 
@@ -30,7 +31,10 @@ static uintptr_t g_shim_lo, g_shim_hi;
  * stays empty and only symbol tables name addresses. */
 static void load_libdw(void)
 {
-	void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+	/* A child that lost the loader's list lock can load nothing new: a
+	 * dlopen would wait for that lock for ever (loader.h). */
+	int noload = asp__loader_lost() ? RTLD_NOLOAD : 0;
+	void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL | noload);
 	int missing = 0;
 
 	if (h == NULL)
@@ -79,7 +83,7 @@ static int ready(void)
 		g_api.demangle = (asp_demangle_fn *)dlsym(RTLD_DEFAULT, "__cxa_demangle");
 		load_libdw();
 		g_dw = asp_dwsym_new(&g_api);
-		if (g_dw != NULL && dl_iterate_phdr(add_object, NULL) == 0)
+		if (g_dw != NULL && asp__loader_list(add_object, NULL) == 0)
 			g_ready = 1;
 	}
 	return g_ready > 0;

@@ -305,8 +305,11 @@ void asp__fence_others(void);
  * at most 100 ms while a listing waits for the list's lock (it can wait for
  * a lock the forking thread holds), and for as long as it takes once it
  * holds it: a fork then would leave the lock held in the child for good.
- * The shim's callbacks mark that they hold it (asp__loader_holding) and
- * take no lock and allocate nothing meanwhile, so that wait ends.
+ * The shim's dl_iterate_phdr (loader.c, which libunwind's calls reach
+ * too) marks a listing inside the gate as holding it at its callback's
+ * first call (asp__loader_holding); the callbacks then take no lock a
+ * forking thread holds, so that wait ends: the dump's allocate nothing,
+ * and libunwind's take only its own locks, with signals blocked.
  * A thread inside the live table never waits (the fork waits for it). */
 void asp__loader_enter(struct asp_thread *t);
 void asp__loader_holding(struct asp_thread *t);

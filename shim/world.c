@@ -32,6 +32,7 @@
 
 #include "arena.h"
 #include "glue.h"
+#include "loader.h"
 #include "world.h"
 
 #define ASP_WORLD_MAX 4096
@@ -321,7 +322,7 @@ int asp__world_stop(void)
 	enumerate();
 	if (g_n == 0)
 		return g_all = 1;
-	dl_iterate_phdr(unsafe_cb, NULL);
+	asp__loader_list(unsafe_cb, NULL);
 	int sig = free_rt_signal();
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);

@@ -18,11 +18,13 @@
 #             sample csample (the last two: sampled stacks, one per 256
 #             bytes on average, in track and count mode; default: all)
 # CASE        the cases to run (default: all): fork_pool fork_signal
-#             vfork_threads exit_fork cxx_fork perl_threads python_mp
+#             vfork_threads exit_fork cxx_fork fork_loader perl_threads
+#             python_mp
 #
 # The last line is "soak: R runs, H hangs, F failures"; the exit status is
 # 0 when both are 0. `make soak` runs it for an hour. SOAK_FORKS sets how
-# many times the perl and C++ cases fork (default 30 and 100: each perl
+# many times the perl, C++ and fork_loader cases fork (default 30, 100 and
+# 100: each perl
 # child's exit report checks its parent's heap of some 45,000 blocks for
 # leaks and writes its dump, 0.1-0.3 s).
 #
@@ -49,9 +51,9 @@ while getopts r:d:t:m: o; do
 	esac
 done
 shift $((OPTIND - 1))
-cases=${*:-fork_pool fork_signal vfork_threads exit_fork cxx_fork perl_threads python_mp}
+cases=${*:-fork_pool fork_signal vfork_threads exit_fork cxx_fork fork_loader perl_threads python_mp}
 
-for f in "$LIB" "$S/fork_pool" "$S/fork_signal" "$S/vfork_threads" "$S/exit_fork" "$S/cxx_fork"; do
+for f in "$LIB" "$S/fork_pool" "$S/fork_signal" "$S/vfork_threads" "$S/exit_fork" "$S/cxx_fork" "$S/fork_loader"; do
 	[ -e "$f" ] || { echo "soak: $f is missing: run make B=$B test-progs first" >&2; exit 2; }
 done
 
@@ -77,6 +79,7 @@ command_of() {
 	vfork_threads) echo "$S/vfork_threads" ;;
 	exit_fork) echo "$S/exit_fork" ;;
 	cxx_fork) echo "$S/cxx_fork ${SOAK_FORKS:-100}" ;;
+	fork_loader) echo "$S/fork_loader ${SOAK_FORKS:-100}" ;;
 	perl_threads) echo "perl" ;;
 	python_mp) echo "python3 $PWD/test/soak/mp_fork.py" ;;
 	esac

@@ -182,3 +182,28 @@ check "RTLD_DEEPBIND: the flag is dropped with one warning" 1 \
 	"$(grep -c "^allocspy: warning: dlopen($TMP/libdeep.so, RTLD_DEEPBIND): the flag is dropped" "$TMP/deep.err")"
 check "RTLD_DEEPBIND: the library's allocations are counted" "True" \
 	"$(json_get "$TMP/deep.json" 'd["functions"]["malloc"]["bytes"] >= 3000 and d["heap"]["in_use_bytes"] >= 1000')"
+
+# --- fork while another thread lists the loaded objects ------------------------------------
+# glibc leaves the list's lock held in such a child, whose exit report lists
+# the objects: it must end all the same, and list what its parent lists.
+for mode in "" "ALLOCSPY_BACKTRACE=16" "ALLOCSPY_MODE=count"; do
+	rm -rf "$TMP/lister" && mkdir -p "$TMP/lister"
+	# shellcheck disable=SC2086 # the mode's words on purpose
+	timeout 60 env $mode ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT="$TMP/lister/%p.json" LD_PRELOAD="$LIB" \
+		"$PROGS/rel_fork_lister" >"$TMP/lister.out" 2>&1
+	st=$?
+	check "fork while a thread lists the objects${mode:+ ($mode)}: every child ends, status 0" \
+		"done 20 0" "$(cat "$TMP/lister.out") $st"
+	check "fork while a thread lists the objects${mode:+ ($mode)}: a dump per process, each listing the parent's objects" \
+		"21 1" "$(python3 - "$TMP/lister" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+mods = set()
+files = [f for f in os.listdir(d) if f.endswith(".json")]
+for f in files:
+    j = json.load(open(os.path.join(d, f)))
+    mods.add(json.dumps([(m["path"], m["start"], m["end"], m["build_id"]) for m in j["modules"]]))
+print(len(files), len(mods))
+PY
+)"
+done
