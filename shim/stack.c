@@ -138,13 +138,21 @@ void asp__stack_init(void)
 }
 
 /* Frame-pointer walk: [fp] is the caller's fp, [fp+8] the return address. */
+/* Where a walk from fp may read: up to the thread's descriptor, which
+ * glibc puts above its stack, or the main thread's stack end. */
+static inline uintptr_t fp_high(uintptr_t fp)
+{
+	uintptr_t high = pthread_self() == 0 ? 0 : (uintptr_t)pthread_self();
+	if (high < fp || high - fp > (64u << 20))
+		high = (uintptr_t)__libc_stack_end;
+	return high;
+}
+
 static int fp_walk(uintptr_t *out, int max)
 {
 	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
 	uintptr_t low = fp;
-	uintptr_t high = pthread_self() == 0 ? 0 : (uintptr_t)pthread_self();
-	if (high < low || high - low > (64u << 20))
-		high = (uintptr_t)__libc_stack_end;
+	uintptr_t high = fp_high(fp);
 	int n = 0;
 	while (n < max && fp >= low && fp + 16 <= high && (fp & 7) == 0) {
 		uintptr_t next = ((uintptr_t *)fp)[0];
@@ -165,6 +173,47 @@ static uint64_t hash_frames(const uintptr_t *f, int n)
 	for (int i = 0; i < n; i++)
 		h = (h ^ f[i]) * 0x100000001b3ull;
 	return h ^ (uint64_t)n;
+}
+
+/* Frame pointers, the common case: the thread's last stack again. The
+ * walk fp_walk would make, compared with that stack as it goes (what
+ * program_stack and intern would find, without storing the frames): its
+ * id, or 0 when the walk differs or the caller's frame is not among the
+ * shim's first (then the whole path decides). */
+static ASP_ALWAYS_INLINE uintptr_t fp_again(const struct asp_thread *t, uintptr_t site)
+{
+	uint32_t id = t->stack_id, want = t->stack_n;
+	if (id == 0)
+		return 0;
+	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t low = fp, high = fp_high(fp);
+	int n = 0, max = asp__opt.backtrace + ASP_SKIP_FRAMES;
+	int skip = -1;		/* the caller's frame: not found yet */
+	uint32_t i = 0;		/* the program's frames compared */
+	while (n < max && fp >= low && fp + 16 <= high && (fp & 7) == 0) {
+		uintptr_t next = ((uintptr_t *)fp)[0];
+		uintptr_t ret = ((uintptr_t *)fp)[1];
+		if (ret == 0)
+			break;
+		if (skip < 0) {
+			if (ret == site)
+				skip = n;
+			else if (n + 1 >= ASP_SKIP_FRAMES)
+				return 0;
+		}
+		if (skip >= 0) {
+			if (i == (uint32_t)asp__opt.backtrace)
+				break;	/* program_stack keeps no more */
+			if (i == want || t->stack_frames[i] != ret)
+				return 0;
+			i++;
+		}
+		n++;
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+	return skip >= 0 && i == want ? id : 0;
 }
 
 /* Stacks are short: a loop beats a call to memcmp. */
@@ -631,8 +680,11 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 		t->depth--;
 		return id;
 	}
-	n = fp_walk(frames, want);
-	uintptr_t id = program_stack(t, frames, n, site);
+	uintptr_t id = fp_again(t, site);
+	if (id == 0) {
+		n = fp_walk(frames, want);
+		id = program_stack(t, frames, n, site);
+	}
 	t->depth--;
 	return id;
 }
