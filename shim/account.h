@@ -200,10 +200,11 @@ static ASP_ALWAYS_INLINE int asp__track_alloc_fast(struct asp_thread *t, enum as
 	return 1;
 }
 
-/* Track mode, the common case of asp__track_release inlined: p is the
- * thread's pending block. 0: not taken (the caller calls
+/* Track mode, with stacks or not, the common case of asp__track_release
+ * inlined: p is the thread's pending block. 0: not taken (the caller calls
  * asp__track_release); 1: counted, the caller frees p. */
-static ASP_ALWAYS_INLINE int asp__track_release_fast(struct asp_thread *t, enum asp_fn fn, void *p)
+static ASP_ALWAYS_INLINE int asp__track_release_fast(struct asp_thread *t, enum asp_fn fn, void *p,
+                                                   int stacks)
 {
 	if ((uintptr_t)p != asp_atomic_load_relaxed(&t->pend) || t->ndefer != 0 ||
 	    !asp__pend_usable(t))
@@ -232,8 +233,12 @@ static ASP_ALWAYS_INLINE int asp__track_release_fast(struct asp_thread *t, enum 
 	t->in_table--;
 	/* track mode keeps no per-stack totals: a temporary is one add */
 	if ((uintptr_t)p == t->last) {
-		asp_owned_add(&t->c.fn[t->last_fn].temporary, 1);
-		t->last = 0;
+		if (stacks) {
+			asp__count_temporary(t);
+		} else {
+			asp_owned_add(&t->c.fn[t->last_fn].temporary, 1);
+			t->last = 0;
+		}
 	}
 	asp__net_add(t, -(int64_t)size, -1);
 	if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
@@ -320,9 +325,12 @@ static ASP_ALWAYS_INLINE void asp__free(void *p, enum asp_fn fn)
 		/* before the block can be handed out again */
 		if (fast == ASP_FAST_COUNT_SAMPLE && asp__sample_forget(t, (uintptr_t)p) != 0)
 			return;
-	} else if ((fast != ASP_FAST_TRACK || !asp__track_release_fast(t, fn, p)) &&
-	           asp__track_release(t, fn, p) != 0) {
-		return;
+	} else {
+		/* one copy of the fast path for each mode that has one */
+		int taken = fast == ASP_FAST_TRACK ? asp__track_release_fast(t, fn, p, 0)
+		          : fast == ASP_FAST_STACKS && asp__track_release_fast(t, fn, p, 1);
+		if (!taken && asp__track_release(t, fn, p) != 0)
+			return;
 	}
 	asp__next.free(p);
 }
