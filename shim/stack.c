@@ -183,37 +183,44 @@ static uint64_t hash_frames(const uintptr_t *f, int n)
 static ASP_ALWAYS_INLINE uintptr_t fp_again(const struct asp_thread *t, uintptr_t site)
 {
 	uint32_t id = t->stack_id, want = t->stack_n;
-	if (id == 0)
+	if (id == 0 || want == 0)
 		return 0;
 	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-	uintptr_t low = fp, high = fp_high(fp);
-	int n = 0, max = asp__opt.backtrace + ASP_SKIP_FRAMES;
-	int skip = -1;		/* the caller's frame: not found yet */
-	uint32_t i = 0;		/* the program's frames compared */
-	while (n < max && fp >= low && fp + 16 <= high && (fp & 7) == 0) {
-		uintptr_t next = ((uintptr_t *)fp)[0];
-		uintptr_t ret = ((uintptr_t *)fp)[1];
-		if (ret == 0)
-			break;
-		if (skip < 0) {
-			if (ret == site)
-				skip = n;
-			else if (n + 1 >= ASP_SKIP_FRAMES)
-				return 0;
-		}
-		if (skip >= 0) {
-			if (i == (uint32_t)asp__opt.backtrace)
-				break;	/* program_stack keeps no more */
-			if (i == want || t->stack_frames[i] != ret)
-				return 0;
-			i++;
-		}
-		n++;
-		if (next <= fp)
-			break;
+	uintptr_t high = fp_high(fp);
+	/* Frames walked only after fp: the chain must rise, which keeps it
+	 * above the first. */
+#define FP_OK(fp) ((fp) + 16 <= high && ((fp) & 7) == 0)
+	if (!FP_OK(fp))
+		return 0;
+	uintptr_t next = ((uintptr_t *)fp)[0], ret = ((uintptr_t *)fp)[1];
+	/* The shim's frames, up to the caller's: the first ASP_SKIP_FRAMES */
+	for (int n = 1; ret != site; n++) {
+		if (ret == 0 || n == ASP_SKIP_FRAMES || next <= fp || !FP_OK(next))
+			return 0;
 		fp = next;
+		next = ((uintptr_t *)fp)[0];
+		ret = ((uintptr_t *)fp)[1];
 	}
-	return skip >= 0 && i == want ? id : 0;
+	/* The program's, from the caller's: the last stack's, one for one */
+	for (uint32_t i = 0;;) {
+		if (t->stack_frames[i] != ret)
+			return 0;
+		if (++i == want)
+			break;
+		if (next <= fp || !FP_OK(next))
+			return 0;
+		fp = next;
+		next = ((uintptr_t *)fp)[0];
+		ret = ((uintptr_t *)fp)[1];
+	}
+	/* and no more: program_stack keeps asp__opt.backtrace frames, and
+	 * the walk ends at a frame that does not rise, leaves the stack or
+	 * has no return address */
+	if (want == (uint32_t)asp__opt.backtrace || next <= fp || !FP_OK(next) ||
+	    ((uintptr_t *)next)[1] == 0)
+		return id;
+	return 0;
+#undef FP_OK
 }
 
 /* Stacks are short: a loop beats a call to memcmp. */
