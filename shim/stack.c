@@ -138,21 +138,22 @@ void asp__stack_init(void)
 }
 
 /* Frame-pointer walk: [fp] is the caller's fp, [fp+8] the return address. */
-/* Where a walk from fp may read: up to the thread's descriptor, which
- * glibc puts above its stack, or the main thread's stack end. */
-static inline uintptr_t fp_high(uintptr_t fp)
+/* Where a walk from fp may read: up to the thread's descriptor (self,
+ * pthread_self()), which glibc puts above its stack, or the main thread's
+ * stack end. */
+static inline uintptr_t fp_high(uintptr_t self, uintptr_t fp)
 {
-	uintptr_t high = pthread_self() == 0 ? 0 : (uintptr_t)pthread_self();
+	uintptr_t high = self;
 	if (high < fp || high - fp > (64u << 20))
 		high = (uintptr_t)__libc_stack_end;
 	return high;
 }
 
-static int fp_walk(uintptr_t *out, int max)
+static int fp_walk(uintptr_t self, uintptr_t *out, int max)
 {
 	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
 	uintptr_t low = fp;
-	uintptr_t high = fp_high(fp);
+	uintptr_t high = fp_high(self, fp);
 	int n = 0;
 	while (n < max && fp >= low && fp + 16 <= high && (fp & 7) == 0) {
 		uintptr_t next = ((uintptr_t *)fp)[0];
@@ -186,7 +187,7 @@ static ASP_ALWAYS_INLINE uintptr_t fp_again(const struct asp_thread *t, uintptr_
 	if (id == 0 || want == 0)
 		return 0;
 	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-	uintptr_t high = fp_high(fp);
+	uintptr_t high = fp_high(t->self, fp);
 	/* Frames walked only after fp: the chain must rise, which keeps it
 	 * above the first. */
 #define FP_OK(fp) ((fp) + 16 <= high && ((fp) & 7) == 0)
@@ -689,7 +690,7 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 	}
 	uintptr_t id = fp_again(t, site);
 	if (id == 0) {
-		n = fp_walk(frames, want);
+		n = fp_walk(t->self, frames, want);
 		id = program_stack(t, frames, n, site);
 	}
 	t->depth--;
