@@ -137,7 +137,6 @@ void asp__stack_init(void)
 	}
 }
 
-/* Frame-pointer walk: [fp] is the caller's fp, [fp+8] the return address. */
 /* Where a walk from fp may read: up to the thread's descriptor (self,
  * pthread_self()), which glibc puts above its stack, or the main thread's
  * stack end. */
@@ -149,6 +148,7 @@ static inline uintptr_t fp_high(uintptr_t self, uintptr_t fp)
 	return high;
 }
 
+/* Frame-pointer walk: [fp] is the caller's fp, [fp+8] the return address. */
 static int fp_walk(uintptr_t self, uintptr_t *out, int max)
 {
 	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
