@@ -65,8 +65,8 @@ static int holding_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return l->cb(info, size, l->arg);
 }
 
-/* The ELF header at p, if it is one whose program headers (n of them, in
- * the same span) have l's dynamic section, or NULL. */
+/* The ELF header at p, if it is l's: its program headers lie within span
+ * bytes of p and place l's dynamic section where l has it. Else NULL. */
 static const ElfW(Ehdr) *header_of(const struct link_map *l, const void *p, size_t span)
 {
 	const ElfW(Ehdr) *eh = p;
