@@ -75,11 +75,15 @@ term_hangs=0 term_bad=
 i=0
 while [ $i -lt 20 ]; do
 	rm -f "$TMP/term"/*
+	# Emptied here, not by the job's redirection, which may come after the
+	# first look below: the last run's "ready" would let the signal land
+	# before the shim has its handler.
+	: >"$TMP/term.out"
 	ALLOCSPY_DUMP_ON_SIGNAL=1 ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT="$TMP/term/t.json" LD_PRELOAD="$LIB" \
 		"$PROGS/rel_term" >"$TMP/term.out" 2>/dev/null &
 	pid=$!
 	n=0
-	while [ "$(cat "$TMP/term.out")" != ready ] && [ $n -lt 100 ]; do sleep 0.01; n=$((n + 1)); done
+	while [ "$(cat "$TMP/term.out")" != ready ] && [ $n -lt 3000 ]; do sleep 0.01; n=$((n + 1)); done
 	sleep 0.0$((i % 9 + 1))
 	kill -TERM "$pid"
 	n=0
