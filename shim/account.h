@@ -8,13 +8,14 @@
 #include <stdint.h>
 #include <wchar.h>
 
+#include "glue.h"
 #include "next.h"
 #include "sample.h"
 #include "snapshot.h"
 #include "thread.h"
 
 /* 0 before start-up, 1 while counting, 2 once the exit report began. */
-extern int asp__state;
+extern ASP_HIDDEN int asp__state;
 
 /* What the fast path does: 0 nothing (see asp__state), else count only
  * (with sampled stacks: ALLOCSPY_SAMPLE), track blocks, track blocks with
@@ -27,7 +28,7 @@ enum {
 	ASP_FAST_STACKS = 4,
 	ASP_FAST_SAMPLE = 5,
 };
-extern int asp__fast;
+extern ASP_HIDDEN int asp__fast;
 
 /* The fast mode the options ask for, once counting starts. */
 int asp__fast_mode(void);
@@ -35,11 +36,11 @@ int asp__fast_mode(void);
 /* The tid of the thread that reads the heap for the exit report, from the
  * moment it holds the whole table until it is done: other threads' frees
  * wait, so that no block it reads goes back to the allocator meanwhile. */
-extern pid_t asp__frozen;
+extern ASP_HIDDEN pid_t asp__frozen;
 
 /* Bumped by the ticker (process.c) when periodic work is due: a thread
  * that sees it change does that work at its next allocation. */
-extern uint32_t asp__epoch;
+extern ASP_HIDDEN uint32_t asp__epoch;
 
 /* The in-use figures threads have published, the largest total any thread
  * saw, and when (account.c). Threads write them: they have a cache line of
@@ -51,12 +52,12 @@ struct asp_figures {
 	uint64_t peak_ns;
 	int64_t peak_timed;	/* the peak when peak_ns was last taken */
 } __attribute__((aligned(ASP_CACHE_LINE)));
-extern struct asp_figures asp__figures;
+extern ASP_HIDDEN struct asp_figures asp__figures;
 
 /* The TLS modules the shim's own libraries added, and the loader's text
  * (stack.c sets them when it loads libunwind). */
-extern int asp__dtv_extra;
-extern uintptr_t asp__ldso_lo, asp__ldso_hi;
+extern ASP_HIDDEN int asp__dtv_extra;
+extern ASP_HIDDEN uintptr_t asp__ldso_lo, asp__ldso_hi;
 
 /* Raises the peak to bytes, when it is below (a figure read exactly). */
 void asp__peak_at_least(int64_t bytes);
@@ -91,7 +92,7 @@ struct asp_live_entry;
  * reads, lets go and calls asp__pend_gather_end. asp__pend_blocks adds the
  * pending blocks to *blocks and *bytes (when not NULL) and puts their
  * entries in out[n..max); it returns n plus their number. */
-extern int asp__pend_gathering;
+extern ASP_HIDDEN int asp__pend_gathering;
 void asp__pend_gather_begin(void);
 void asp__pend_quiesce(const struct asp_thread *self);
 void asp__pend_gather_end(void);

@@ -11,6 +11,11 @@
 #include <sys/syscall.h>
 
 #define ASP_EXTERN __attribute__((visibility("default")))
+/* The shim's own data, declared in one file and defined in another: hidden
+ * in the declaration too, so that the compiler reads it directly rather
+ * than through the global offset table (-fvisibility=hidden covers only
+ * definitions). */
+#define ASP_HIDDEN __attribute__((visibility("hidden")))
 #define ASP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ASP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define ASP_NOINLINE __attribute__((noinline))

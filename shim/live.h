@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "glue.h"
+
 struct asp_live_entry {
 	uintptr_t ptr;		/* 0: an empty slot */
 	uint64_t size : 56;	/* the size the program asked for */
@@ -46,7 +48,7 @@ int asp__live_remove(struct asp_shard *s, uintptr_t ptr, struct asp_live_entry *
  * handler (fork's prepare, a fatal signal's report) that landed while it
  * was inside the table, so that it lets go of its shard only when the
  * handler is done, and may be waiting for the caller. Set by thread.c. */
-extern int (*asp__live_stuck)(uintptr_t holder);
+extern ASP_HIDDEN int (*asp__live_stuck)(uintptr_t holder);
 
 /* The readers take each shard in turn as self; a shard self holds already
  * (asp__live_lock_all, or a signal handler inside the table), or a stuck

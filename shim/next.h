@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <wchar.h>
 
+#include "glue.h"
+
 struct asp_next {
 	void *(*malloc)(size_t);
 	void *(*calloc)(size_t, size_t);
@@ -24,7 +26,7 @@ struct asp_next {
 	void (*Exit_)(int);
 };
 
-extern struct asp_next asp__next;
+extern ASP_HIDDEN struct asp_next asp__next;
 
 /* Resolves asp__next. Returns 0, or -1 while a resolution is under way on
  * this path (the caller then uses the bootstrap arena). */
@@ -37,7 +39,7 @@ int asp__next_init(void);
  * The pages are the kernel's zero pages until used. */
 #define ASP_BOOT_SIZE (256 * 1024)
 #define ASP_INNER_SIZE (16u << 20)
-extern unsigned char asp__boot[ASP_BOOT_SIZE + ASP_INNER_SIZE];
+extern ASP_HIDDEN unsigned char asp__boot[ASP_BOOT_SIZE + ASP_INNER_SIZE];
 
 void *asp__boot_alloc(size_t size, size_t align);
 

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "glue.h"
+
 enum asp_mode { ASP_MODE_TRACK, ASP_MODE_COUNT };
 enum asp_unwind { ASP_UNWIND_LIBUNWIND, ASP_UNWIND_FP };
 enum asp_leak_check { ASP_LEAK_SUMMARY, ASP_LEAK_FULL, ASP_LEAK_NO };
@@ -50,7 +52,7 @@ struct asp_options {
 	char exe[PATH_MAX];		/* /proc/self/exe */
 };
 
-extern struct asp_options asp__opt;
+extern ASP_HIDDEN struct asp_options asp__opt;
 
 /* Reads the environment. Bad values get one warning line each. */
 void asp__options_init(void);
@@ -62,6 +64,6 @@ void asp__expand_pid(const char *tmpl, char *out, size_t size);
 void asp__warn(const char *a, const char *b, const char *c);
 
 /* The shim's private duplicate of fd 2 (or 2 when it could not be made). */
-extern int asp__err_fd;
+extern ASP_HIDDEN int asp__err_fd;
 
 #endif

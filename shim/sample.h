@@ -35,8 +35,8 @@
 
 /* The mean bytes between samples (0: sampling is off), and the seed the
  * threads' generators derive from (ALLOCSPY_SAMPLE_SEED, or random). */
-extern uint64_t asp__sample_mean;
-extern uint64_t asp__sample_seed;
+extern ASP_HIDDEN uint64_t asp__sample_mean;
+extern ASP_HIDDEN uint64_t asp__sample_seed;
 
 /* Start-up, after the options: picks a seed when none was given. */
 void asp__sample_init(void);
@@ -84,7 +84,7 @@ static inline uint64_t asp__sample_round(double x)
  * at 255, then never lowered). In the shim's zeroed data: a page is
  * only backed once a block hashes there. */
 #define ASP_SAMPLE_FILTER_BITS 18
-extern uint8_t asp__sample_filter[1u << ASP_SAMPLE_FILTER_BITS];
+extern ASP_HIDDEN uint8_t asp__sample_filter[1u << ASP_SAMPLE_FILTER_BITS];
 
 static inline uint32_t asp__sample_slot(uintptr_t p)
 {

@@ -7,15 +7,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "glue.h"
+
 struct asp_thread;
 
 /* Threads publish at least every this many bytes allocated and freed
  * (UINT64_MAX: snapshots are off). */
-extern uint64_t asp__snapshot_volume_step;
+extern ASP_HIDDEN uint64_t asp__snapshot_volume_step;
 
 /* A free that sees the heap at or above this takes the peak's detail
  * first (INT64_MAX: off). */
-extern int64_t asp__snapshot_peak_next;
+extern ASP_HIDDEN int64_t asp__snapshot_peak_next;
 
 /* Reads ALLOCSPY_SNAPSHOTS (from the options); once, at start-up. */
 void asp__snapshot_init(void);

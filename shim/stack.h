@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "glue.h"
 #include "thread.h"
 
 /* Loads libunwind when ALLOCSPY_BACKTRACE > 1 asks for it. */
@@ -23,7 +24,7 @@ size_t asp__stack_frames(uintptr_t id, const uintptr_t **out);
 int asp__stack_bounds_wanted(void);
 
 /* Bumped by every dlclose: the stack caches' entries are of older code. */
-extern uint32_t asp__code_gen;
+extern ASP_HIDDEN uint32_t asp__code_gen;
 
 /* fork: every stripe's lock is held across it. */
 void asp__stack_atfork_prepare(void);

@@ -46,7 +46,7 @@ enum asp_fn {
 	ASP_FN_COUNT
 };
 
-extern const char *const asp__fn_names[ASP_FN_COUNT];
+extern ASP_HIDDEN const char *const asp__fn_names[ASP_FN_COUNT];
 
 /* Bucket b >= 1 holds sizes in (2^(b-2), 2^(b-1)]; bucket 0 holds size 0. */
 #define ASP_HIST_BUCKETS 66
@@ -210,15 +210,15 @@ struct asp_thread_summary {
 
 #define ASP_MAX_THREAD_SUMMARIES 4096
 
-extern pthread_key_t asp__thread_key;
-extern int asp__thread_key_ok;
+extern ASP_HIDDEN pthread_key_t asp__thread_key;
+extern ASP_HIDDEN int asp__thread_key_ok;
 
 int asp__thread_init(void);
 struct asp_thread *asp__thread_self_slow(void);
 
 /* Offset from the thread pointer of the key's value in the thread
  * descriptor (found at start-up), or 0: then pthread_getspecific is used. */
-extern uintptr_t asp__thread_slot;
+extern ASP_HIDDEN uintptr_t asp__thread_slot;
 
 /* The calling thread's record when two loads find it, else NULL (then
  * asp__thread_self finds it). Calls nothing. */
@@ -249,8 +249,8 @@ static inline struct asp_thread *asp__thread_self(void)
 }
 
 /* How many threads have a live record now, and the most there were. */
-extern int asp__threads_active;
-extern int asp__threads_active_max;
+extern ASP_HIDDEN int asp__threads_active;
+extern ASP_HIDDEN int asp__threads_active_max;
 
 /* Sums every record, folded or live, into out. */
 void asp__threads_sum(struct asp_counts *out);
@@ -275,12 +275,12 @@ size_t asp__threads_stacks(struct asp_thread_stack *out, size_t max);
 /* Called by a thread's key destructor with its record, before it is folded
  * into the dead total (set by account.c: it publishes the record's in-use
  * delta). */
-extern void (*asp__thread_exit_hook)(struct asp_thread *t);
+extern ASP_HIDDEN void (*asp__thread_exit_hook)(struct asp_thread *t);
 
 /* Called in fork's child for each record of a thread that did not come
  * along (set by account.c: its deferred table operations are made and its
  * delta published; the child holds every lock then). */
-extern void (*asp__thread_gone_hook)(struct asp_thread *t);
+extern ASP_HIDDEN void (*asp__thread_gone_hook)(struct asp_thread *t);
 
 /* Whether the thread whose record is holder is stuck (live.h). */
 int asp__thread_stuck(uintptr_t holder);
@@ -293,7 +293,7 @@ struct asp_thread *asp__threads_list(void);
  * membarrier), for the rare side of a protocol whose common side keeps only
  * the compiler from reordering: 0, or -1 when the kernel has none (then
  * asp__fence_others_ok is 0 and such protocols must not be used). */
-extern int asp__fence_others_ok;
+extern ASP_HIDDEN int asp__fence_others_ok;
 void asp__fence_others(void);
 
 /* The loader's module list lock (dl_iterate_phdr's) is not reset in a

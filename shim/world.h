@@ -7,6 +7,8 @@
 #include <sys/types.h>
 #include <ucontext.h>
 
+#include "glue.h"
+
 enum asp_world_state {
 	ASP_WORLD_UNKNOWN,	/* could not be stopped: it may still run */
 	ASP_WORLD_PARKED,	/* stopped in the shim's handler: registers known */
@@ -47,7 +49,7 @@ const struct asp_world_thread *asp__world_thread(pid_t tid);
 const struct asp_world_thread *asp__world_threads(size_t *n);
 
 /* The ticker's tid (process.c): not one of the program's threads. */
-extern pid_t asp__world_ticker;
+extern ASP_HIDDEN pid_t asp__world_ticker;
 
 /* fork's child: its threads are not the parent's. */
 void asp__world_atfork_child(void);
