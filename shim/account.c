@@ -393,7 +393,7 @@ static ASP_COLD void flush_deferred(struct asp_thread *t)
 		asp__live_unlock(s);
 		t->in_table--;
 		if (found)
-			asp__net_add(t, -(int64_t)e.size, -1);
+			asp__net_shrink(t, e.size);
 		if (d.op == ASP_DEFER_FREE) {
 			asp__wait_frozen();
 			asp__next.free((void *)d.ptr);
@@ -507,7 +507,7 @@ counted:
 	t->last = (uintptr_t)p;
 	t->last_fn = fn;
 	t->last_site = site;
-	asp__net_add(t, (int64_t)size, 1);
+	asp__net_grow(t, size);
 	asp__check_epoch(t);
 }
 
@@ -586,7 +586,7 @@ released:
 	if (found) {
 		if ((uintptr_t)p == t->last)
 			asp__count_temporary(t);
-		asp__net_add(t, -(int64_t)size, -1);
+		asp__net_shrink(t, size);
 	}
 	if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
 		asp__wait_frozen();
@@ -618,7 +618,7 @@ static int64_t untrack_realloc(struct asp_thread *t, void *p, struct asp_live_en
 		if (taken) {
 			if ((uintptr_t)p == t->last)
 				t->last = 0;
-			asp__net_add(t, -(int64_t)e->size, -1);
+			asp__net_shrink(t, e->size);
 			if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
 				asp__wait_frozen();
 			return (int64_t)e->size;
@@ -647,7 +647,7 @@ static int64_t untrack_realloc(struct asp_thread *t, void *p, struct asp_live_en
 	if (found) {
 		if ((uintptr_t)p == t->last)
 			t->last = 0;
-		asp__net_add(t, -(int64_t)e->size, -1);
+		asp__net_shrink(t, e->size);
 	}
 	if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
 		asp__wait_frozen();
@@ -676,7 +676,7 @@ static void retrack_realloc(struct asp_thread *t, void *p, const struct asp_live
 		asp__live_unlock(s);
 	t->in_table--;
 	if (old >= 0)
-		asp__net_add(t, old, 1);
+		asp__net_grow(t, (uint64_t)old);
 }
 
 /* The allocation functions ------------------------------------------------ */

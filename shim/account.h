@@ -113,18 +113,28 @@ void asp__peak_at_least(int64_t bytes);
 /* Waits while another thread reads the heap for the exit report. */
 void asp__wait_frozen(void);
 
-static inline void asp__net_add(struct asp_thread *t, int64_t delta, int64_t blocks)
+/* A block of size bytes in use more (grow) or less (shrink), in t's net
+ * change; each also counts size in t's traffic. */
+static inline void asp__net_grow(struct asp_thread *t, uint64_t size)
 {
-	t->net += delta;
-	t->net_blocks += blocks;
-	t->volume += (uint64_t)(delta < 0 ? -delta : delta);
-	if (delta > 0) {
-		int64_t seen = asp_atomic_load_relaxed(&asp__figures.in_use) + t->net;
-		if (ASP_UNLIKELY(seen > asp_atomic_load_relaxed(&asp__figures.peak)))
-			asp__peak_at_least(seen);
-	}
-	if (ASP_UNLIKELY(t->net > ASP_PEAK_STEP || t->net < -ASP_PEAK_STEP ||
-	                 t->volume > asp__snapshot_volume_step))
+	int64_t net = t->net + (int64_t)size;
+	t->net = net;
+	t->net_blocks++;
+	t->volume += size;
+	int64_t seen = asp_atomic_load_relaxed(&asp__figures.in_use) + net;
+	if (ASP_UNLIKELY(seen > asp_atomic_load_relaxed(&asp__figures.peak)))
+		asp__peak_at_least(seen);
+	if (ASP_UNLIKELY(net > ASP_PEAK_STEP || t->volume > asp__snapshot_volume_step))
+		asp__publish(t);
+}
+
+static inline void asp__net_shrink(struct asp_thread *t, uint64_t size)
+{
+	int64_t net = t->net - (int64_t)size;
+	t->net = net;
+	t->net_blocks--;
+	t->volume += size;
+	if (ASP_UNLIKELY(net < -ASP_PEAK_STEP || t->volume > asp__snapshot_volume_step))
 		asp__publish(t);
 }
 
@@ -196,7 +206,7 @@ static ASP_ALWAYS_INLINE int asp__track_alloc_fast(struct asp_thread *t, enum as
 	t->last = (uintptr_t)p;
 	t->last_fn = fn;
 	t->last_site = site;
-	asp__net_add(t, (int64_t)size, 1);
+	asp__net_grow(t, size);
 	asp__check_epoch(t);
 	return 1;
 }
@@ -241,7 +251,7 @@ static ASP_ALWAYS_INLINE int asp__track_release_fast(struct asp_thread *t, enum 
 			t->last = 0;
 		}
 	}
-	asp__net_add(t, -(int64_t)size, -1);
+	asp__net_shrink(t, size);
 	if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
 		asp__wait_frozen();
 	return 1;
