@@ -265,6 +265,8 @@ static inline void asp__count_sampled(struct asp_thread *t, enum asp_fn fn, void
 	asp__count_block(t, fn, size);
 	t->last = (uintptr_t)p;
 	t->last_fn = fn;
+	/* set again by asp__count_sample_hit when this one is sampled */
+	t->last_sampled = 0;
 	int64_t left = t->sample_left - (int64_t)size;
 	t->sample_left = left;
 	if (ASP_UNLIKELY(left <= 0))

@@ -9,8 +9,9 @@
 # (a site whose blocks all stay live), the same seed samples the same
 # allocations again, the report and the exports say the figures are
 # estimates, and the dump's new keys are in liballocspy(7). Then threads
-# and fork under sampling, bad values, and merge's refusal to mix sampled
-# and exact figures.
+# and fork under sampling, a sampled block's address reused unsampled
+# (sample_reuse), bad values, and merge's refusal to mix sampled and exact
+# figures.
 . "$(dirname "$0")/lib.sh"
 cd "$TOP" || exit 1
 unset DEBUGINFOD_URLS
@@ -253,6 +254,18 @@ if command -v valgrind >/dev/null 2>&1; then
 else
 	ok "valgrind parity when sampled # SKIP valgrind is not installed"
 fi
+
+# --- a sampled block's address again, unsampled ---------------------------------------------------------
+
+# sample_reuse: site_first's block (sampled) is not a temporary; its address
+# comes back to site_empty's block (0 bytes: never sampled), freed at once.
+# That temporary is not site_first's: the sampled stacks' temporaries are
+# site_warm's 4, the other 2 (site_empty's) are the unsampled stacks'.
+run reuse sample_reuse ALLOCSPY_MODE=count ALLOCSPY_BACKTRACE=8 ALLOCSPY_SAMPLE=1 ALLOCSPY_SAMPLE_SEED=1 ALLOCSPY_QUIET=1
+check "count mode, a sampled block's address handed out again unsampled and freed at once: a temporary of no sampled stack" \
+	"0|main (sample_reuse.c:24);site_warm (sample_reuse.c:19) 4
+[other stacks] 2|6" \
+	"$(cat "$TMP/reuse.rc")|$("$REPORT" export --format=folded --weight=temporary "$TMP/reuse.json" 2>/dev/null)|$(json_get "$TMP/reuse.json" 'd["heap"]["temporary"]')"
 
 # --- bad values ------------------------------------------------------------------------------------------
 
