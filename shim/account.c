@@ -691,14 +691,23 @@ static inline void count_result(struct asp_thread *t, enum asp_fn fn, void *p, s
 		asp__count_failed(t, fn);
 }
 
-/* The wrappers' two paths (account.h). Count mode's, taken when the
- * wrapper saw asp__fast say count; its rare cases take every mode's. */
+/* The wrappers' paths (account.h). Count mode's, taken when the wrapper
+ * saw asp__fast say count, and count mode with ALLOCSPY_SAMPLE's; their
+ * rare cases take every mode's. */
 void *asp__malloc_count(size_t size)
 {
 	void *p;
-	if (ASP_LIKELY(asp__alloc_counted(ASP_FN_MALLOC, size, &p)))
+	if (ASP_LIKELY(asp__alloc_counted(ASP_FN_MALLOC, size, &p, 0, 0)))
 		return p;
 	return asp__malloc_any(size, 0);
+}
+
+void *asp__malloc_csample(size_t size, uintptr_t site)
+{
+	void *p;
+	if (ASP_LIKELY(asp__alloc_counted(ASP_FN_MALLOC, size, &p, 1, site)))
+		return p;
+	return asp__malloc_any(size, site);
 }
 
 void *asp__malloc_any(size_t size, uintptr_t site)
@@ -708,7 +717,13 @@ void *asp__malloc_any(size_t size, uintptr_t site)
 
 void asp__free_count(void *p)
 {
-	if (ASP_UNLIKELY(!asp__free_counted(p, ASP_FN_FREE)))
+	if (ASP_UNLIKELY(!asp__free_counted(p, ASP_FN_FREE, 0)))
+		asp__free_any(p);
+}
+
+void asp__free_csample(void *p)
+{
+	if (ASP_UNLIKELY(!asp__free_counted(p, ASP_FN_FREE, 1)))
 		asp__free_any(p);
 }
 
@@ -719,7 +734,13 @@ void asp__free_any(void *p)
 
 void asp__delete_count(void *p, enum asp_fn fn)
 {
-	if (ASP_UNLIKELY(!asp__free_counted(p, fn)))
+	if (ASP_UNLIKELY(!asp__free_counted(p, fn, 0)))
+		asp__delete_any(p, fn);
+}
+
+void asp__delete_csample(void *p, enum asp_fn fn)
+{
+	if (ASP_UNLIKELY(!asp__free_counted(p, fn, 1)))
 		asp__delete_any(p, fn);
 }
 
@@ -986,6 +1007,30 @@ char *asp__strdup(enum asp_fn fn, const char *s, uintptr_t site)
 	if (p != NULL)
 		memcpy(p, s, n);
 	return p;
+}
+
+/* Count mode's strdup, with ALLOCSPY_SAMPLE or without: the common case
+ * of asp__alloc_counted, as malloc's. */
+static ASP_ALWAYS_INLINE char *strdup_counted(enum asp_fn fn, const char *s, int sampled,
+                                              uintptr_t site)
+{
+	size_t n = strlen(s) + 1;
+	void *p;
+	if (ASP_UNLIKELY(!asp__alloc_counted(fn, n, &p, sampled, site)))
+		p = asp__alloc(fn, n, site);
+	if (p != NULL)
+		memcpy(p, s, n);
+	return p;
+}
+
+char *asp__strdup_count(enum asp_fn fn, const char *s)
+{
+	return strdup_counted(fn, s, 0, 0);
+}
+
+char *asp__strdup_csample(enum asp_fn fn, const char *s, uintptr_t site)
+{
+	return strdup_counted(fn, s, 1, site);
 }
 
 char *asp__strndup(enum asp_fn fn, const char *s, size_t n, uintptr_t site)

@@ -349,8 +349,11 @@ static ASP_ALWAYS_INLINE void asp__free(void *p, enum asp_fn fn)
 }
 
 /* Count mode's malloc and free, the common case: 1 when it applied (*out
- * set), 0 for a thread without its record yet or inside the shim. */
-static ASP_ALWAYS_INLINE int asp__alloc_counted(enum asp_fn fn, size_t size, void **out)
+ * set), 0 for a thread without its record yet or inside the shim. With
+ * sampled set (ALLOCSPY_SAMPLE), the thread counts down to its next sample
+ * point too, as asp__count_sampled does. */
+static ASP_ALWAYS_INLINE int asp__alloc_counted(enum asp_fn fn, size_t size, void **out,
+                                              int sampled, uintptr_t site)
 {
 	struct asp_thread *t = asp__thread_peek();
 	if (ASP_UNLIKELY(t == NULL || t->depth != 0))
@@ -364,14 +367,27 @@ static ASP_ALWAYS_INLINE int asp__alloc_counted(enum asp_fn fn, size_t size, voi
 	asp__count_block(t, fn, size);
 	t->last = (uintptr_t)p;
 	t->last_fn = fn;
+	if (sampled) {
+		t->last_sampled = 0;
+		int64_t left = t->sample_left - (int64_t)size;
+		t->sample_left = left;
+		if (ASP_UNLIKELY(left <= 0))
+			asp__count_sample_hit(t, p, size, site);
+	}
 	asp__check_epoch(t);
 	return 1;
 }
 
-static ASP_ALWAYS_INLINE int asp__free_counted(void *p, enum asp_fn fn)
+/* With sampled set, a block that may be a sampled one (its filter byte
+ * set) goes the general way, which takes it out of the sampled table. */
+static ASP_ALWAYS_INLINE int asp__free_counted(void *p, enum asp_fn fn, int sampled)
 {
 	struct asp_thread *t = asp__thread_peek();
 	if (ASP_UNLIKELY(p == NULL || asp__inner_owns(p) || t == NULL || t->depth != 0))
+		return 0;
+	/* (the last block sampled, though not in the filter: the same) */
+	if (sampled && (ASP_UNLIKELY(asp__sample_maybe((uintptr_t)p)) ||
+	                ASP_UNLIKELY((uintptr_t)p == t->last_sampled && (uintptr_t)p == t->last)))
 		return 0;
 	asp_owned_add(&t->c.fn[fn].calls, 1);
 	/* count mode: no site to count a temporary in */
@@ -388,10 +404,13 @@ static ASP_ALWAYS_INLINE int asp__free_counted(void *p, enum asp_fn fn)
  * out of line here, so that the wrapper has no frame and each path saves
  * only the registers it needs. */
 void *asp__malloc_count(size_t size);
+void *asp__malloc_csample(size_t size, uintptr_t site);
 void *asp__malloc_any(size_t size, uintptr_t site);
 void asp__free_count(void *p);
+void asp__free_csample(void *p);
 void asp__free_any(void *p);
 void asp__delete_count(void *p, enum asp_fn fn);
+void asp__delete_csample(void *p, enum asp_fn fn);
 void asp__delete_any(void *p, enum asp_fn fn);
 
 void *asp__calloc(size_t n, size_t size, uintptr_t site);
@@ -402,6 +421,8 @@ void *asp__memalign(enum asp_fn fn, size_t align, size_t size, uintptr_t site);
 size_t asp__usable_size(void *p);
 
 char *asp__strdup(enum asp_fn fn, const char *s, uintptr_t site);
+char *asp__strdup_count(enum asp_fn fn, const char *s);
+char *asp__strdup_csample(enum asp_fn fn, const char *s, uintptr_t site);
 char *asp__strndup(enum asp_fn fn, const char *s, size_t n, uintptr_t site);
 wchar_t *asp__wcsdup(const wchar_t *s, uintptr_t site);
 char *asp__g_strndup(const char *s, size_t n, uintptr_t site);

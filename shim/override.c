@@ -13,17 +13,21 @@
 
 #define CALLER ((uintptr_t)__builtin_return_address(0))
 
-/* malloc, free and delete are one test and a tail call (account.h). This
+/* malloc, free and delete are a test and a tail call (account.h): count
+ * mode's path, count mode with ALLOCSPY_SAMPLE's, or every mode's. This
  * file is built without frame pointers, so that these wrappers have no
  * frame: the program's return address is read off the stack, and the
  * functions they jump to, which keep frame pointers, find the program's
  * frame right above their own. */
 #define COUNTING ASP_LIKELY(asp__fast == ASP_FAST_COUNT)
+#define SAMPLING (asp__fast == ASP_FAST_COUNT_SAMPLE)
 
 ASP_EXTERN void *malloc(size_t size)
 {
 	if (COUNTING)
 		return asp__malloc_count(size);
+	if (SAMPLING)
+		return asp__malloc_csample(size, CALLER);
 	return asp__malloc_any(size, CALLER);
 }
 
@@ -33,6 +37,8 @@ ASP_EXTERN void free(void *p)
 {
 	if (COUNTING)
 		asp__free_count(p);
+	else if (SAMPLING)
+		asp__free_csample(p);
 	else
 		asp__free_any(p);
 }
@@ -61,8 +67,23 @@ ASP_EXTERN void *valloc(size_t size) { return asp__memalign(ASP_FN_VALLOC, 0, si
 ASP_EXTERN void *pvalloc(size_t size) { return asp__memalign(ASP_FN_PVALLOC, 0, size, CALLER); }
 ASP_EXTERN size_t malloc_usable_size(void *p) { return asp__usable_size(p); }
 
-ASP_EXTERN char *strdup(const char *s) { return asp__strdup(ASP_FN_STRDUP, s, CALLER); }
-ASP_EXTERN char *__strdup(const char *s) { return asp__strdup(ASP_FN_STRDUP, s, CALLER); }
+ASP_EXTERN char *strdup(const char *s)
+{
+	if (COUNTING)
+		return asp__strdup_count(ASP_FN_STRDUP, s);
+	if (SAMPLING)
+		return asp__strdup_csample(ASP_FN_STRDUP, s, CALLER);
+	return asp__strdup(ASP_FN_STRDUP, s, CALLER);
+}
+
+ASP_EXTERN char *__strdup(const char *s)
+{
+	if (COUNTING)
+		return asp__strdup_count(ASP_FN_STRDUP, s);
+	if (SAMPLING)
+		return asp__strdup_csample(ASP_FN_STRDUP, s, CALLER);
+	return asp__strdup(ASP_FN_STRDUP, s, CALLER);
+}
 
 ASP_EXTERN char *strndup(const char *s, size_t n)
 {
@@ -90,7 +111,14 @@ ASP_EXTERN wchar_t *wcsdup(const wchar_t *s) { return asp__wcsdup(s, CALLER); }
 	{ (void)nt; return asp__new_aligned(fn, size, align, 1, CALLER, #sym); }
 #define DELETE(sym, fn, ...) \
 	ASP_EXTERN void sym(void *p, ##__VA_ARGS__) \
-	{ if (COUNTING) asp__delete_count(p, fn); else asp__delete_any(p, fn); }
+	{ \
+		if (COUNTING) \
+			asp__delete_count(p, fn); \
+		else if (SAMPLING) \
+			asp__delete_csample(p, fn); \
+		else \
+			asp__delete_any(p, fn); \
+	}
 
 NEW(_Znwm, ASP_FN_NEW)
 NEW(_Znam, ASP_FN_NEW_ARR)
