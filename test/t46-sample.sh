@@ -263,9 +263,9 @@ fi
 # site_warm's 4, the other 2 (site_empty's) are the unsampled stacks'.
 run reuse sample_reuse ALLOCSPY_MODE=count ALLOCSPY_BACKTRACE=8 ALLOCSPY_SAMPLE=1 ALLOCSPY_SAMPLE_SEED=1 ALLOCSPY_QUIET=1
 check "count mode, a sampled block's address handed out again unsampled and freed at once: a temporary of no sampled stack" \
-	"0|main (sample_reuse.c:24);site_warm (sample_reuse.c:19) 4
+	"0 address reused|main (sample_reuse.c:27);site_warm (sample_reuse.c:22) 4
 [other stacks] 2|6" \
-	"$(cat "$TMP/reuse.rc")|$("$REPORT" export --format=folded --weight=temporary "$TMP/reuse.json" 2>/dev/null)|$(json_get "$TMP/reuse.json" 'd["heap"]["temporary"]')"
+	"$(cat "$TMP/reuse.rc") $(cat "$TMP/reuse.out")|$("$REPORT" export --format=folded --weight=temporary "$TMP/reuse.json" 2>/dev/null)|$(json_get "$TMP/reuse.json" 'd["heap"]["temporary"]')"
 
 # --- bad values ------------------------------------------------------------------------------------------
 
