@@ -197,6 +197,11 @@ parity() {
 }
 
 # leak_parity NAME PROG ARGS...: the LEAK SUMMARY equals valgrind's too.
+# valgrind's own LEAK SUMMARY is not the same in every run: about 1 run in
+# 60 of leak_mmap finds a word that points into one of its big blocks
+# (possibly lost, not definitely lost). When the two differ, valgrind runs
+# again, twice at most, in the same directory; the shim's one run must
+# equal one of valgrind's.
 leak_parity() {
 	name=$1; shift
 	for FREERES in "" no; do
@@ -204,6 +209,13 @@ leak_parity() {
 		d=$TMP/$(echo "$n" | tr -c 'A-Za-z0-9_\n-' _)
 		both_runs "$d" "$@"
 		check "$n: heap summary equals valgrind's" "$(heap_lines "$d/vg")" "$(heap_lines "$d/asp")"
+		lp_try=0
+		while [ "$(leak_lines "$d/vg")" != "$(leak_lines "$d/asp")" ] && [ $lp_try -lt 2 ]; do
+			lp_try=$((lp_try + 1))
+			mv "$d/vg" "$d/vg.$lp_try"
+			rm -rf "$d/run" && mkdir "$d/run"
+			(cd "$d/run" && run_vg "$d/vg" "$@")
+		done
 		check "$n: leak summary equals valgrind's" "$(leak_lines "$d/vg")" "$(leak_lines "$d/asp")"
 	done
 	FREERES=
