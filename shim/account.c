@@ -692,8 +692,8 @@ static inline void count_result(struct asp_thread *t, enum asp_fn fn, void *p, s
 }
 
 /* The wrappers' paths (account.h). Count mode's, taken when the wrapper
- * saw asp__fast say count, and count mode with ALLOCSPY_SAMPLE's; their
- * rare cases take every mode's. */
+ * saw asp__fast say count, count mode with ALLOCSPY_SAMPLE's and track
+ * mode's; their rare cases take every mode's. */
 void *asp__malloc_count(size_t size)
 {
 	void *p;
@@ -706,6 +706,14 @@ void *asp__malloc_csample(size_t size, uintptr_t site)
 {
 	void *p;
 	if (ASP_LIKELY(asp__alloc_counted(ASP_FN_MALLOC, size, &p, 1, site)))
+		return p;
+	return asp__malloc_any(size, site);
+}
+
+void *asp__malloc_track(size_t size, uintptr_t site)
+{
+	void *p;
+	if (ASP_LIKELY(asp__alloc_tracked(ASP_FN_MALLOC, size, &p, site)))
 		return p;
 	return asp__malloc_any(size, site);
 }
@@ -727,6 +735,15 @@ void asp__free_csample(void *p)
 		asp__free_any(p);
 }
 
+void asp__free_track(void *p)
+{
+	int r = asp__free_tracked(p, ASP_FN_FREE);
+	if (ASP_LIKELY(r > 0))
+		asp__next.free(p);
+	else if (r < 0)
+		asp__free_any(p);
+}
+
 void asp__free_any(void *p)
 {
 	asp__free(p, ASP_FN_FREE);
@@ -741,6 +758,15 @@ void asp__delete_count(void *p, enum asp_fn fn)
 void asp__delete_csample(void *p, enum asp_fn fn)
 {
 	if (ASP_UNLIKELY(!asp__free_counted(p, fn, 1)))
+		asp__delete_any(p, fn);
+}
+
+void asp__delete_track(void *p, enum asp_fn fn)
+{
+	int r = asp__free_tracked(p, fn);
+	if (ASP_LIKELY(r > 0))
+		asp__next.free(p);
+	else if (r < 0)
 		asp__delete_any(p, fn);
 }
 
@@ -1031,6 +1057,17 @@ char *asp__strdup_count(enum asp_fn fn, const char *s)
 char *asp__strdup_csample(enum asp_fn fn, const char *s, uintptr_t site)
 {
 	return strdup_counted(fn, s, 1, site);
+}
+
+char *asp__strdup_track(enum asp_fn fn, const char *s, uintptr_t site)
+{
+	size_t n = strlen(s) + 1;
+	void *p;
+	if (ASP_UNLIKELY(!asp__alloc_tracked(fn, n, &p, site)))
+		p = asp__alloc(fn, n, site);
+	if (p != NULL)
+		memcpy(p, s, n);
+	return p;
 }
 
 char *asp__strndup(enum asp_fn fn, const char *s, size_t n, uintptr_t site)

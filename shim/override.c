@@ -14,18 +14,22 @@
 #define CALLER ((uintptr_t)__builtin_return_address(0))
 
 /* malloc, free and delete are a test and a tail call (account.h): count
- * mode's path, count mode with ALLOCSPY_SAMPLE's, or every mode's. This
+ * mode's path, track mode's, count mode with ALLOCSPY_SAMPLE's, or every
+ * mode's. This
  * file is built without frame pointers, so that these wrappers have no
  * frame: the program's return address is read off the stack, and the
  * functions they jump to, which keep frame pointers, find the program's
  * frame right above their own. */
 #define COUNTING ASP_LIKELY(asp__fast == ASP_FAST_COUNT)
 #define SAMPLING (asp__fast == ASP_FAST_COUNT_SAMPLE)
+#define TRACKING (asp__fast == ASP_FAST_TRACK)
 
 ASP_EXTERN void *malloc(size_t size)
 {
 	if (COUNTING)
 		return asp__malloc_count(size);
+	if (TRACKING)
+		return asp__malloc_track(size, CALLER);
 	if (SAMPLING)
 		return asp__malloc_csample(size, CALLER);
 	return asp__malloc_any(size, CALLER);
@@ -37,6 +41,8 @@ ASP_EXTERN void free(void *p)
 {
 	if (COUNTING)
 		asp__free_count(p);
+	else if (TRACKING)
+		asp__free_track(p);
 	else if (SAMPLING)
 		asp__free_csample(p);
 	else
@@ -71,6 +77,8 @@ ASP_EXTERN char *strdup(const char *s)
 {
 	if (COUNTING)
 		return asp__strdup_count(ASP_FN_STRDUP, s);
+	if (TRACKING)
+		return asp__strdup_track(ASP_FN_STRDUP, s, CALLER);
 	if (SAMPLING)
 		return asp__strdup_csample(ASP_FN_STRDUP, s, CALLER);
 	return asp__strdup(ASP_FN_STRDUP, s, CALLER);
@@ -80,6 +88,8 @@ ASP_EXTERN char *__strdup(const char *s)
 {
 	if (COUNTING)
 		return asp__strdup_count(ASP_FN_STRDUP, s);
+	if (TRACKING)
+		return asp__strdup_track(ASP_FN_STRDUP, s, CALLER);
 	if (SAMPLING)
 		return asp__strdup_csample(ASP_FN_STRDUP, s, CALLER);
 	return asp__strdup(ASP_FN_STRDUP, s, CALLER);
@@ -114,6 +124,8 @@ ASP_EXTERN wchar_t *wcsdup(const wchar_t *s) { return asp__wcsdup(s, CALLER); }
 	{ \
 		if (COUNTING) \
 			asp__delete_count(p, fn); \
+		else if (TRACKING) \
+			asp__delete_track(p, fn); \
 		else if (SAMPLING) \
 			asp__delete_csample(p, fn); \
 		else \
