@@ -454,8 +454,8 @@ void asp__account_thread_gone(struct asp_thread *t)
 
 /* Track mode --------------------------------------------------------------- */
 
-void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, size_t size,
-                      uintptr_t site)
+static ASP_ALWAYS_INLINE void track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p,
+                                         size_t size, uintptr_t site)
 {
 	if (fast == ASP_FAST_STACKS)
 		site = asp__stack_capture(t, site);
@@ -509,6 +509,12 @@ counted:
 	t->last_site = site;
 	asp__net_grow(t, size);
 	asp__check_epoch(t);
+}
+
+void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, size_t size,
+                      uintptr_t site)
+{
+	track_alloc(t, fast, fn, p, size, site);
 }
 
 /* A free of a block the table held (found) or not, in the counters. */
@@ -710,10 +716,39 @@ void *asp__malloc_csample(size_t size, uintptr_t site)
 	return asp__malloc_any(size, site);
 }
 
+/* Track mode's malloc, with stacks (fast ASP_FAST_STACKS) or not
+ * (ASP_FAST_TRACK), the common case: 1 when it applied (*out set), 0 for
+ * a thread without its record yet or inside the shim. What asp__alloc
+ * does when it reads that mode, with the mode and fn known here. */
+static ASP_ALWAYS_INLINE int alloc_tracked(int fast, enum asp_fn fn, size_t size, void **out,
+                                           uintptr_t site)
+{
+	struct asp_thread *t = asp__thread_peek();
+	if (ASP_UNLIKELY(t == NULL || t->depth != 0))
+		return 0;
+	void *p = asp__next.malloc(size);
+	*out = p;
+	if (ASP_UNLIKELY(p == NULL))
+		asp__count_failed(t, fn);
+	else if (fast == ASP_FAST_STACKS)
+		track_alloc(t, ASP_FAST_STACKS, fn, p, size, site);
+	else if (!asp__track_alloc_fast(t, fn, p, size, site))
+		asp__track_alloc(t, ASP_FAST_TRACK, fn, p, size, site);
+	return 1;
+}
+
 void *asp__malloc_track(size_t size, uintptr_t site)
 {
 	void *p;
-	if (ASP_LIKELY(asp__alloc_tracked(ASP_FN_MALLOC, size, &p, site)))
+	if (ASP_LIKELY(alloc_tracked(ASP_FAST_TRACK, ASP_FN_MALLOC, size, &p, site)))
+		return p;
+	return asp__malloc_any(size, site);
+}
+
+void *asp__malloc_stacks(size_t size, uintptr_t site)
+{
+	void *p;
+	if (ASP_LIKELY(alloc_tracked(ASP_FAST_STACKS, ASP_FN_MALLOC, size, &p, site)))
 		return p;
 	return asp__malloc_any(size, site);
 }
@@ -737,7 +772,16 @@ void asp__free_csample(void *p)
 
 void asp__free_track(void *p)
 {
-	int r = asp__free_tracked(p, ASP_FN_FREE);
+	int r = asp__free_tracked(p, ASP_FN_FREE, 0);
+	if (ASP_LIKELY(r > 0))
+		asp__next.free(p);
+	else if (r < 0)
+		asp__free_any(p);
+}
+
+void asp__free_stacks(void *p)
+{
+	int r = asp__free_tracked(p, ASP_FN_FREE, 1);
 	if (ASP_LIKELY(r > 0))
 		asp__next.free(p);
 	else if (r < 0)
@@ -763,7 +807,16 @@ void asp__delete_csample(void *p, enum asp_fn fn)
 
 void asp__delete_track(void *p, enum asp_fn fn)
 {
-	int r = asp__free_tracked(p, fn);
+	int r = asp__free_tracked(p, fn, 0);
+	if (ASP_LIKELY(r > 0))
+		asp__next.free(p);
+	else if (r < 0)
+		asp__delete_any(p, fn);
+}
+
+void asp__delete_stacks(void *p, enum asp_fn fn)
+{
+	int r = asp__free_tracked(p, fn, 1);
 	if (ASP_LIKELY(r > 0))
 		asp__next.free(p);
 	else if (r < 0)
@@ -1059,15 +1112,28 @@ char *asp__strdup_csample(enum asp_fn fn, const char *s, uintptr_t site)
 	return strdup_counted(fn, s, 1, site);
 }
 
-char *asp__strdup_track(enum asp_fn fn, const char *s, uintptr_t site)
+/* Track mode's strdup, with stacks or not: the common case of
+ * alloc_tracked, as malloc's. */
+static ASP_ALWAYS_INLINE char *strdup_tracked(int fast, enum asp_fn fn, const char *s,
+                                              uintptr_t site)
 {
 	size_t n = strlen(s) + 1;
 	void *p;
-	if (ASP_UNLIKELY(!asp__alloc_tracked(fn, n, &p, site)))
+	if (ASP_UNLIKELY(!alloc_tracked(fast, fn, n, &p, site)))
 		p = asp__alloc(fn, n, site);
 	if (p != NULL)
 		memcpy(p, s, n);
 	return p;
+}
+
+char *asp__strdup_track(enum asp_fn fn, const char *s, uintptr_t site)
+{
+	return strdup_tracked(ASP_FAST_TRACK, fn, s, site);
+}
+
+char *asp__strdup_stacks(enum asp_fn fn, const char *s, uintptr_t site)
+{
+	return strdup_tracked(ASP_FAST_STACKS, fn, s, site);
 }
 
 char *asp__strndup(enum asp_fn fn, const char *s, size_t n, uintptr_t site)

@@ -399,53 +399,39 @@ static ASP_ALWAYS_INLINE int asp__free_counted(void *p, enum asp_fn fn, int samp
 	return 1;
 }
 
-/* Track mode's malloc, the common case: 1 when it applied (*out set), 0
- * for a thread without its record yet or inside the shim. What asp__alloc
- * does when it reads ASP_FAST_TRACK, with the mode and fn known here. */
-static ASP_ALWAYS_INLINE int asp__alloc_tracked(enum asp_fn fn, size_t size, void **out,
-                                              uintptr_t site)
-{
-	struct asp_thread *t = asp__thread_peek();
-	if (ASP_UNLIKELY(t == NULL || t->depth != 0))
-		return 0;
-	void *p = asp__next.malloc(size);
-	*out = p;
-	if (ASP_UNLIKELY(p == NULL))
-		asp__count_failed(t, fn);
-	else if (!asp__track_alloc_fast(t, fn, p, size, site))
-		asp__track_alloc(t, ASP_FAST_TRACK, fn, p, size, site);
-	return 1;
-}
-
-/* Track mode's free and delete, as asp__free with ASP_FAST_TRACK: 1 when p
- * is counted and now the caller's to free, 0 when it is not the caller's
- * to free (the table kept it for later); -1: the common case did not
- * apply (every mode's path then). */
-static ASP_ALWAYS_INLINE int asp__free_tracked(void *p, enum asp_fn fn)
+/* Track mode's free and delete, with stacks or not, as asp__free with
+ * ASP_FAST_STACKS or ASP_FAST_TRACK: 1 when p is counted and now the
+ * caller's to free, 0 when it is not the caller's to free (the table kept
+ * it for later); -1: the common case did not apply (every mode's path
+ * then). */
+static ASP_ALWAYS_INLINE int asp__free_tracked(void *p, enum asp_fn fn, int stacks)
 {
 	struct asp_thread *t = asp__thread_peek();
 	if (ASP_UNLIKELY(p == NULL || asp__inner_owns(p) || t == NULL))
 		return -1;
-	if (asp__track_release_fast(t, fn, p, 0))
+	if (asp__track_release_fast(t, fn, p, stacks))
 		return 1;
 	return asp__track_release(t, fn, p) == 0;
 }
 
-/* The wrappers of malloc, free and delete (override.c) are a test of
- * asp__fast or two and one jump: to count mode's path, track mode's, or
- * every mode's, all out of line here, so that the wrapper has no frame and
+/* The wrappers of malloc, free and delete (override.c) are a few tests
+ * of asp__fast and one jump: to count mode's path, track mode's (with
+ * stacks or not), or every mode's, all out of line here, so that the wrapper has no frame and
  * each path saves only the registers it needs. */
 void *asp__malloc_count(size_t size);
 void *asp__malloc_csample(size_t size, uintptr_t site);
 void *asp__malloc_track(size_t size, uintptr_t site);
+void *asp__malloc_stacks(size_t size, uintptr_t site);
 void *asp__malloc_any(size_t size, uintptr_t site);
 void asp__free_count(void *p);
 void asp__free_csample(void *p);
 void asp__free_track(void *p);
+void asp__free_stacks(void *p);
 void asp__free_any(void *p);
 void asp__delete_count(void *p, enum asp_fn fn);
 void asp__delete_csample(void *p, enum asp_fn fn);
 void asp__delete_track(void *p, enum asp_fn fn);
+void asp__delete_stacks(void *p, enum asp_fn fn);
 void asp__delete_any(void *p, enum asp_fn fn);
 
 void *asp__calloc(size_t n, size_t size, uintptr_t site);
@@ -459,6 +445,7 @@ char *asp__strdup(enum asp_fn fn, const char *s, uintptr_t site);
 char *asp__strdup_count(enum asp_fn fn, const char *s);
 char *asp__strdup_csample(enum asp_fn fn, const char *s, uintptr_t site);
 char *asp__strdup_track(enum asp_fn fn, const char *s, uintptr_t site);
+char *asp__strdup_stacks(enum asp_fn fn, const char *s, uintptr_t site);
 char *asp__strndup(enum asp_fn fn, const char *s, size_t n, uintptr_t site);
 wchar_t *asp__wcsdup(const wchar_t *s, uintptr_t site);
 char *asp__g_strndup(const char *s, size_t n, uintptr_t site);

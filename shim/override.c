@@ -13,9 +13,9 @@
 
 #define CALLER ((uintptr_t)__builtin_return_address(0))
 
-/* malloc, free and delete are a test and a tail call (account.h): count
- * mode's path, track mode's, count mode with ALLOCSPY_SAMPLE's, or every
- * mode's. This
+/* malloc, free and delete are a test or a few and a tail call
+ * (account.h): count mode's path, track mode's, track mode's with stacks,
+ * count mode with ALLOCSPY_SAMPLE's, or every mode's. This
  * file is built without frame pointers, so that these wrappers have no
  * frame: the program's return address is read off the stack, and the
  * functions they jump to, which keep frame pointers, find the program's
@@ -23,6 +23,7 @@
 #define COUNTING ASP_LIKELY(asp__fast == ASP_FAST_COUNT)
 #define SAMPLING (asp__fast == ASP_FAST_COUNT_SAMPLE)
 #define TRACKING (asp__fast == ASP_FAST_TRACK)
+#define STACKING (asp__fast == ASP_FAST_STACKS)
 
 ASP_EXTERN void *malloc(size_t size)
 {
@@ -30,6 +31,8 @@ ASP_EXTERN void *malloc(size_t size)
 		return asp__malloc_count(size);
 	if (TRACKING)
 		return asp__malloc_track(size, CALLER);
+	if (STACKING)
+		return asp__malloc_stacks(size, CALLER);
 	if (SAMPLING)
 		return asp__malloc_csample(size, CALLER);
 	return asp__malloc_any(size, CALLER);
@@ -43,6 +46,8 @@ ASP_EXTERN void free(void *p)
 		asp__free_count(p);
 	else if (TRACKING)
 		asp__free_track(p);
+	else if (STACKING)
+		asp__free_stacks(p);
 	else if (SAMPLING)
 		asp__free_csample(p);
 	else
@@ -79,6 +84,8 @@ ASP_EXTERN char *strdup(const char *s)
 		return asp__strdup_count(ASP_FN_STRDUP, s);
 	if (TRACKING)
 		return asp__strdup_track(ASP_FN_STRDUP, s, CALLER);
+	if (STACKING)
+		return asp__strdup_stacks(ASP_FN_STRDUP, s, CALLER);
 	if (SAMPLING)
 		return asp__strdup_csample(ASP_FN_STRDUP, s, CALLER);
 	return asp__strdup(ASP_FN_STRDUP, s, CALLER);
@@ -90,6 +97,8 @@ ASP_EXTERN char *__strdup(const char *s)
 		return asp__strdup_count(ASP_FN_STRDUP, s);
 	if (TRACKING)
 		return asp__strdup_track(ASP_FN_STRDUP, s, CALLER);
+	if (STACKING)
+		return asp__strdup_stacks(ASP_FN_STRDUP, s, CALLER);
 	if (SAMPLING)
 		return asp__strdup_csample(ASP_FN_STRDUP, s, CALLER);
 	return asp__strdup(ASP_FN_STRDUP, s, CALLER);
@@ -126,6 +135,8 @@ ASP_EXTERN wchar_t *wcsdup(const wchar_t *s) { return asp__wcsdup(s, CALLER); }
 			asp__delete_count(p, fn); \
 		else if (TRACKING) \
 			asp__delete_track(p, fn); \
+		else if (STACKING) \
+			asp__delete_stacks(p, fn); \
 		else if (SAMPLING) \
 			asp__delete_csample(p, fn); \
 		else \
