@@ -458,7 +458,7 @@ static ASP_ALWAYS_INLINE void track_alloc(struct asp_thread *t, int fast, enum a
                                          size_t size, uintptr_t site)
 {
 	if (fast == ASP_FAST_STACKS)
-		site = asp__stack_capture(t, site);
+		site = asp__stack_take(t, site);
 	else if (fast == ASP_FAST_SAMPLE)
 		site = asp__sample_site(t, site, size);
 	if (ASP_UNLIKELY(t->ndefer != 0) && t->in_table == 0)

@@ -23,10 +23,8 @@
 
 #define ASP_STACK_STRIPES 64
 #define ASP_STACK_MAX (1u << 22)	/* distinct stacks kept */
-#define ASP_SKIP_FRAMES 8		/* the shim's own frames, at most */
 _Static_assert(ASP_THREAD_STACK_MAX >= ASP_MAX_BACKTRACE, "a thread's last stack fits");
 
-extern void *__libc_stack_end;
 
 struct stored_stack {
 	uint64_t hash;
@@ -137,23 +135,12 @@ void asp__stack_init(void)
 	}
 }
 
-/* Where a walk from fp may read: up to the thread's descriptor (self,
- * pthread_self()), which glibc puts above its stack, or the main thread's
- * stack end. */
-static inline uintptr_t fp_high(uintptr_t self, uintptr_t fp)
-{
-	uintptr_t high = self;
-	if (high < fp || high - fp > (64u << 20))
-		high = (uintptr_t)__libc_stack_end;
-	return high;
-}
-
 /* Frame-pointer walk: [fp] is the caller's fp, [fp+8] the return address. */
 static int fp_walk(uintptr_t self, uintptr_t *out, int max)
 {
 	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
 	uintptr_t low = fp;
-	uintptr_t high = fp_high(self, fp);
+	uintptr_t high = asp__fp_high(self, fp);
 	int n = 0;
 	while (n < max && fp >= low && fp + 16 <= high && (fp & 7) == 0) {
 		uintptr_t next = ((uintptr_t *)fp)[0];
@@ -174,54 +161,6 @@ static uint64_t hash_frames(const uintptr_t *f, int n)
 	for (int i = 0; i < n; i++)
 		h = (h ^ f[i]) * 0x100000001b3ull;
 	return h ^ (uint64_t)n;
-}
-
-/* Frame pointers, the common case: the thread's last stack again. The
- * walk fp_walk would make, compared with that stack as it goes (what
- * program_stack and intern would find, without storing the frames): its
- * id, or 0 when the walk differs or the caller's frame is not among the
- * shim's first (then the whole path decides). */
-static ASP_ALWAYS_INLINE uintptr_t fp_again(const struct asp_thread *t, uintptr_t site)
-{
-	uint32_t id = t->stack_id, want = t->stack_n;
-	if (id == 0 || want == 0)
-		return 0;
-	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-	uintptr_t high = fp_high(t->self, fp);
-	/* Frames walked only after fp: the chain must rise, which keeps it
-	 * above the first. */
-#define FP_OK(fp) ((fp) + 16 <= high && ((fp) & 7) == 0)
-	if (!FP_OK(fp))
-		return 0;
-	uintptr_t next = ((uintptr_t *)fp)[0], ret = ((uintptr_t *)fp)[1];
-	/* The shim's frames, up to the caller's: the first ASP_SKIP_FRAMES */
-	for (int n = 1; ret != site; n++) {
-		if (ret == 0 || n == ASP_SKIP_FRAMES || next <= fp || !FP_OK(next))
-			return 0;
-		fp = next;
-		next = ((uintptr_t *)fp)[0];
-		ret = ((uintptr_t *)fp)[1];
-	}
-	/* The program's, from the caller's: the last stack's, one for one */
-	for (uint32_t i = 0;;) {
-		if (t->stack_frames[i] != ret)
-			return 0;
-		if (++i == want)
-			break;
-		if (next <= fp || !FP_OK(next))
-			return 0;
-		fp = next;
-		next = ((uintptr_t *)fp)[0];
-		ret = ((uintptr_t *)fp)[1];
-	}
-	/* and no more: program_stack keeps asp__opt.backtrace frames, and
-	 * the walk ends at a frame that does not rise, leaves the stack or
-	 * has no return address */
-	if (want == (uint32_t)asp__opt.backtrace || next <= fp || !FP_OK(next) ||
-	    ((uintptr_t *)next)[1] == 0)
-		return id;
-	return 0;
-#undef FP_OK
 }
 
 /* Stacks are short: a loop beats a call to memcmp. */
@@ -688,7 +627,7 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 		t->depth--;
 		return id;
 	}
-	uintptr_t id = fp_again(t, site);
+	uintptr_t id = asp__stack_fp_again(t, site);
 	if (id == 0) {
 		n = fp_walk(t->self, frames, want);
 		id = program_stack(t, frames, n, site);

@@ -8,7 +8,12 @@
 #include <stdint.h>
 
 #include "glue.h"
+#include "options.h"
 #include "thread.h"
+
+#define ASP_SKIP_FRAMES 8	/* the shim's own frames, at most */
+
+extern void *__libc_stack_end;
 
 /* Loads libunwind when ALLOCSPY_BACKTRACE > 1 asks for it. */
 void asp__stack_init(void);
@@ -16,6 +21,84 @@ void asp__stack_init(void);
 /* The interned stack of the current allocation: its id (1, 2, ...), or 0.
  * Frame 0 is site, the return address of the interposed function. */
 uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site);
+
+/* Where a walk from fp may read: up to the thread's descriptor (self,
+ * pthread_self()), which glibc puts above its stack, or the main thread's
+ * stack end. */
+static inline uintptr_t asp__fp_high(uintptr_t self, uintptr_t fp)
+{
+	uintptr_t high = self;
+	if (high < fp || high - fp > (64u << 20))
+		high = (uintptr_t)__libc_stack_end;
+	return high;
+}
+
+/* Frame pointers, the common case: the thread's last stack again. The
+ * walk asp__stack_capture would make, compared with that stack as it goes
+ * (what it would find, without storing the frames): its id, or 0 when the
+ * walk differs or the caller's frame is not among the shim's first (then
+ * the whole path decides). From the frame of the function it is inlined
+ * in: the fewer of the shim's frames below the caller's, the shorter the
+ * walk. The caller holds t->depth up: a signal handler's allocation must
+ * not change the thread's last stack while it is compared. */
+static ASP_ALWAYS_INLINE uintptr_t asp__stack_fp_again(const struct asp_thread *t, uintptr_t site)
+{
+	uint32_t id = t->stack_id, want = t->stack_n;
+	if (id == 0 || want == 0)
+		return 0;
+	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t high = asp__fp_high(t->self, fp);
+	/* Frames walked only after fp: the chain must rise, which keeps it
+	 * above the first. */
+#define FP_OK(fp) ((fp) + 16 <= high && ((fp) & 7) == 0)
+	if (!FP_OK(fp))
+		return 0;
+	uintptr_t next = ((uintptr_t *)fp)[0], ret = ((uintptr_t *)fp)[1];
+	/* The shim's frames, up to the caller's: the first ASP_SKIP_FRAMES */
+	for (int n = 1; ret != site; n++) {
+		if (ret == 0 || n == ASP_SKIP_FRAMES || next <= fp || !FP_OK(next))
+			return 0;
+		fp = next;
+		next = ((uintptr_t *)fp)[0];
+		ret = ((uintptr_t *)fp)[1];
+	}
+	/* The program's, from the caller's: the last stack's, one for one */
+	for (uint32_t i = 0;;) {
+		if (t->stack_frames[i] != ret)
+			return 0;
+		if (++i == want)
+			break;
+		if (next <= fp || !FP_OK(next))
+			return 0;
+		fp = next;
+		next = ((uintptr_t *)fp)[0];
+		ret = ((uintptr_t *)fp)[1];
+	}
+	/* and no more: the whole path keeps asp__opt.backtrace frames, and
+	 * the walk ends at a frame that does not rise, leaves the stack or
+	 * has no return address */
+	if (want == (uint32_t)asp__opt.backtrace || next <= fp || !FP_OK(next) ||
+	    ((uintptr_t *)next)[1] == 0)
+		return id;
+	return 0;
+#undef FP_OK
+}
+
+/* The stack of the current allocation, as asp__stack_capture, with frame
+ * pointers' common case inline in the caller. */
+static ASP_ALWAYS_INLINE uintptr_t asp__stack_take(struct asp_thread *t, uintptr_t site)
+{
+	if (asp__opt.unwind == ASP_UNWIND_FP) {
+		t->depth++;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		uintptr_t id = asp__stack_fp_again(t, site);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->depth--;
+		if (id != 0)
+			return id;
+	}
+	return asp__stack_capture(t, site);
+}
 
 /* The frames of stack id into out; returns the depth (0: unknown id). */
 size_t asp__stack_frames(uintptr_t id, const uintptr_t **out);
