@@ -14,8 +14,8 @@
 #define CALLER ((uintptr_t)__builtin_return_address(0))
 
 /* malloc, free and delete are a test or a few and a tail call
- * (account.h): count mode's path, track mode's, track mode's with stacks,
- * count mode with ALLOCSPY_SAMPLE's, or every mode's. This
+ * (account.h): count mode's path, count mode with ALLOCSPY_SAMPLE's, track
+ * mode's, track mode's with stacks, or every mode's, in that order. This
  * file is built without frame pointers, so that these wrappers have no
  * frame: the program's return address is read off the stack, and the
  * functions they jump to, which keep frame pointers, find the program's
@@ -29,12 +29,12 @@ ASP_EXTERN void *malloc(size_t size)
 {
 	if (COUNTING)
 		return asp__malloc_count(size);
+	if (SAMPLING)
+		return asp__malloc_csample(size, CALLER);
 	if (TRACKING)
 		return asp__malloc_track(size, CALLER);
 	if (STACKING)
 		return asp__malloc_stacks(size, CALLER);
-	if (SAMPLING)
-		return asp__malloc_csample(size, CALLER);
 	return asp__malloc_any(size, CALLER);
 }
 
@@ -44,12 +44,12 @@ ASP_EXTERN void free(void *p)
 {
 	if (COUNTING)
 		asp__free_count(p);
+	else if (SAMPLING)
+		asp__free_csample(p);
 	else if (TRACKING)
 		asp__free_track(p);
 	else if (STACKING)
 		asp__free_stacks(p);
-	else if (SAMPLING)
-		asp__free_csample(p);
 	else
 		asp__free_any(p);
 }
@@ -82,12 +82,12 @@ ASP_EXTERN char *strdup(const char *s)
 {
 	if (COUNTING)
 		return asp__strdup_count(ASP_FN_STRDUP, s);
+	if (SAMPLING)
+		return asp__strdup_csample(ASP_FN_STRDUP, s, CALLER);
 	if (TRACKING)
 		return asp__strdup_track(ASP_FN_STRDUP, s, CALLER);
 	if (STACKING)
 		return asp__strdup_stacks(ASP_FN_STRDUP, s, CALLER);
-	if (SAMPLING)
-		return asp__strdup_csample(ASP_FN_STRDUP, s, CALLER);
 	return asp__strdup(ASP_FN_STRDUP, s, CALLER);
 }
 
@@ -95,12 +95,12 @@ ASP_EXTERN char *__strdup(const char *s)
 {
 	if (COUNTING)
 		return asp__strdup_count(ASP_FN_STRDUP, s);
+	if (SAMPLING)
+		return asp__strdup_csample(ASP_FN_STRDUP, s, CALLER);
 	if (TRACKING)
 		return asp__strdup_track(ASP_FN_STRDUP, s, CALLER);
 	if (STACKING)
 		return asp__strdup_stacks(ASP_FN_STRDUP, s, CALLER);
-	if (SAMPLING)
-		return asp__strdup_csample(ASP_FN_STRDUP, s, CALLER);
 	return asp__strdup(ASP_FN_STRDUP, s, CALLER);
 }
 
@@ -133,12 +133,12 @@ ASP_EXTERN wchar_t *wcsdup(const wchar_t *s) { return asp__wcsdup(s, CALLER); }
 	{ \
 		if (COUNTING) \
 			asp__delete_count(p, fn); \
+		else if (SAMPLING) \
+			asp__delete_csample(p, fn); \
 		else if (TRACKING) \
 			asp__delete_track(p, fn); \
 		else if (STACKING) \
 			asp__delete_stacks(p, fn); \
-		else if (SAMPLING) \
-			asp__delete_csample(p, fn); \
 		else \
 			asp__delete_any(p, fn); \
 	}
