@@ -375,18 +375,18 @@ static void summary_text(struct asp_text *t, const struct figures *f)
 	}
 
 	const struct asp_counts *c = &f->c;
-	if (c->ref_acquires | c->ref_releases | c->ref_created | c->ref_destroyed) {
+	if (c->ref_ops[0] | c->ref_ops[1] | c->ref_ops[2] | c->ref_ops[3]) {
 		line(t, "\n");
 		line(t, "REF SUMMARY:\n");
 		line(t, "    ref operations: ");
-		asp__text_commas(t, c->ref_acquires);
+		asp__text_commas(t, asp_ref_acquires(c));
 		asp__text_str(t, " acquires, ");
-		asp__text_commas(t, c->ref_releases);
+		asp__text_commas(t, asp_ref_releases(c));
 		asp__text_str(t, " releases\n");
 		line(t, "           objects: ");
-		asp__text_commas(t, c->ref_created);
+		asp__text_commas(t, asp_ref_created(c));
 		asp__text_str(t, " created, ");
-		asp__text_commas(t, c->ref_destroyed);
+		asp__text_commas(t, asp_ref_destroyed(c));
 		asp__text_str(t, " destroyed\n");
 		if (asp__opt.ref_cross) {
 			line(t, "      cross-thread: ");
@@ -585,9 +585,10 @@ static void threads_json(json_t *root)
 
 static json_t *refs_json(const struct figures *f)
 {
-	return json_pack("{s:o,s:o,s:o,s:o,s:o}", "acquires", jint(f->c.ref_acquires),
-	                 "releases", jint(f->c.ref_releases), "objects_created", jint(f->c.ref_created),
-	                 "objects_destroyed", jint(f->c.ref_destroyed),
+	return json_pack("{s:o,s:o,s:o,s:o,s:o}", "acquires", jint(asp_ref_acquires(&f->c)),
+	                 "releases", jint(asp_ref_releases(&f->c)),
+	                 "objects_created", jint(asp_ref_created(&f->c)),
+	                 "objects_destroyed", jint(asp_ref_destroyed(&f->c)),
 	                 "cross_thread", asp__opt.ref_cross ? jint(f->c.ref_cross) : json_null());
 }
 

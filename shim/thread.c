@@ -112,8 +112,8 @@ static void summary_add(struct asp_thread_summary *s, const struct asp_counts *c
 	s->allocs += t.allocs;
 	s->frees += t.frees;
 	s->bytes_allocated += t.bytes_allocated;
-	s->ref_acquires += c->ref_acquires;
-	s->ref_releases += c->ref_releases;
+	s->ref_acquires += asp_ref_acquires(c);
+	s->ref_releases += asp_ref_releases(c);
 }
 
 static struct asp_thread_summary *summary_of(const struct asp_thread *t)

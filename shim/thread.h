@@ -78,8 +78,20 @@ struct asp_counts {
 					 * an alloc (and a free: realloc_frees) */
 	uint64_t invisible_blocks;	/* reallocarray's: not in the totals */
 	uint64_t untracked_frees;	/* of blocks the table never saw */
-	uint64_t ref_acquires, ref_releases, ref_created, ref_destroyed, ref_cross;
+	/* Ref operations by kind, one add each (refs.c, the order of
+	 * allocspy.h's ASP_REF_*): objects created, acquires, releases that
+	 * left other references, last releases. */
+	uint64_t ref_ops[4];
+	uint64_t ref_cross;
 };
+
+static inline uint64_t asp_ref_created(const struct asp_counts *c) { return c->ref_ops[0]; }
+static inline uint64_t asp_ref_acquires(const struct asp_counts *c) { return c->ref_ops[1]; }
+static inline uint64_t asp_ref_releases(const struct asp_counts *c)
+{
+	return c->ref_ops[2] + c->ref_ops[3];
+}
+static inline uint64_t asp_ref_destroyed(const struct asp_counts *c) { return c->ref_ops[3]; }
 
 /* The heap figures of a set of counts. */
 struct asp_totals {
