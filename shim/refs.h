@@ -53,7 +53,16 @@ static inline void asp__ref_note(int op, const void *obj)
 		asp__ref_note_slow(op, obj);
 		return;
 	}
-	if (ASP_LIKELY(t->depth == 0))
+	if (ASP_UNLIKELY(t->depth != 0))
+		return;
+	/* a branch on op, not an index: op hangs on the program's atomic
+	 * (the last release or not), and a store whose address waits for it
+	 * slows a contended refcount */
+	if (op == REF_ACQUIRE)
+		asp__ref_count(t, REF_ACQUIRE, obj);
+	else if (op == REF_RELEASE)
+		asp__ref_count(t, REF_RELEASE, obj);
+	else
 		asp__ref_count(t, op, obj);
 }
 
@@ -97,8 +106,12 @@ static inline int asp__g_ref_dec(struct asp_gsym *g, int *rc)
 {
 	struct asp_thread *t = asp__ref_thread();
 	int last = ((int (*)(int *))asp__gfn(g))(rc);
-	if (t != NULL)
-		asp__ref_count(t, REF_RELEASE + (last != 0), rc);
+	if (t != NULL) {
+		if (last)
+			asp__ref_count(t, REF_RELEASE_LAST, rc);
+		else
+			asp__ref_count(t, REF_RELEASE, rc);
+	}
 	return last;
 }
 
