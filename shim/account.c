@@ -770,22 +770,25 @@ void asp__free_csample(void *p)
 		asp__free_any(p);
 }
 
-void asp__free_track(void *p)
+/* Track mode's free and delete, with stacks or not: the common case of
+ * asp__free_tracked, every mode's path for the rest. */
+static ASP_ALWAYS_INLINE void release_tracked(void *p, enum asp_fn fn, int stacks)
 {
-	int r = asp__free_tracked(p, ASP_FN_FREE, 0);
+	int r = asp__free_tracked(p, fn, stacks);
 	if (ASP_LIKELY(r > 0))
 		asp__next.free(p);
 	else if (r < 0)
-		asp__free_any(p);
+		asp__delete_any(p, fn);
+}
+
+void asp__free_track(void *p)
+{
+	release_tracked(p, ASP_FN_FREE, 0);
 }
 
 void asp__free_stacks(void *p)
 {
-	int r = asp__free_tracked(p, ASP_FN_FREE, 1);
-	if (ASP_LIKELY(r > 0))
-		asp__next.free(p);
-	else if (r < 0)
-		asp__free_any(p);
+	release_tracked(p, ASP_FN_FREE, 1);
 }
 
 void asp__free_any(void *p)
@@ -807,20 +810,12 @@ void asp__delete_csample(void *p, enum asp_fn fn)
 
 void asp__delete_track(void *p, enum asp_fn fn)
 {
-	int r = asp__free_tracked(p, fn, 0);
-	if (ASP_LIKELY(r > 0))
-		asp__next.free(p);
-	else if (r < 0)
-		asp__delete_any(p, fn);
+	release_tracked(p, fn, 0);
 }
 
 void asp__delete_stacks(void *p, enum asp_fn fn)
 {
-	int r = asp__free_tracked(p, fn, 1);
-	if (ASP_LIKELY(r > 0))
-		asp__next.free(p);
-	else if (r < 0)
-		asp__delete_any(p, fn);
+	release_tracked(p, fn, 1);
 }
 
 void asp__delete_any(void *p, enum asp_fn fn)
