@@ -65,8 +65,8 @@ void asp__peak_at_least(int64_t bytes);
 /* Publishes t's unpublished in-use delta. */
 void asp__publish(struct asp_thread *t);
 
-/* The largest error of the peak: every other thread that was running may
- * hold up to this much unpublished. */
+/* The largest error of the peak: every thread that was running beside
+ * others may hold up to ASP_PEAK_STEP unseen. */
 uint64_t asp__peak_bound(void);
 
 /* Out-of-line paths; the fast paths below are inline, so that each
@@ -103,12 +103,13 @@ void asp__periodic(struct asp_thread *t);
 
 /* In-use totals: a thread's net change since it last published, and the
  * peak (account.c). A thread publishes when its net change passes
- * ASP_PEAK_STEP either way, so the peak is exact within that per other
- * thread (asp__peak_bound). */
+ * ASP_PEAK_STEP either way, so the peak is exact within that per thread
+ * that ran beside others (asp__peak_bound). */
 #define ASP_PEAK_STEP (16 * 1024)
 
 void asp__publish(struct asp_thread *t);
 void asp__peak_at_least(int64_t bytes);
+void asp__peak_check(struct asp_thread *t, int64_t net);
 
 /* Waits while another thread reads the heap for the exit report. */
 void asp__wait_frozen(void);
@@ -121,9 +122,8 @@ static inline void asp__net_grow(struct asp_thread *t, uint64_t size)
 	t->net = net;
 	t->net_blocks++;
 	t->volume += size;
-	int64_t seen = asp_atomic_load_relaxed(&asp__figures.in_use) + net;
-	if (ASP_UNLIKELY(seen > asp_atomic_load_relaxed(&asp__figures.peak)))
-		asp__peak_at_least(seen);
+	if (ASP_UNLIKELY(net > t->peak_room))
+		asp__peak_check(t, net);
 	if (ASP_UNLIKELY(net > ASP_PEAK_STEP || t->volume > asp__snapshot_volume_step))
 		asp__publish(t);
 }
@@ -221,8 +221,7 @@ static ASP_ALWAYS_INLINE int asp__track_release_fast(struct asp_thread *t, enum 
 	    !asp__pend_usable(t))
 		return 0;
 	/* The heap may be at its peak: who holds it, before it shrinks. */
-	int64_t seen = asp_atomic_load_relaxed(&asp__figures.in_use) + t->net;
-	if (ASP_UNLIKELY(seen >= asp_atomic_load_relaxed(&asp__snapshot_peak_next)))
+	if (ASP_UNLIKELY(t->net >= t->detail_room))
 		return 0;
 	t->in_table++;
 	if (!asp__pend_begin(t)) {

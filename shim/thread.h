@@ -139,6 +139,12 @@ struct asp_thread {
 	int64_t net;		/* in-use bytes not yet published (track mode) */
 	int64_t net_blocks;	/* and blocks */
 	uint64_t volume;	/* bytes allocated and freed since then */
+	/* How far net may grow before the published figures could show a
+	 * new peak (peak_room), or reach the next peak detail (detail_room),
+	 * as this thread last read them (account.h): the shared figures are
+	 * read when net passes one, not at every operation. */
+	int64_t peak_room;
+	int64_t detail_room;
 	int depth;		/* > 0: inside the shim: nothing is counted, and
 				 * what is allocated is the shim's (inner heap)
 				 * unless forward says otherwise */
