@@ -350,18 +350,11 @@ static uintptr_t program_stack(struct asp_thread *t, const uintptr_t *frames, in
 #define ASP_SC_HIT_GAIN 32
 #define ASP_SC_BUDGET_MAX (64 * ASP_SC_LEARN_COST)
 
-struct sc_check {
-	uintptr_t addr, value;
-};
-
-/* An entry has room for a return address and a frame pointer per frame
- * kept, and two more words (realigning frames): g_sc_checks. */
-struct sc_entry {
-	uintptr_t ip, sp, bp, site, self;	/* the key; ip == 0: empty */
-	uint32_t gen, nchecks;
-	uintptr_t id;
-	struct sc_check check[];
-};
+/* The entries (struct asp_sc_entry, stack.h) have room for a return
+ * address and a frame pointer per frame kept, and two more words
+ * (realigning frames): g_sc_checks. */
+#define sc_check asp_sc_check
+#define sc_entry asp_sc_entry
 
 struct asp_stack_cache {
 	uint32_t victim[ASP_SC_SETS];
@@ -394,7 +387,8 @@ static inline size_t sc_set(const struct sc_key *k)
 	return (size_t)(h >> 60) & (ASP_SC_SETS - 1);
 }
 
-static inline uintptr_t sc_lookup(struct asp_stack_cache *c, const struct sc_key *k, uint32_t gen)
+static inline const struct sc_entry *sc_lookup(struct asp_stack_cache *c, const struct sc_key *k,
+                                               uint32_t gen)
 {
 	size_t set = sc_set(k);
 	for (int w = 0; w < ASP_SC_WAYS; w++) {
@@ -408,10 +402,10 @@ static inline uintptr_t sc_lookup(struct asp_stack_cache *c, const struct sc_key
 		if (i == e->nchecks) {
 			if (c->budget < ASP_SC_BUDGET_MAX)
 				c->budget += ASP_SC_HIT_GAIN;
-			return e->id;
+			return e;
 		}
 	}
-	return 0;
+	return NULL;
 }
 
 int asp__stack_bounds_wanted(void)
@@ -577,7 +571,22 @@ static void sc_miss(struct asp_thread *t, const struct sc_key *k, uint32_t gen,
 	e->gen = gen;
 	e->id = id;
 	e->ip = k->ip;
+	t->sc_hot = e;
 }
+
+#ifdef ASP_SC_VERIFY
+ASP_NOINLINE void asp__stack_verify(struct asp_thread *t, uintptr_t site, uintptr_t id)
+{
+	uintptr_t frames[ASP_MAX_BACKTRACE + ASP_SKIP_FRAMES + 1];
+	asp__loader_enter(t);
+	int n = g_unw_backtrace((void **)frames, asp__opt.backtrace + ASP_SKIP_FRAMES + 1);
+	asp__loader_leave(t);
+	if (program_stack(t, frames, n, site) != id) {
+		asp__warn("stack cache: a hit differs from the unwinder", "", "");
+		abort();
+	}
+}
+#endif
 
 ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 {
@@ -597,7 +606,10 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 		struct sc_key k = { fp[1], (uintptr_t)(fp + 2), fp[0], site, t->self };
 		uint32_t gen = asp_atomic_load_acquire(&asp__code_gen);
 		uintptr_t id;
-		if (t->stack_cache != NULL && (id = sc_lookup(t->stack_cache, &k, gen)) != 0) {
+		const struct sc_entry *e;
+		if (t->stack_cache != NULL && (e = sc_lookup(t->stack_cache, &k, gen)) != NULL) {
+			id = e->id;
+			t->sc_hot = e;
 #ifdef ASP_SC_VERIFY
 			/* Built for the cache's tests: a hit must be what the
 			 * unwinder finds. */

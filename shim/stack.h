@@ -84,19 +84,69 @@ static ASP_ALWAYS_INLINE uintptr_t asp__stack_fp_again(const struct asp_thread *
 #undef FP_OK
 }
 
-/* The stack of the current allocation, as asp__stack_capture, with frame
- * pointers' common case inline in the caller. */
+/* An entry of a thread's stack cache (stack.c): a stack libunwind found,
+ * the state the shim was entered with (its key: capture's return address,
+ * stack pointer and frame pointer, the program's call site, the thread),
+ * and the words the unwinder read, each with what it held then. */
+struct asp_sc_check {
+	uintptr_t addr, value;
+};
+
+struct asp_sc_entry {
+	uintptr_t ip, sp, bp, site, self;	/* the key; ip == 0: empty */
+	uint32_t gen, nchecks;
+	uintptr_t id;
+	struct asp_sc_check check[];
+};
+
+extern ASP_HIDDEN uint32_t asp__code_gen;
+
+/* libunwind, the common case: the stack of the cache entry the thread used
+ * last, again. That entry's key is the frame of capture's caller; when that
+ * frame is the one this is inlined in, and the program called it directly
+ * (its return address is site), the unwinder would start from the same
+ * program frame with the same registers, so the entry's checks decide,
+ * as they do in capture. Every word checked lies at or above that frame:
+ * the unwinder reads the program's frames, and this frame's saved return
+ * address and frame pointer. Its id, or 0 (then capture decides). The
+ * caller holds t->depth up: a signal handler's allocation must not change
+ * the entry while it is compared. */
+static ASP_ALWAYS_INLINE uintptr_t asp__stack_unw_again(const struct asp_thread *t, uintptr_t site)
+{
+	const struct asp_sc_entry *e = t->sc_hot;
+	if (e == NULL)
+		return 0;
+	const uintptr_t *fp = __builtin_frame_address(0);
+	if (e->bp != (uintptr_t)fp || e->site != site || fp[1] != site || e->ip == 0 ||
+	    e->self != t->self || e->gen != asp_atomic_load_acquire(&asp__code_gen))
+		return 0;
+	for (uint32_t i = 0; i < e->nchecks; i++)
+		if (*(const uintptr_t *)e->check[i].addr != e->check[i].value)
+			return 0;
+	return e->id;
+}
+
+/* Built for the stack cache's tests (-DASP_SC_VERIFY): aborts when id is
+ * not what the unwinder finds from here. */
+void asp__stack_verify(struct asp_thread *t, uintptr_t site, uintptr_t id);
+
+/* The stack of the current allocation, as asp__stack_capture, with the
+ * common case inline in the caller: the thread's last stack again (frame
+ * pointers), or the entry of its stack cache it used last (libunwind). */
 static ASP_ALWAYS_INLINE uintptr_t asp__stack_take(struct asp_thread *t, uintptr_t site)
 {
-	if (asp__opt.unwind == ASP_UNWIND_FP) {
-		t->depth++;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		uintptr_t id = asp__stack_fp_again(t, site);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		t->depth--;
-		if (id != 0)
-			return id;
-	}
+	t->depth++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	uintptr_t id = asp__opt.unwind == ASP_UNWIND_FP ? asp__stack_fp_again(t, site)
+	                                                : asp__stack_unw_again(t, site);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#ifdef ASP_SC_VERIFY
+	if (id != 0 && asp__opt.unwind != ASP_UNWIND_FP)
+		asp__stack_verify(t, site, id);
+#endif
+	t->depth--;
+	if (id != 0)
+		return id;
 	return asp__stack_capture(t, site);
 }
 
@@ -106,8 +156,8 @@ size_t asp__stack_frames(uintptr_t id, const uintptr_t **out);
 /* Whether a thread's stack bounds are wanted (libunwind stacks). */
 int asp__stack_bounds_wanted(void);
 
-/* Bumped by every dlclose: the stack caches' entries are of older code. */
-extern ASP_HIDDEN uint32_t asp__code_gen;
+/* Bumped by every dlclose: the stack caches' entries are of older code
+ * (declared above). */
 
 /* fork: every stripe's lock is held across it. */
 void asp__stack_atfork_prepare(void);

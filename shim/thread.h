@@ -133,6 +133,7 @@ struct asp_deferred {
 #define ASP_THREAD_STACK_MAX 64	/* ASP_MAX_BACKTRACE */
 
 struct asp_stack_cache;
+struct asp_sc_entry;
 
 struct asp_thread {
 	struct asp_counts c;
@@ -178,6 +179,7 @@ struct asp_thread {
 	uint32_t stack_id;
 	uintptr_t stack_frames[ASP_THREAD_STACK_MAX];
 	struct asp_stack_cache *stack_cache;	/* stack.c; stays with the record */
+	const struct asp_sc_entry *sc_hot;	/* its entry found or learnt last */
 	uintptr_t stack_lo;	/* the lowest address of the thread's own stack, set
 				 * where it starts (0: unknown; stack.c) */
 	uintptr_t last;		/* the block this thread allocated last, while
