@@ -611,15 +611,7 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 			id = e->id;
 			t->sc_hot = e;
 #ifdef ASP_SC_VERIFY
-			/* Built for the cache's tests: a hit must be what the
-			 * unwinder finds. */
-			asp__loader_enter(t);
-			n = g_unw_backtrace((void **)frames, want);
-			asp__loader_leave(t);
-			if (program_stack(t, frames, n, site) != id) {
-				asp__warn("stack cache: a hit differs from the unwinder", "", "");
-				abort();
-			}
+			asp__stack_verify(t, site, id);
 #endif
 			t->depth--;
 			return id;
