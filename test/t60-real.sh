@@ -95,10 +95,17 @@ one_parity() {
 	rname=$1 which=$3 rstatus=$4; shift 4
 	rdir=$TMP/$(echo "$rname" | tr -c 'A-Za-z0-9_\n-' _)
 	mkdir -p "$rdir"
-	rm -rf "$rdir/run" && mkdir "$rdir/run"
-	(cd "$rdir/run" && $SETUP && xrun_vg "$rdir/vg" "$@")
-	rm -rf "$rdir/run" && mkdir "$rdir/run"
-	(cd "$rdir/run" && $SETUP && xrun_shim "$rdir/asp" "$@")
+	# A program may keep its parent's pid as text (bash's PPID): two runs
+	# whose parents' pids have different numbers of digits differ by a byte
+	# a digit. A pair whose heap summaries differ is run again, twice at
+	# most, so that only a difference that stays fails.
+	for try in 1 2 3; do
+		rm -rf "$rdir/run" && mkdir "$rdir/run"
+		(cd "$rdir/run" && $SETUP && xrun_vg "$rdir/vg" "$@")
+		rm -rf "$rdir/run" && mkdir "$rdir/run"
+		(cd "$rdir/run" && $SETUP && xrun_shim "$rdir/asp" "$@")
+		[ "$(heap_lines "$rdir/vg")" = "$(heap_lines "$rdir/asp")" ] && break
+	done
 	if [ "$which" = last ]; then
 		check "$rname: own heap summary equals valgrind's" \
 			"$(heap_lines "$rdir/vg" | tail -n 2)" "$(heap_lines "$rdir/asp" | tail -n 2)"
