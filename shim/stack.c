@@ -60,20 +60,6 @@ static struct {
 } g_unw;
 static uint32_t g_sc_checks;	/* words a stack cache entry can check */
 
-/* unw_backtrace keeps a cache of frames for each thread: 256 KiB that it
- * maps and writes whole at the thread's first call, which costs that
- * thread about half a millisecond here (64 page faults), and that memory
- * while it lives. A thread's first ASP_UNW_CURSOR_WALKS stacks are
- * walked with the cursor instead, as unw_backtrace itself walks when its
- * fast trace cannot go on: the same frames (the verify build compares the
- * two), at some 25 us a walk (the unwind rules' cache is locked with every
- * signal blocked: two system calls a frame). A thread that allocates from
- * a few stacks, which the stack cache serves after their second walk,
- * never makes the cache; one with many pays a few walks more. The thread
- * that loaded libunwind has made it already. */
-#define ASP_UNW_CURSOR_WALKS 4
-static uintptr_t g_unw_loader_self;	/* pthread_self() of that thread */
-
 uint32_t asp__code_gen;
 static struct stripe g_stripes[ASP_STACK_STRIPES];
 static struct stored_stack **g_stacks;	/* id - 1 -> stack */
@@ -146,7 +132,6 @@ void asp__stack_init(void)
 	if (g_unw_backtrace != NULL) {
 		void *frames[2];
 		g_unw_backtrace(frames, 2);
-		g_unw_loader_self = (uintptr_t)pthread_self();
 	}
 }
 
@@ -473,7 +458,7 @@ static int sc_need_bp(struct sc_entry *e, const struct sc_key *k, uintptr_t bp, 
 	return 0;
 }
 
-/* Learns the words that frames[0..n) (from unwind; frames[0] is the
+/* Learns the words that frames[0..n) (from unw_backtrace; frames[0] is the
  * return address into capture's caller, k->ip) were unwound from, with
  * libunwind's cursor; 0 when the cursor does not find the same frames or a
  * frame cannot be checked this way. ended: the unwinder found no frame
@@ -589,45 +574,6 @@ static void sc_miss(struct asp_thread *t, const struct sc_key *k, uint32_t gen,
 	t->sc_hot = e;
 }
 
-/* What unw_backtrace(frames, max) gives, from libunwind's cursor: its
- * first frame is the return address into this function's caller. */
-static ASP_NOINLINE int cursor_walk(uintptr_t *frames, int max)
-{
-	unw_context_t uc;
-	unw_cursor_t c;
-	unw_word_t ip;
-	int n = 0;
-	if (g_unw.getcontext(&uc) != 0 || g_unw.init_local(&c, &uc) != 0)
-		return 0;
-	while (n < max && g_unw.step(&c) > 0 && g_unw.get_reg(&c, UNW_REG_IP, &ip) == 0)
-		frames[n++] = ip;
-	return n;
-}
-
-/* The frames of capture's caller's stack, for capture (see
- * ASP_UNW_CURSOR_WALKS). */
-static ASP_ALWAYS_INLINE int unwind(struct asp_thread *t, uintptr_t *frames, int max)
-{
-	if (t->unw_walks < ASP_UNW_CURSOR_WALKS && g_unw.step != NULL) {
-		if (t->self == g_unw_loader_self)
-			t->unw_walks = ASP_UNW_CURSOR_WALKS;
-		else {
-			t->unw_walks++;
-			int n = cursor_walk(frames, max);
-#ifdef ASP_SC_VERIFY
-			uintptr_t again[ASP_MAX_BACKTRACE + ASP_SKIP_FRAMES + 1];
-			int m = g_unw_backtrace((void **)again, max);
-			if (m != n || memcmp(frames + 1, again + 1, (size_t)(n > 1 ? n - 1 : 0) * sizeof *frames) != 0) {
-				asp__warn("stack: the cursor's frames differ from unw_backtrace's", "", "");
-				abort();
-			}
-#endif
-			return n;
-		}
-	}
-	return g_unw_backtrace((void **)frames, max);
-}
-
 #ifdef ASP_SC_VERIFY
 ASP_NOINLINE void asp__stack_verify(struct asp_thread *t, uintptr_t site, uintptr_t id)
 {
@@ -671,7 +617,7 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 			return id;
 		}
 		asp__loader_enter(t);
-		n = unwind(t, frames, want);
+		n = g_unw_backtrace((void **)frames, want);
 		asp__loader_leave(t);
 		id = program_stack(t, frames, n, site);
 		/* The frames that made id: from capture's caller to the last

@@ -180,8 +180,6 @@ struct asp_thread {
 	uintptr_t stack_frames[ASP_THREAD_STACK_MAX];
 	struct asp_stack_cache *stack_cache;	/* stack.c; stays with the record */
 	const struct asp_sc_entry *sc_hot;	/* its entry found or learnt last */
-	uint32_t unw_walks;	/* stacks this thread walked with libunwind's
-				 * cursor, not unw_backtrace (stack.c) */
 	uintptr_t stack_lo;	/* the lowest address of the thread's own stack, set
 				 * where it starts (0: unknown; stack.c) */
 	uintptr_t last;		/* the block this thread allocated last, while
