@@ -91,6 +91,16 @@ last_leak_lines() {
 	leak_lines "$1.last"
 }
 
+# heap_of LOG: the heap lines compared: the traced process's own (its last
+# summary) when only its own are (which = last), else all of them.
+heap_of() {
+	if [ "$which" = last ]; then
+		heap_lines "$1" | tail -n 2
+	else
+		heap_lines "$1"
+	fi
+}
+
 one_parity() {
 	rname=$1 which=$3 rstatus=$4; shift 4
 	rdir=$TMP/$(echo "$rname" | tr -c 'A-Za-z0-9_\n-' _)
@@ -104,11 +114,11 @@ one_parity() {
 		(cd "$rdir/run" && $SETUP && xrun_vg "$rdir/vg" "$@")
 		rm -rf "$rdir/run" && mkdir "$rdir/run"
 		(cd "$rdir/run" && $SETUP && xrun_shim "$rdir/asp" "$@")
-		[ "$(heap_lines "$rdir/vg")" = "$(heap_lines "$rdir/asp")" ] && break
+		[ "$(heap_of "$rdir/vg")" = "$(heap_of "$rdir/asp")" ] && break
 	done
 	if [ "$which" = last ]; then
 		check "$rname: own heap summary equals valgrind's" \
-			"$(heap_lines "$rdir/vg" | tail -n 2)" "$(heap_lines "$rdir/asp" | tail -n 2)"
+			"$(heap_of "$rdir/vg")" "$(heap_of "$rdir/asp")"
 		check "$rname: own leak summary equals valgrind's" \
 			"$(last_leak_lines "$rdir/vg")" "$(last_leak_lines "$rdir/asp")"
 	else
