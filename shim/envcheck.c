@@ -56,18 +56,20 @@ void asp__options_check_names(void)
 			continue;
 		size_t len = strcspn(v, "=");
 		int known = 0;
+		for (size_t i = 0; i < ASP_ARRAY_SIZE(valid) && !known; i++)
+			known = strncmp(v, valid[i], len) == 0 && valid[i][len] == '\0';
+		if (known)
+			continue;
+		/* Only a name that is not one of them is measured against each. */
 		size_t best = (size_t)-1;
 		const char *close = NULL;
-		for (size_t i = 0; i < ASP_ARRAY_SIZE(valid) && !known; i++) {
+		for (size_t i = 0; i < ASP_ARRAY_SIZE(valid); i++) {
 			size_t d = distance(v, len, valid[i]);
-			known = d == 0;
 			if (d < best) {
 				best = d;
 				close = valid[i];
 			}
 		}
-		if (known)
-			continue;
 		char name[NAME_MAX_LEN + 1];
 		size_t n = len < NAME_MAX_LEN ? len : NAME_MAX_LEN;
 		memcpy(name, v, n);

@@ -109,11 +109,12 @@ static size_t fb_usable_size(void *p)
 	return 0;
 }
 
-/* The address range of the object that provides free: its loaded
- * segments, from its program headers (dladdr would search its symbols for
- * every lookup). */
+/* The address range of the object that provides free: the loaded
+ * segments of the object one of whose segments holds free's address, from
+ * the program headers (dladdr would search its symbols, thousands of them
+ * in libc, for the object). */
 struct home {
-	struct link_map *lm;
+	uintptr_t addr;
 	uintptr_t lo, hi;
 };
 
@@ -121,17 +122,21 @@ static int home_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct home *h = arg;
 	(void)size;
-	if (info->dlpi_addr != h->lm->l_addr || strcmp(info->dlpi_name, h->lm->l_name) != 0)
-		return 0;
-	h->lo = UINTPTR_MAX;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	int holds = 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD)
 			continue;
 		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-		h->lo = a < h->lo ? a : h->lo;
-		h->hi = a + ph->p_memsz > h->hi ? a + ph->p_memsz : h->hi;
+		holds |= h->addr >= a && h->addr < a + ph->p_memsz;
+		lo = a < lo ? a : lo;
+		hi = a + ph->p_memsz > hi ? a + ph->p_memsz : hi;
 	}
+	if (!holds)
+		return 0;
+	h->lo = lo;
+	h->hi = hi;
 	return 1;
 }
 
@@ -171,10 +176,8 @@ int asp__next_init(void)
 	struct asp_next n;
 	memset(&n, 0, sizeof n);
 	n.free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
-	Dl_info info;
-	struct home home = { 0 };
-	if (n.free != NULL && dladdr1((void *)n.free, &info, (void **)&home.lm, RTLD_DL_LINKMAP) &&
-	    home.lm != NULL)
+	struct home home = { (uintptr_t)n.free, 0, 0 };
+	if (n.free != NULL)
 		dl_iterate_phdr(home_cb, &home);
 
 	/* malloc, calloc and realloc must come from there; the rest may be
