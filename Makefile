@@ -212,7 +212,7 @@ BENCH_CFLAGS := -O2 -g -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE \
 	-pthread -Iinclude $(WARN)
 BENCH_PROGS  := $(addprefix $(B)/benches/,pairtime malloc_free thread_perf \
 	nullfree gitalloc strdup_free seed000-strdup seed000-refcount seed000-grefcount \
-	seed000-mutex libfloor.so)
+	seed000-mutex libfloor.so libfloor-ret.so)
 
 $(B)/benches/%: benches/%.c benches/bench.h | $(B)/benches
 	$(CC) $(BENCH_CFLAGS) -o $@ $<
@@ -221,9 +221,12 @@ $(B)/benches/seed000-%: benches/seed000.c benches/bench.h include/allocspy.h | $
 	$(CC) $(BENCH_CFLAGS) -DSEED000_$(shell echo $* | tr a-z A-Z) $(GLIB_CFLAGS) \
 		-o $@ $< $(GLIB_LIBS)
 
-# The limit column: a forwarding interposer and nothing else (floor.c).
+# The limit column: a forwarding interposer and nothing else (floor.c);
+# limit-ret: the same, looking at each allocation's result.
 $(B)/benches/libfloor.so: benches/floor.c | $(B)/benches
 	$(CC) $(BENCH_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
+$(B)/benches/libfloor-ret.so: benches/floor.c | $(B)/benches
+	$(CC) $(BENCH_CFLAGS) -DFLOOR_RESULT -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
 
 .PHONY: bench-progs
 bench-progs: $(BENCH_PROGS)

@@ -14,6 +14,12 @@
  *
  * dlsym may allocate (calloc) while malloc is being resolved: those calls
  * get zeroed memory from a small static buffer, never freed.
+ *
+ * Built with -DFLOOR_RESULT it is libfloor-ret.so, the `limit-ret` column:
+ * malloc, calloc and realloc look at what the next one returned (a NULL is
+ * counted), as any tool must to tell a block from a failed call. The call
+ * then returns through the interposer instead of being its last jump,
+ * which is all that differs.
  */
 #include <dlfcn.h>
 #include <stddef.h>
@@ -68,11 +74,25 @@ static int resolve(void)
 	return next_malloc != NULL ? 0 : -1;
 }
 
+#ifdef FLOOR_RESULT
+static unsigned long failed;
+
+/* The next allocator's result, a failure counted. */
+static inline void *seen(void *p)
+{
+	if (UNLIKELY(p == NULL))
+		__atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
+	return p;
+}
+#else
+#define seen(p) (p)
+#endif
+
 static inline void *fwd_malloc(size_t n)
 {
 	if (UNLIKELY(__atomic_load_n(&next_malloc, __ATOMIC_ACQUIRE) == NULL) && resolve() != 0)
 		return boot_alloc(n);
-	return next_malloc(n);
+	return seen(next_malloc(n));
 }
 
 EXPORT void *malloc(size_t n)
@@ -84,7 +104,7 @@ EXPORT void *calloc(size_t n, size_t size)
 {
 	if (UNLIKELY(__atomic_load_n(&next_malloc, __ATOMIC_ACQUIRE) == NULL) && resolve() != 0)
 		return size != 0 && n > SIZE_MAX / size ? NULL : boot_alloc(n * size);
-	return next_calloc(n, size);
+	return seen(next_calloc(n, size));
 }
 
 EXPORT void *realloc(void *p, size_t n)
@@ -100,7 +120,7 @@ EXPORT void *realloc(void *p, size_t n)
 	}
 	if (UNLIKELY(__atomic_load_n(&next_malloc, __ATOMIC_ACQUIRE) == NULL) && resolve() != 0)
 		return p == NULL ? boot_alloc(n) : NULL;
-	return next_realloc(p, n);
+	return seen(next_realloc(p, n));
 }
 
 EXPORT void free(void *p)

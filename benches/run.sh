@@ -11,9 +11,10 @@
 #                       caught sooner: after 50x the bare time, at least 10 s)
 #   BENCH_ONLY="a b"    only workloads whose names start with these words
 #   BENCH_TOOLS="..."   the tool columns, default
-#                       "limit count track bt16 bt16-fp sample memusage heaptrack"
+#                       "limit limit-ret count track bt16 bt16-fp sample memusage heaptrack"
 # The limit column is build/benches/libfloor.so (floor.c): an interposer that
-# only forwards, the least any LD_PRELOAD tool can cost.
+# only forwards, the least any LD_PRELOAD tool can cost; limit-ret is
+# libfloor-ret.so, the same looking at each allocation's result.
 # The table goes to stdout, and the raw numbers to build/benches/results.tsv.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -25,15 +26,16 @@ BUDGET=${BENCH_BUDGET:-3}
 MIN=${BENCH_MIN_RUNS:-3}
 TIMEOUT=${BENCH_TIMEOUT:-120}
 ONLY=${BENCH_ONLY:-}
-TOOLS=${BENCH_TOOLS:-limit count track bt16 bt16-fp sample memusage heaptrack}
+TOOLS=${BENCH_TOOLS:-limit limit-ret count track bt16 bt16-fp sample memusage heaptrack}
 LIB=$(pwd)/$B/liballocspy.so
 FLOOR=$(pwd)/$BB/libfloor.so
+FLOOR_RET=$(pwd)/$BB/libfloor-ret.so
 MEMUSAGE=/usr/lib/x86_64-linux-gnu/libmemusage.so
 PAIRTIME=$BB/pairtime
 RESULTS=$BB/results.tsv
 
 for p in pairtime malloc_free thread_perf nullfree gitalloc strdup_free \
-	seed000-strdup seed000-refcount seed000-grefcount seed000-mutex libfloor.so; do
+	seed000-strdup seed000-refcount seed000-grefcount seed000-mutex libfloor.so libfloor-ret.so; do
 	if [ ! -x "$BB/$p" ]; then
 		echo "run.sh: error: $BB/$p is not built: run \`make bench-progs\`" >&2
 		exit 2
@@ -72,6 +74,7 @@ SHIM="LD_PRELOAD=$LIB ALLOCSPY_OUTPUT=none ALLOCSPY_QUIET=1"
 variant_args() {
 	case $1 in
 	limit) echo "-V limit LD_PRELOAD=$FLOOR" ;;
+	limit-ret) echo "-V limit-ret LD_PRELOAD=$FLOOR_RET" ;;
 	count) [ -n "$have_shim" ] && echo "-V count $SHIM ALLOCSPY_MODE=count" ;;
 	track) [ -n "$have_shim" ] && echo "-V track $SHIM" ;;
 	bt16) [ -n "$have_shim" ] && echo "-V bt16 $SHIM ALLOCSPY_BACKTRACE=16" ;;
