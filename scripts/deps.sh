@@ -7,7 +7,7 @@ pkgs="gcc g++ make pkg-config libunwind-dev libjansson-dev libdw-dev
 libglib2.0-dev libgoogle-perftools-dev valgrind mandoc hyperfine
 cppcheck clang-tidy clang libclang-rt-14-dev libjemalloc2 sqlite3 mawk git
 libc6-dbg zlib1g-dev golang-go google-perftools heaptrack chromium
-fonts-dejavu-core"
+fonts-dejavu-core strace"
 
 missing=
 for p in $pkgs; do

@@ -10,6 +10,8 @@
 #include <dlfcn.h>
 #include <libunwind.h>
 #include <link.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +22,7 @@
 #include "options.h"
 #include "process.h"
 #include "stack.h"
+#include "unwmask.h"
 
 #define ASP_STACK_STRIPES 64
 #define ASP_STACK_MAX (1u << 22)	/* distinct stacks kept */
@@ -103,6 +106,35 @@ static void load_cursor_api(void *h)
 		g_unw.step = NULL;
 }
 
+/* The shim's calls into libunwind: every signal blocked once around each
+ * walk, and libunwind's own masking inside skipped (unwmask.c). A handler
+ * cannot land in the walk, nor anywhere inside the fork gate around it
+ * (thread.h, asp__loader_enter): a fork from a handler there would wait for
+ * a gate closed by another forking thread, which waits for this one. */
+static inline void walk_begin(struct asp_thread *t, sigset_t *old)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+	if (t != NULL) {
+		asp__loader_enter(t);
+		t->unwinding++;
+	} else {
+		asp__unwmask_walker(1);
+	}
+}
+
+static inline void walk_end(struct asp_thread *t, const sigset_t *old)
+{
+	if (t != NULL) {
+		t->unwinding--;
+		asp__loader_leave(t);
+	} else {
+		asp__unwmask_walker(0);
+	}
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 void asp__stack_init(void)
 {
 	if (asp__opt.backtrace <= 1)
@@ -117,6 +149,7 @@ void asp__stack_init(void)
 	if (h != NULL) {
 		g_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
 		load_cursor_api(h);
+		asp__unwmask_init(h);
 	}
 	if (g_unw_backtrace == NULL) {
 		asp__warn("ALLOCSPY_UNWIND=libunwind: libunwind.so.8 could not be loaded; ",
@@ -131,7 +164,11 @@ void asp__stack_init(void)
 	g_sc_checks = 2 * (uint32_t)(asp__opt.backtrace + ASP_SKIP_FRAMES) + 2;
 	if (g_unw_backtrace != NULL) {
 		void *frames[2];
+		struct asp_thread *t = asp__thread_peek();
+		sigset_t old;
+		walk_begin(t, &old);
 		g_unw_backtrace(frames, 2);
+		walk_end(t, &old);
 	}
 }
 
@@ -557,9 +594,10 @@ static void sc_miss(struct asp_thread *t, const struct sc_key *k, uint32_t gen,
 	size_t s = sc_set(k);
 	struct sc_entry *e = sc_entry(c, s, c->victim[s]++ % ASP_SC_WAYS);
 	e->ip = 0;
-	asp__loader_enter(t);
+	sigset_t old;
+	walk_begin(t, &old);
 	int ok = sc_learn(t, e, k, frames, n, ended);
-	asp__loader_leave(t);
+	walk_end(t, &old);
 	if (!ok) {
 		c->failed[c->nfailed++ % ASP_SC_RECENT] = h;
 		return;
@@ -578,9 +616,10 @@ static void sc_miss(struct asp_thread *t, const struct sc_key *k, uint32_t gen,
 ASP_NOINLINE void asp__stack_verify(struct asp_thread *t, uintptr_t site, uintptr_t id)
 {
 	uintptr_t frames[ASP_MAX_BACKTRACE + ASP_SKIP_FRAMES + 1];
-	asp__loader_enter(t);
+	sigset_t old;
+	walk_begin(t, &old);
 	int n = g_unw_backtrace((void **)frames, asp__opt.backtrace + ASP_SKIP_FRAMES + 1);
-	asp__loader_leave(t);
+	walk_end(t, &old);
 	if (program_stack(t, frames, n, site) != id) {
 		asp__warn("stack cache: a hit differs from the unwinder", "", "");
 		abort();
@@ -616,9 +655,10 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 			t->depth--;
 			return id;
 		}
-		asp__loader_enter(t);
+		sigset_t old;
+		walk_begin(t, &old);
 		n = g_unw_backtrace((void **)frames, want);
-		asp__loader_leave(t);
+		walk_end(t, &old);
 		id = program_stack(t, frames, n, site);
 		/* The frames that made id: from capture's caller to the last
 		 * one kept. */

@@ -159,6 +159,8 @@ struct asp_thread {
 				 * locked (libunwind, the dump's module list):
 				 * fork waits for it (asp__loader_enter); 2:
 				 * the shim's listing holds it */
+	int unwinding;		/* inside one of the shim's walks, with
+				 * every signal blocked (unwmask.c) */
 	uint32_t epoch;		/* the periodic-work epoch last seen */
 	uint32_t ndefer;
 	struct asp_deferred defer[ASP_MAX_DEFERRED];
@@ -329,7 +331,8 @@ void asp__fence_others(void);
  * too) marks a listing inside the gate as holding it at its callback's
  * first call (asp__loader_holding); the callbacks then take no lock a
  * forking thread holds, so that wait ends: the dump's allocate nothing,
- * and libunwind's take only its own locks, with signals blocked.
+ * and libunwind's take only its own locks, with signals blocked (by the
+ * shim around each of its walks: stack.c, walk_begin).
  * A thread inside the live table never waits (the fork waits for it). */
 void asp__loader_enter(struct asp_thread *t);
 void asp__loader_holding(struct asp_thread *t);

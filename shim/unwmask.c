@@ -1,0 +1,146 @@
+/* unwmask.c - libunwind's signal masking, skipped inside the shim's walks.
+ *
+ * Debian's libunwind is built to block every signal around its listing of
+ * the loaded objects (dl_iterate_phdr) and around its unwind rules' cache
+ * lock: four rt_sigprocmask system calls for each code address it has not
+ * seen, thousands in a short program (python3 -c pass: some 6,600 of its
+ * 8,800, against 2,400 for blocking once around each of the shim's 1,200
+ * walks). That masking keeps a signal handler from entering libunwind again
+ * on the same thread while it holds those locks; libunwind can be built
+ * without it (--disable-block-signals), leaving that to its caller. The
+ * shim blocks every signal itself, once, around each of its walks
+ * (stack.c, walk_begin), and marks the thread (t->unwinding): libunwind's
+ * sigprocmask calls from such a thread return at once. Any other call, the
+ * program's own use of libunwind included, goes to the C library.
+ *
+ * The call is redirected in libunwind's import slot for sigprocmask. */
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "glue.h"
+#include "loader.h"
+#include "thread.h"
+#include "unwmask.h"
+
+typedef int sigprocmask_fn(int, const sigset_t *, sigset_t *);
+
+static sigprocmask_fn *g_real;	/* the C library's */
+static uintptr_t g_base;	/* libunwind's load address */
+static pthread_t g_walker;	/* walking without a record yet (start-up) */
+
+void asp__unwmask_walker(int on)
+{
+	asp_atomic_store_relaxed(&g_walker, on ? pthread_self() : (pthread_t)0);
+}
+
+static int quiet_sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	struct asp_thread *t = asp__thread_peek();
+	if (t != NULL ? t->unwinding != 0
+	              : asp_atomic_load_relaxed(&g_walker) == pthread_self()) {
+		/* libunwind saves the mask only to put it back, by this call */
+		if (old != NULL)
+			sigemptyset(old);
+		return 0;
+	}
+	return g_real(how, set, old);
+}
+
+/* A d_ptr of a loaded object's dynamic section: the loader has added the
+ * load address on this target, but not on every one. */
+static uintptr_t dyn_ptr(uintptr_t base, ElfW(Addr) v)
+{
+	return v < base ? base + v : v;
+}
+
+/* The address of the slot through which the object at base with dynamic
+ * section dyn calls name, or NULL. */
+static void **import_slot(uintptr_t base, const ElfW(Dyn) *dyn, const char *name)
+{
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	const ElfW(Rela) *rel[2] = { NULL, NULL };
+	size_t relsz[2] = { 0, 0 };
+	for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
+		switch (d->d_tag) {
+		case DT_SYMTAB: symtab = (const ElfW(Sym) *)dyn_ptr(base, d->d_un.d_ptr); break;
+		case DT_STRTAB: strtab = (const char *)dyn_ptr(base, d->d_un.d_ptr); break;
+		case DT_JMPREL: rel[0] = (const ElfW(Rela) *)dyn_ptr(base, d->d_un.d_ptr); break;
+		case DT_PLTRELSZ: relsz[0] = d->d_un.d_val; break;
+		case DT_RELA: rel[1] = (const ElfW(Rela) *)dyn_ptr(base, d->d_un.d_ptr); break;
+		case DT_RELASZ: relsz[1] = d->d_un.d_val; break;
+		default: break;
+		}
+	}
+	if (symtab == NULL || strtab == NULL)
+		return NULL;
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; rel[k] != NULL && i < relsz[k] / sizeof(ElfW(Rela)); i++) {
+			unsigned long type = ELF64_R_TYPE(rel[k][i].r_info);
+			size_t sym = ELF64_R_SYM(rel[k][i].r_info);
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || sym == 0)
+				continue;
+			if (strcmp(strtab + symtab[sym].st_name, name) == 0)
+				return (void **)(base + rel[k][i].r_offset);
+		}
+	}
+	return NULL;
+}
+
+/* Is the slot in the part of libunwind that the loader made read-only
+ * after relocating it (PT_GNU_RELRO)? */
+struct relro {
+	uintptr_t slot;
+	int in;
+};
+
+static int relro_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct relro *r = arg;
+	(void)size;
+	if (info->dlpi_addr != g_base)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_GNU_RELRO && r->slot >= lo && r->slot < lo + ph->p_memsz)
+			r->in = 1;
+	}
+	return 1;
+}
+
+void asp__unwmask_init(void *handle)
+{
+#if defined(__x86_64__)
+	struct link_map *lm = NULL;
+	if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || lm == NULL)
+		return;
+	void **slot = import_slot(lm->l_addr, lm->l_ld, "sigprocmask");
+	if (slot == NULL)
+		return;
+	/* Not the slot's value: lazily bound, that is the stub that would bind
+	 * it, and write over the redirection. */
+	g_real = (sigprocmask_fn *)dlsym(RTLD_DEFAULT, "sigprocmask");
+	if (g_real == NULL)
+		return;
+	g_base = lm->l_addr;
+	/* A read-only slot is written through its page made writable for
+	 * the while. */
+	struct relro r = { (uintptr_t)slot, 0 };
+	asp__loader_list(relro_cb, &r);
+	long pg = sysconf(_SC_PAGESIZE);
+	void *page = (void *)((uintptr_t)slot & ~(uintptr_t)(pg - 1));
+	if (r.in && mprotect(page, (size_t)pg, PROT_READ | PROT_WRITE) != 0)
+		return;
+	__atomic_store_n(slot, (void *)quiet_sigprocmask, __ATOMIC_RELEASE);
+	if (r.in)
+		mprotect(page, (size_t)pg, PROT_READ);
+#else
+	(void)handle;
+#endif
+}

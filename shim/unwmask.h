@@ -1,0 +1,13 @@
+/* unwmask.h - libunwind without its signal masking inside the shim's own
+ * walks, which block every signal themselves (unwmask.c). */
+#ifndef ASP_UNWMASK_H
+#define ASP_UNWMASK_H
+
+/* After the shim loaded libunwind (handle). */
+void asp__unwmask_init(void *handle);
+
+/* on: the calling thread, which has no record yet, starts a walk (with
+ * every signal blocked); 0: it has ended it. */
+void asp__unwmask_walker(int on);
+
+#endif

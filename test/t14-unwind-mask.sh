@@ -1,0 +1,154 @@
+#!/bin/sh
+# t14-unwind-mask.sh - libunwind's own signal masking, skipped in the shim's
+# walks, which block every signal once themselves.
+# - Under ALLOCSPY_BACKTRACE=16, a program allocating from 400 call sites
+#   makes no rt_sigprocmask call from libunwind (strace -k: the caller of
+#   the C library's sigprocmask), and gives valgrind's heap and leak
+#   summaries and loss records; the same program calling libunwind itself
+#   still has libunwind's calls, and the same records.
+# - A program that unwinds with libunwind from a SIGALRM handler, every
+#   200 us, while it allocates from new stacks, with libunwind opened by
+#   name, or needed by a library it opens, or linked in: each run ends with
+#   status 0 within its deadline (a handler landing in one of the shim's
+#   walks would wait for ever on a libunwind lock that the walk holds).
+. "$(dirname "$0")/lib.sh"
+
+command -v strace >/dev/null 2>&1 || { not_ok "strace is installed (scripts/deps.sh)"; exit 0; }
+
+# sites.c: 400 functions, each allocating 40 bytes, called twice each;
+# every second function loses its second block. With WITH_UNWIND, main
+# first unwinds with libunwind itself.
+python3 - "$TMP/sites.c" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("#include <stdlib.h>\n")
+    f.write("#ifdef WITH_UNWIND\n#define UNW_LOCAL_ONLY\n#include <libunwind.h>\n#endif\n")
+    for i in range(400):
+        f.write("__attribute__((noinline)) static void f%d(int k) { void *p = malloc(40); "
+                "__asm__ volatile(\"\" : : \"r\"(p) : \"memory\"); if (!k) free(p); }\n" % i)
+    f.write("int main(void)\n{\n")
+    f.write("#ifdef WITH_UNWIND\n\tvoid *frames[16];\n\tunw_backtrace(frames, 16);\n#endif\n")
+    for i in range(400):
+        f.write("\tf%d(0);\n\tf%d(%d);\n" % (i, i, i % 2))
+    f.write("\treturn 0;\n}\n")
+PY
+cc -g -O1 -o "$TMP/sites" "$TMP/sites.c" || not_ok "sites.c: compiles"
+cc -g -O1 -DWITH_UNWIND -o "$TMP/sites-unw" "$TMP/sites.c" -lunwind || not_ok "sites.c with libunwind: compiles"
+
+# from_unwind PROG: the rt_sigprocmask calls libunwind made in PROG under
+# the shim with 16-frame stacks (each call's stack: the C library's
+# functions, then their caller); PROG's text output in PROG.asp.
+from_unwind() {
+	strace -f -k -e trace=rt_sigprocmask -o "$1.st" \
+		env ALLOCSPY_BACKTRACE=16 ALLOCSPY_LEAK_CHECK=full ALLOCSPY_OUTPUT=none \
+		LD_PRELOAD="$LIB" "$1" >/dev/null 2>"$1.asp"
+	awk '/^ > / { if (!done && !/libc\.so/) { done = 1; if (/libunwind/) c++ } next }
+		{ done = 0 } END { print c + 0 }' "$1.st"
+}
+check "400 call sites: no rt_sigprocmask call from libunwind" 0 "$(from_unwind "$TMP/sites")"
+n=$(from_unwind "$TMP/sites-unw")
+check "400 call sites, and the program's own unw_backtrace: libunwind's calls are there" yes \
+	"$([ "$n" -gt 0 ] && echo yes)"
+
+summaries() { sed -n 's/^==[0-9]*== *//p' "$1" | grep -E '^(in use at exit|total heap usage|definitely|indirectly|possibly|still reachable|suppressed):'; }
+# records FILE: each loss record's first line and its frames (function,
+# file and line), the allocator's own left out; sorted.
+records() {
+	sed 's/^==[0-9]*== *//' "$1" | awk '
+		/ in loss record / { if (r != "") print r; r = $0; sub(/ in loss record .*/, "", r); next }
+		r != "" && /^by 0x/ { sub(/^by 0x[0-9A-Fa-f]+: /, ""); r = r " <- " $0; next }
+		r != "" && /^at 0x/ { next }
+		r != "" { print r; r = "" }
+		END { if (r != "") print r }' | sort
+}
+(cd "$TMP" && valgrind --leak-check=full --num-callers=16 --log-file="$TMP/sites.vg" "$TMP/sites" >/dev/null 2>&1)
+check "400 call sites: the heap and leak summaries equal valgrind's" \
+	"$(summaries "$TMP/sites.vg")" "$(summaries "$TMP/sites.asp")"
+check "400 call sites: the 200 loss records equal valgrind's, frame for frame" \
+	"$(records "$TMP/sites.vg")" "$(records "$TMP/sites.asp")"
+check "400 call sites: the records are the same when the program links libunwind" \
+	"$(records "$TMP/sites.asp")" "$(records "$TMP/sites-unw.asp")"
+check "400 call sites: 200 loss records" 200 "$(records "$TMP/sites.asp" | wc -l)"
+
+# prof.c: MODE name (dlopen libunwind.so.8), lib (dlopen a library that
+# needs it) or linked. SIGALRM every 200 us, whose handler unwinds with
+# libunwind, while 3,000 functions allocate, each a new stack with new code
+# addresses for the shim to walk; then the same again until a handler has
+# unwound.
+cat >"$TMP/unwlib.c" <<'SRC'
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+int unwlib_backtrace(void **frames, int n) { return unw_backtrace(frames, n); }
+SRC
+python3 - "$TMP/prof.c" <<'PY'
+import sys
+n = 3000
+with open(sys.argv[1], "w") as f:
+    f.write("""#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#ifdef LINKED
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#endif
+static int (*trace)(void **, int);
+static volatile long traced;
+static void on_alarm(int sig)
+{
+	void *frames[32];
+	(void)sig;
+	if (trace(frames, 32) > 0)
+		traced++;
+}
+""")
+    for i in range(n):
+        f.write("__attribute__((noinline)) static void f%d(void) { void *p = malloc(16); "
+                "__asm__ volatile(\"\" : : \"r\"(p) : \"memory\"); free(p); }\n" % i)
+    f.write("static void (*const fns[])(void) = {\n")
+    f.write(",\n".join("\tf%d" % i for i in range(n)))
+    f.write("""
+};
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "name";
+#ifdef LINKED
+	(void)mode;
+	trace = unw_backtrace;
+#else
+	int lib = strcmp(mode, "lib") == 0;
+	void *h = dlopen(lib ? argv[2] : "libunwind.so.8", RTLD_NOW);
+	trace = h ? (int (*)(void **, int))dlsym(h, lib ? "unwlib_backtrace" : "unw_backtrace") : NULL;
+#endif
+	if (trace == NULL)
+		return 2;
+	signal(SIGALRM, on_alarm);
+	struct itimerval it = { { 0, 200 }, { 0, 200 } };
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (int r = 0; r < 1000 && (r == 0 || traced == 0); r++)
+		for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+			fns[i]();
+	memset(&it, 0, sizeof it);
+	setitimer(ITIMER_REAL, &it, NULL);
+	printf("%s\\n", traced > 0 ? "traced" : "not traced");
+	return 0;
+}
+""")
+PY
+cc -g -O1 -fPIC -shared -o "$TMP/libunwlib.so" "$TMP/unwlib.c" -lunwind || not_ok "unwlib.c: compiles"
+cc -g -O1 -o "$TMP/prof" "$TMP/prof.c" -ldl || not_ok "prof.c: compiles"
+cc -g -O1 -DLINKED -o "$TMP/prof-linked" "$TMP/prof.c" -lunwind || not_ok "prof.c linked: compiles"
+for mode in name lib linked; do
+	exe=$TMP/prof
+	[ "$mode" = linked ] && exe=$TMP/prof-linked
+	got=
+	for run in 1 2 3 4 5; do
+		out=$(timeout 120 env ALLOCSPY_BACKTRACE=16 ALLOCSPY_OUTPUT=none ALLOCSPY_QUIET=1 \
+			LD_PRELOAD="$LIB" "$exe" "$mode" "$TMP/libunwlib.so" 2>&1)
+		got="$got $out $?"
+	done
+	check "SIGALRM unwinding with libunwind ($mode): 5 runs, each traced with status 0" \
+		" traced 0 traced 0 traced 0 traced 0 traced 0" "$got"
+done
