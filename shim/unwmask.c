@@ -53,7 +53,7 @@ static int quiet_sigprocmask(int how, const sigset_t *set, sigset_t *old)
 
 /* A d_ptr of a loaded object's dynamic section: the loader has added the
  * load address on this target, but not on every one. */
-static uintptr_t dyn_ptr(uintptr_t base, ElfW(Addr) v)
+static uintptr_t dyn_ptr(uintptr_t base, uintptr_t v)
 {
 	return v < base ? base + v : v;
 }
