@@ -51,6 +51,10 @@ struct asp_figures {
 	int64_t peak;
 	uint64_t peak_ns;
 	int64_t peak_timed;	/* the peak when peak_ns was last taken */
+	/* The traffic published so far, bytes allocated plus bytes freed
+	 * (snapshot.c's clock): in the line a publish has already made its
+	 * own, so that it moves one cache line between cores, not two. */
+	uint64_t volume;
 } __attribute__((aligned(ASP_CACHE_LINE)));
 extern ASP_HIDDEN struct asp_figures asp__figures;
 
