@@ -167,7 +167,9 @@ void asp__stack_init(void)
 		struct asp_thread *t = asp__thread_peek();
 		sigset_t old;
 		walk_begin(t, &old);
+		asp__unwmask_startup(1);
 		g_unw_backtrace(frames, 2);
+		asp__unwmask_startup(0);
 		walk_end(t, &old);
 	}
 }

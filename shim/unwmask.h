@@ -10,4 +10,8 @@ void asp__unwmask_init(void *handle);
  * every signal blocked); 0: it has ended it. */
 void asp__unwmask_walker(int on);
 
+/* on: the calling thread starts the start-up walk, which gets no frame
+ * cache from libunwind; 0: it has ended it. */
+void asp__unwmask_startup(int on);
+
 #endif

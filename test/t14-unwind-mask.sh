@@ -11,6 +11,9 @@
 #   name, or needed by a library it opens, or linked in: each run ends with
 #   status 0 within its deadline (a handler landing in one of the shim's
 #   walks would wait for ever on a libunwind lock that the walk holds).
+# - libunwind's frame cache, one per thread that walks, is mapped populated
+#   (MAP_POPULATE), and the shim's start-up walk makes none: a program that
+#   never allocates has none, one that walks from 3 threads has 3.
 . "$(dirname "$0")/lib.sh"
 
 command -v strace >/dev/null 2>&1 || { not_ok "strace is installed (scripts/deps.sh)"; exit 0; }
@@ -152,3 +155,82 @@ for mode in name lib linked; do
 	check "SIGALRM unwinding with libunwind ($mode): 5 runs, each traced with status 0" \
 		" traced 0 traced 0 traced 0 traced 0 traced 0" "$got"
 done
+
+# libunwind maps a frame cache (2^14 frames of 16 bytes) for each thread
+# that walks. Under the shim it is made in one system call (MAP_POPULATE),
+# and the shim's own start-up walk gets none: a thread that never walks has
+# none. alone.c allocates nothing (with WITH_UNWIND it unwinds once itself);
+# caches.c starts 2 threads that each allocate 200 blocks (main allocates
+# too: pthread_create's thread-local storage).
+cat >"$TMP/alone.c" <<'SRC'
+#ifdef WITH_UNWIND
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#endif
+int main(void)
+{
+#ifdef WITH_UNWIND
+	void *frames[16];
+	if (unw_backtrace(frames, 16) <= 0)
+		return 2;
+#endif
+	return 0;
+}
+SRC
+cat >"$TMP/caches.c" <<'SRC'
+#include <pthread.h>
+#include <stdlib.h>
+static void *work(void *arg)
+{
+	for (int i = 0; i < 200; i++) {
+		void *p = malloc(100);
+		__asm__ volatile("" : : "r"(p) : "memory");
+		free(p);
+	}
+	return arg;
+}
+int main(void)
+{
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, work, NULL))
+			return 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+SRC
+cc -g -O1 -o "$TMP/alone" "$TMP/alone.c" || not_ok "alone.c: compiles"
+cc -g -O1 -DWITH_UNWIND -o "$TMP/alone-unw" "$TMP/alone.c" -lunwind || not_ok "alone.c with libunwind: compiles"
+cc -g -O1 -pthread -o "$TMP/caches" "$TMP/caches.c" || not_ok "caches.c: compiles"
+# frame_caches PROG VAR=VALUE...: the number of 256 KiB mappings made with
+# MAP_POPULATE (only libunwind's frame caches are), and PROG's status.
+frame_caches() {
+	prog=$1; shift
+	strace -f -e trace=mmap -o "$prog.mm" env "$@" ALLOCSPY_BACKTRACE=16 ALLOCSPY_OUTPUT=none \
+		ALLOCSPY_QUIET=1 LD_PRELOAD="$LIB" "$prog" >/dev/null 2>&1
+	rc=$?
+	echo "$(grep -c 'mmap(NULL, 262144, .*MAP_POPULATE' "$prog.mm") status $rc"
+}
+# unwind_maps PROG: the 256 KiB mappings whose caller is libunwind (strace
+# -k; PROG has one thread), populated or not, in sample mode.
+unwind_maps() {
+	strace -k -e trace=mmap -o "$1.mk" env ALLOCSPY_MODE=count ALLOCSPY_SAMPLE=1 \
+		ALLOCSPY_BACKTRACE=16 ALLOCSPY_OUTPUT=none ALLOCSPY_QUIET=1 LD_PRELOAD="$LIB" "$1" \
+		>/dev/null 2>&1
+	awk '/mmap\(NULL, 262144,/ { want = 1; next }
+		want && /^ > / { if (!/libc\.so/) { if (/libunwind/) c++; want = 0 } next }
+		{ want = 0 } END { print c + 0 }' "$1.mk"
+}
+check "a program that never allocates, sample mode: no frame cache from libunwind" \
+	0 "$(unwind_maps "$TMP/alone")"
+check "the same, unwinding once itself: one" 1 "$(unwind_maps "$TMP/alone-unw")"
+SAMPLED="ALLOCSPY_MODE=count ALLOCSPY_SAMPLE=1"
+check "a program that never allocates, sample mode: no populated mapping" \
+	"0 status 0" "$(frame_caches "$TMP/alone" $SAMPLED)"
+check "the same, unwinding once itself: its frame cache, populated" \
+	"1 status 0" "$(frame_caches "$TMP/alone-unw" $SAMPLED)"
+check "3 threads that walk, sample mode: 3 frame caches, populated" \
+	"3 status 0" "$(frame_caches "$TMP/caches" $SAMPLED)"
+check "3 threads that walk, track mode: 3 frame caches, populated" \
+	"3 status 0" "$(frame_caches "$TMP/caches")"
