@@ -315,22 +315,228 @@ static ASP_NOINLINE void pend_flush(struct asp_thread *t, uintptr_t old)
 	t->in_table--;
 }
 
-/* A block the table does not have, looked for among the pending ones,
- * with its shard held; self's own too when it is not nested. 1 and its
- * entry when found (taken). */
+/* The pending set ------------------------------------------------------------
+ *
+ * A thread that allocates again while its last block is still pending
+ * moves that block into its pending set instead of the table, so that a
+ * block that lives a while (thread_perf: 1,000 blocks, then their frees)
+ * costs no shard either, and no read-modify-write. The set is the
+ * record's, changed by its owner with pend_seq odd like the pending block,
+ * and its entries never move: a free leaves a tombstone. So a thread that
+ * reads it while the owner changes it still finds every block in it:
+ *   - the owner writes a block into the set before it clears its pending
+ *     block, and readers look at the pending block before the set (x86
+ *     keeps both orders): a block on its way is seen in one of them;
+ *   - a free by another thread that misses the table looks for the block
+ *     in every record, under the block's shard; found, it makes the owner
+ *     hold still as the readers do (asp__pend_gathering raised, every
+ *     thread fenced, the owner's pend_seq even) and takes it then. That
+ *     costs a system call, and is rare: a record stops keeping blocks
+ *     after ASP_PEND_CLAIMS_MAX claims, and empties its set into the
+ *     table;
+ *   - when half its slots are taken, the owner moves its blocks into the
+ *     table, each under its shard, and empties the set; when it has taken
+ *     back every block it put there, it clears the tombstones at once.
+ * A record several threads share (pend_claims UINT32_MAX) has no set. */
+#define ASP_PSET_BITS 12
+#define ASP_PSET_SLOTS (1u << ASP_PSET_BITS)
+#define ASP_PSET_FULL (ASP_PSET_SLOTS / 2)
+#define ASP_PSET_CLEAR (ASP_PSET_SLOTS / 4)
+#define PSET_TOMB ((uintptr_t)1)
+
+static inline uint32_t pset_home(uintptr_t p)
+{
+	return (uint32_t)(((uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - ASP_PSET_BITS));
+}
+
+/* The slot of x's set that holds p, or NULL. Any thread may look. */
+static struct asp_live_entry *pset_find(struct asp_thread *x, uintptr_t p)
+{
+	struct asp_live_entry *v = asp_atomic_load_acquire(&x->pset);
+	if (v == NULL)
+		return NULL;
+	uint32_t i = pset_home(p);
+	for (uint32_t n = 0; n < ASP_PSET_SLOTS; n++, i = (i + 1) & (ASP_PSET_SLOTS - 1)) {
+		uintptr_t q = asp_atomic_load_acquire(&v[i].ptr);
+		if (q == p)
+			return &v[i];
+		if (q == 0)
+			break;
+	}
+	return NULL;
+}
+
+/* Whether the owner may change its set now (take from it; adding needs
+ * asp__pend_usable too). */
+static inline int pset_usable(const struct asp_thread *t)
+{
+	return asp__fence_others_ok && t->pend_claims != UINT32_MAX && t->in_table == 0 &&
+	       t->depth == 0;
+}
+
+/* Empties the slots of a set that holds no block. */
+static void pset_clear(struct asp_thread *t)
+{
+	struct asp_live_entry *v = t->pset;
+	for (uint32_t i = 0; i < ASP_PSET_SLOTS; i++)
+		asp_atomic_store_relaxed(&v[i].ptr, 0);
+	t->pset_used = t->pset_live = 0;
+}
+
+/* The owner, in a change: p into its set (an entry for the same address,
+ * freed behind the shim's back, is replaced). 0: the set is full. */
+static int pset_add(struct asp_thread *t, uintptr_t p, uint64_t size, unsigned fn, uintptr_t site)
+{
+	struct asp_live_entry *v = t->pset;
+	if (v == NULL || t->pset_used >= ASP_PSET_FULL)
+		return 0;
+	struct asp_live_entry *tomb = NULL, *at = NULL;
+	uint32_t i = pset_home(p);
+	for (uint32_t n = 0; n < ASP_PSET_SLOTS; n++, i = (i + 1) & (ASP_PSET_SLOTS - 1)) {
+		uintptr_t q = asp_atomic_load_relaxed(&v[i].ptr);
+		if (q == p) {
+			at = &v[i];
+			t->pset_live--;		/* counted again below */
+			break;
+		}
+		if (q == PSET_TOMB && tomb == NULL)
+			tomb = &v[i];
+		if (q == 0) {
+			at = tomb;
+			if (at == NULL) {
+				at = &v[i];
+				t->pset_used++;
+			}
+			break;
+		}
+	}
+	if (at == NULL)
+		return 0;
+	at->size = size;
+	at->fn = fn;
+	at->site = site;
+	asp_atomic_store_release(&at->ptr, p);
+	t->pset_live++;
+	return 1;
+}
+
+/* The owner, in a change: p out of its set, its entry in *e. 0: not there. */
+static int pset_take(struct asp_thread *t, uintptr_t p, struct asp_live_entry *e)
+{
+	struct asp_live_entry *slot = pset_find(t, p);
+	if (slot == NULL)
+		return 0;
+	*e = *slot;
+	asp_atomic_store_release(&slot->ptr, PSET_TOMB);
+	if (t->pset_live != 0 && --t->pset_live == 0 && t->pset_used >= ASP_PSET_CLEAR)
+		pset_clear(t);
+	return 1;
+}
+
+/* The owner, outside any change: every block of its set into the table,
+ * each under its shard (where a claimer may have taken it first), then
+ * the set emptied. */
+static ASP_NOINLINE void pset_flush(struct asp_thread *t)
+{
+	struct asp_live_entry *v = t->pset;
+	if (v == NULL || t->pset_used == 0)
+		return;
+	t->in_table++;
+	for (uint32_t i = 0; i < ASP_PSET_SLOTS; i++) {
+		uintptr_t q = asp_atomic_load_acquire(&v[i].ptr);
+		if (q <= PSET_TOMB)
+			continue;
+		struct asp_shard *s = asp__live_lock(q, (uintptr_t)t, 0);
+		if (s == NULL)
+			continue;	/* not when in_table was 0 */
+		if (asp_atomic_load_relaxed(&v[i].ptr) == q) {
+			asp__live_insert(s, q, v[i].size, v[i].fn, v[i].site);
+			asp_atomic_store_release(&v[i].ptr, PSET_TOMB);
+		}
+		asp__live_unlock(s);
+	}
+	pset_clear(t);
+	t->in_table--;
+}
+
+/* Waits, briefly and never forever, for x to be out of its change; 1 when
+ * it is (and stays out while asp__pend_gathering is raised). */
+static int pend_hold(const struct asp_thread *x)
+{
+	uint64_t deadline = 0;
+	while (asp_atomic_load_acquire(&x->pend_seq) & 1) {
+		uint64_t now = asp_now_ns(CLOCK_MONOTONIC);
+		if (deadline == 0)
+			deadline = now + 100000000u;
+		if (now >= deadline)
+			return 0;
+		sched_yield();
+	}
+	return 1;
+}
+
+/* A block the table does not have, looked for among the pending ones (a
+ * record's pending block and its set), with its shard held; self's own
+ * too when it is not nested. 1 and its entry when found (taken). */
 static ASP_NOINLINE int pend_claim(struct asp_thread *self, uintptr_t p, int nested,
                                   struct asp_live_entry *e)
 {
 	for (struct asp_thread *x = asp__threads_list(); x != NULL; x = x->next) {
-		if (asp_atomic_load_acquire(&x->pend) != p || (x == self && nested))
+		if (x == self && nested)
 			continue;
-		*e = (struct asp_live_entry){ p, x->pend_size, x->pend_fn, x->pend_site };
-		asp_atomic_store_release(&x->pend, 0);
-		if (x != self && x->pend_claims < ASP_PEND_CLAIMS_MAX)
+		if (asp_atomic_load_acquire(&x->pend) != p && pset_find(x, p) == NULL)
+			continue;
+		/* There, or on its way from one to the other: its owner is
+		 * made to hold still (not self, which is in no change). */
+		int held = 1;
+		if (x != self) {
+			asp__pend_gather_begin();
+			held = pend_hold(x);
+		}
+		int found = 0;
+		struct asp_live_entry *slot;
+		if (!held) {
+			/* an owner stopped in its change: the block stays */
+		} else if (asp_atomic_load_acquire(&x->pend) == p) {
+			*e = (struct asp_live_entry){ p, x->pend_size, x->pend_fn, x->pend_site };
+			asp_atomic_store_release(&x->pend, 0);
+			found = 1;
+		} else if ((slot = pset_find(x, p)) != NULL) {
+			*e = *slot;
+			asp_atomic_store_release(&slot->ptr, PSET_TOMB);
+			found = 1;
+		}
+		if (x != self)
+			asp__pend_gather_end();
+		if (found && x != self && x->pend_claims < ASP_PEND_CLAIMS_MAX)
 			asp_atomic_add_relaxed(&x->pend_claims, 1);
-		return 1;
+		return found;
 	}
 	return 0;
+}
+
+/* The owner's pending block old goes into its set, or, when that cannot
+ * be, into the table. */
+static ASP_NOINLINE void pend_park(struct asp_thread *t, uintptr_t old)
+{
+	if (t->pset == NULL)
+		asp_atomic_store_release(&t->pset, asp__pages_alloc(ASP_PSET_SLOTS *
+		                                                    sizeof(struct asp_live_entry)));
+	else if (t->pset_used >= ASP_PSET_FULL)
+		pset_flush(t);
+	int parked = 0;
+	t->in_table++;
+	if (asp__pend_begin(t)) {
+		if (asp_atomic_load_relaxed(&t->pend) == old &&
+		    pset_add(t, old, t->pend_size, t->pend_fn, t->pend_site)) {
+			asp_atomic_store_release(&t->pend, 0);
+			parked = 1;
+		}
+		asp__pend_end(t);
+	}
+	t->in_table--;
+	if (!parked)
+		pend_flush(t, old);
 }
 
 /* The readers: raise the flag and fence before taking every shard; then
@@ -370,13 +576,25 @@ size_t asp__pend_blocks(struct asp_live_entry *out, size_t n, size_t max, uint64
 {
 	for (const struct asp_thread *x = asp__threads_list(); x != NULL; x = x->next) {
 		uintptr_t p = asp_atomic_load_acquire(&x->pend);
-		if (p == 0)
-			continue;
-		if (blocks != NULL)
-			(*blocks)++, *bytes += x->pend_size;
-		if (out != NULL && n < max)
-			out[n] = (struct asp_live_entry){ p, x->pend_size, x->pend_fn, x->pend_site };
-		n++;
+		if (p != 0) {
+			if (blocks != NULL)
+				(*blocks)++, *bytes += x->pend_size;
+			if (out != NULL && n < max)
+				out[n] = (struct asp_live_entry){ p, x->pend_size, x->pend_fn,
+				                                  x->pend_site };
+			n++;
+		}
+		const struct asp_live_entry *v = asp_atomic_load_acquire(&x->pset);
+		for (uint32_t i = 0; v != NULL && i < ASP_PSET_SLOTS; i++) {
+			uintptr_t q = asp_atomic_load_acquire(&v[i].ptr);
+			if (q <= PSET_TOMB)
+				continue;
+			if (blocks != NULL)
+				(*blocks)++, *bytes += v[i].size;
+			if (out != NULL && n < max)
+				out[n] = (struct asp_live_entry){ q, v[i].size, v[i].fn, v[i].site };
+			n++;
+		}
 	}
 	return n;
 }
@@ -444,6 +662,8 @@ void asp__account_thread_exit(struct asp_thread *t)
 	uintptr_t old = asp_atomic_load_relaxed(&t->pend);
 	if (old != 0 && t->in_table == 0)
 		pend_flush(t, old);
+	if (t->in_table == 0)
+		pset_flush(t);
 	asp__publish(t);
 }
 
@@ -457,6 +677,14 @@ void asp__account_thread_gone(struct asp_thread *t)
 		                 t->pend_site);
 		t->pend = 0;
 	}
+	struct asp_live_entry *v = t->pset;
+	for (uint32_t i = 0; v != NULL && i < ASP_PSET_SLOTS; i++) {
+		uintptr_t q = v[i].ptr;
+		if (q > PSET_TOMB)
+			asp__live_insert(asp__live_shard(q), q, v[i].size, v[i].fn, v[i].site);
+	}
+	if (v != NULL)
+		pset_clear(t);
 	t->pend_seq &= ~1u;
 	for (uint32_t i = 0; i < t->ndefer; i++) {
 		struct asp_deferred d = t->defer[i];
@@ -494,7 +722,7 @@ static ASP_ALWAYS_INLINE void track_alloc(struct asp_thread *t, int fast, enum a
 	if (ASP_LIKELY(asp__pend_usable(t))) {
 		uintptr_t old = asp_atomic_load_relaxed(&t->pend);
 		if (old != 0)
-			pend_flush(t, old);
+			pend_park(t, old);
 		t->in_table++;
 		if (asp_atomic_load_relaxed(&t->pend) == 0 && asp__pend_begin(t)) {
 			t->pend_size = size;
@@ -512,6 +740,10 @@ static ASP_ALWAYS_INLINE void track_alloc(struct asp_thread *t, int fast, enum a
 		}
 		t->in_table--;
 	}
+	/* A record that stopped keeping blocks (claims) empties its set. */
+	if (ASP_UNLIKELY(t->pset_used != 0) && t->pend_claims >= ASP_PEND_CLAIMS_MAX &&
+	    t->pend_claims != UINT32_MAX && t->in_table == 0 && t->depth == 0)
+		pset_flush(t);
 	int nested = t->in_table++;
 	struct asp_shard *s = asp__live_lock((uintptr_t)p, (uintptr_t)t, nested);
 	if (ASP_LIKELY(s != NULL)) {
@@ -588,6 +820,22 @@ int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p)
 		}
 		t->in_table--;
 	}
+	if (t->pset_used != 0 && pset_usable(t)) {
+		t->in_table++;
+		if (asp__pend_begin(t)) {
+			if (pset_take(t, (uintptr_t)p, &e)) {
+				size = e.size;
+				asp_owned_add(&t->c.fn[fn].calls, 1);
+				asp_owned_add(&t->c.fn[fn].bytes, size);
+				asp__pend_end(t);
+				t->in_table--;
+				found = 1;
+				goto released;
+			}
+			asp__pend_end(t);
+		}
+		t->in_table--;
+	}
 	int nested = t->in_table++;
 	struct asp_shard *s = asp__live_lock((uintptr_t)p, (uintptr_t)t, nested);
 	if (ASP_UNLIKELY(s == NULL)) {
@@ -604,9 +852,11 @@ int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p)
 	found = asp__live_remove(s, (uintptr_t)p, &e);
 	if (!found)
 		found = pend_claim(t, (uintptr_t)p, nested, &e);
-	if (ASP_UNLIKELY(!found && nested && (uintptr_t)p == asp_atomic_load_relaxed(&t->pend) &&
+	if (ASP_UNLIKELY(!found && nested &&
+	                 ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend) ||
+	                  pset_find(t, (uintptr_t)p) != NULL) &&
 	                 t->depth == 0 && defer(t, (uintptr_t)p, 0, fn, 0, ASP_DEFER_FREE) == 0)) {
-		/* A handler frees the block its thread has pending: the
+		/* A handler frees a block its thread has pending: the
 		 * thread's next operation takes it. */
 		asp__live_unlock(s);
 		t->in_table--;
@@ -644,6 +894,28 @@ static int64_t untrack_realloc(struct asp_thread *t, void *p, struct asp_live_en
 				*e = (struct asp_live_entry){ (uintptr_t)p, t->pend_size, t->pend_fn,
 				                              t->pend_site };
 				asp_atomic_store_relaxed(&t->pend, 0);
+				if (!array)
+					asp_owned_add(&t->c.realloc_frees, 1);
+				asp_owned_add(&t->c.realloc_freed_bytes, e->size);
+				taken = 1;
+			}
+			asp__pend_end(t);
+		}
+		t->in_table--;
+		if (taken) {
+			if ((uintptr_t)p == t->last)
+				t->last = 0;
+			asp__net_shrink(t, e->size);
+			if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
+				asp__wait_frozen();
+			return (int64_t)e->size;
+		}
+	}
+	if (t->pset_used != 0 && pset_usable(t)) {
+		t->in_table++;
+		int taken = 0;
+		if (asp__pend_begin(t)) {
+			if (pset_take(t, (uintptr_t)p, e)) {
 				if (!array)
 					asp_owned_add(&t->c.realloc_frees, 1);
 				asp_owned_add(&t->c.realloc_freed_bytes, e->size);

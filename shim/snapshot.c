@@ -170,6 +170,7 @@ static struct asp_snap_detail *detail_of(struct asp_thread *t, uint32_t *n, stru
 {
 	uint64_t blocks, bytes;
 	asp__live_totals(&blocks, &bytes, (uintptr_t)t);
+	asp__pend_blocks(NULL, 0, 0, &blocks, &bytes);	/* the threads' pending ones */
 	size_t cap = blocks + blocks / 4 + 64 + (size_t)asp__threads_active_max;
 	if (cap > g_table_cap) {
 		struct asp_live_entry *e = asp__pages_alloc(2 * cap * sizeof *e);

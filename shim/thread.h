@@ -173,6 +173,12 @@ struct asp_thread {
 	uint32_t pend_fn;
 	uint32_t pend_seq;	/* odd while its owner changes it and the counts
 				 * without a shard */
+	/* The blocks pending before the last one (account.c, "The pending
+	 * set"): ASP_PSET_SLOTS entries (struct asp_live_entry), open
+	 * addressing without moves; NULL until the first. */
+	void *pset;
+	uint32_t pset_used;	/* slots not empty: blocks and tombstones */
+	uint32_t pset_live;	/* the owner's adds less its own takes */
 	uint32_t pend_claims;	/* pending blocks other threads freed: past a
 				 * few, this record keeps none */
 	/* The stack this thread interned last (stack.c): the same again

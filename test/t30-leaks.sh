@@ -20,6 +20,15 @@ for p in leak_definite leak_chain leak_cycle leak_interior leak_tail leak_roots 
 	esac
 done
 
+# par_pending: threads that keep hundreds of blocks at once (each thread's
+# pending set, account.c) and free others' (claims); with stacks too.
+if [ -x "$PROGS/par_pending" ]; then
+	leak_parity par_pending "$PROGS/par_pending"
+	SHIM_ENV=ALLOCSPY_BACKTRACE=16 leak_parity "par_pending (16 frames)" "$PROGS/par_pending"
+else
+	not_ok "par_pending: built" "missing $PROGS/par_pending: run make test-progs"
+fi
+
 # The two shapes on which the shim and valgrind differ by design
 # (liballocspy(7), "Differences from valgrind"): each program's figures
 # under both tools are known from its source; with its argument the cause
