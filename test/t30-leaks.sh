@@ -29,14 +29,16 @@ else
 	not_ok "par_pending: built" "missing $PROGS/par_pending: run make test-progs"
 fi
 
-# The two shapes on which the shim and valgrind differ by design
+# The three shapes on which the shim and valgrind differ by design
 # (liballocspy(7), "Differences from valgrind"): each program's figures
 # under both tools are known from its source; with its argument the cause
 # is taken away and the two agree; and over test/vgalloc.c (glibc's
 # allocator with valgrind's always-moving realloc, new blocks without old
-# bytes) the shim agrees with valgrind on the program as it is.
+# bytes) the shim agrees with valgrind on the first two as they are.
 # known_difference PROG ARG VALGRIND SHIM: PROG's LEAK SUMMARY is VALGRIND
-# under valgrind and SHIM under the shim; with ARG, the same under both.
+# under valgrind and SHIM under the shim; with ARG, the same under both;
+# over test/vgalloc.c, the same under both too (not with KD_NO_VGALLOC
+# set: vgalloc.c takes away two of the three causes, not the third).
 known_difference() {
 	kprog=$1 karg=$2 kvg=$3 kasp=$4
 	if [ ! -x "$PROGS/$kprog" ]; then
@@ -49,6 +51,7 @@ known_difference() {
 	check "$kprog: the shim's, which differs as liballocspy(7) says" "$kasp" "$(leak_lines "$kd/asp")"
 	check "$kprog: same stdout and status" "$(cat "$kd/vg.out" "$kd/vg.rc")" "$(cat "$kd/asp.out" "$kd/asp.rc")"
 	leak_parity "$kprog $karg" "$PROGS/$kprog" "$karg"
+	[ -z "${KD_NO_VGALLOC:-}" ] || return 0
 	(cd "$kd/run" && SHIM_PRELOAD=$(vgalloc_preload) run_shim "$kd/vgalloc" "$PROGS/$kprog")
 	check "$kprog over vgalloc.so: heap and leak summaries equal valgrind's" \
 		"$(heap_lines "$kd/vg"; leak_lines "$kd/vg")" "$(heap_lines "$kd/vgalloc"; leak_lines "$kd/vgalloc")"
@@ -65,6 +68,19 @@ suppressed: 0 bytes in 0 blocks" \
 indirectly lost: 0 bytes in 0 blocks
 possibly lost: 0 bytes in 0 blocks
 still reachable: 216 bytes in 1 blocks
+suppressed: 0 bytes in 0 blocks"
+# valgrind keeps freed memory out of use for a while; glibc hands it out
+# again at once, and a dangling pointer then points at the new block.
+KD_NO_VGALLOC=1 known_difference leak_dangling clear \
+"definitely lost: 64 bytes in 1 blocks
+indirectly lost: 0 bytes in 0 blocks
+possibly lost: 0 bytes in 0 blocks
+still reachable: 0 bytes in 0 blocks
+suppressed: 0 bytes in 0 blocks" \
+"definitely lost: 0 bytes in 0 blocks
+indirectly lost: 0 bytes in 0 blocks
+possibly lost: 0 bytes in 0 blocks
+still reachable: 64 bytes in 1 blocks
 suppressed: 0 bytes in 0 blocks"
 # valgrind scans only bytes the program wrote; a reused block still holds
 # its previous owner's pointer where the program has not written.

@@ -52,6 +52,7 @@ args() {
 	rel_interval) echo "interval.json" ;;
 	leak_realloc_stale) echo "clear" ;;
 	leak_unwritten) echo "write" ;;
+	leak_dangling) echo "clear" ;;
 	*) echo "" ;;
 	esac
 }
@@ -85,9 +86,9 @@ for p in par_threads par_detached par_tsd cxx_threads cxx_exceptions cxx_contain
 		"$native $native" "$(cat "$TMP/ec/$p/vg.rc") $(cat "$TMP/ec/$p/asp.rc")"
 done
 
-# The documented differences: valgrind calls the block possibly lost (an
-# error), the shim still reachable (no error).
-for p in leak_realloc_stale leak_unwritten; do
+# The documented differences: valgrind calls the block possibly lost, or
+# definitely lost (an error), the shim still reachable (no error).
+for p in leak_realloc_stale leak_unwritten leak_dangling; do
 	ec_runs "$p" "$PROGS/$p"
 	check "$p: valgrind exits $CODE, the shim with the program's 0, as liballocspy(7) says" \
 		"$CODE 0" "$(cat "$TMP/ec/$p/vg.rc") $(cat "$TMP/ec/$p/asp.rc")"

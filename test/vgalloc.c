@@ -1,5 +1,5 @@
 /* vgalloc.c - for the tests: glibc's allocator made to behave as valgrind's
- * does in the two ways that liballocspy(7) lists among the differences
+ * does in two of the ways that liballocspy(7) lists among the differences
  * from valgrind. Preloaded after the shim (LD_PRELOAD=liballocspy.so:
  * vgalloc.so), it is the allocator the shim forwards to: realloc always
  * moves a block, as valgrind's does, and a new block holds zeros, never
