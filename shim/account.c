@@ -433,6 +433,25 @@ static int pset_take(struct asp_thread *t, uintptr_t p, struct asp_live_entry *e
 	return 1;
 }
 
+/* The owner, in a change: p out of its pending block or its set, its entry
+ * in *e. 0: it has neither. */
+static int own_take(struct asp_thread *t, uintptr_t p, struct asp_live_entry *e)
+{
+	if (p == asp_atomic_load_relaxed(&t->pend)) {
+		*e = (struct asp_live_entry){ p, t->pend_size, t->pend_fn, t->pend_site };
+		asp_atomic_store_relaxed(&t->pend, 0);
+		return 1;
+	}
+	return t->pset_used != 0 && pset_take(t, p, e);
+}
+
+/* Whether p may be the owner's own pending block or in its set, and the
+ * owner may take it from there now. */
+static inline int own_may_take(const struct asp_thread *t, uintptr_t p)
+{
+	return (p == asp_atomic_load_relaxed(&t->pend) || t->pset_used != 0) && pset_usable(t);
+}
+
 /* The owner, outside any change: every block of its set into the table,
  * each under its shard (where a claimer may have taken it first), then
  * the set emptied. */
@@ -803,27 +822,10 @@ int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p)
 	struct asp_live_entry e;
 	int found;
 	uint64_t size;		/* not e.size: a bit-field, slow to read back */
-	if ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend) && asp__pend_usable(t)) {
+	if (own_may_take(t, (uintptr_t)p)) {
 		t->in_table++;
 		if (asp__pend_begin(t)) {
-			if ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend)) {
-				size = t->pend_size;
-				asp_atomic_store_relaxed(&t->pend, 0);
-				asp_owned_add(&t->c.fn[fn].calls, 1);
-				asp_owned_add(&t->c.fn[fn].bytes, size);
-				asp__pend_end(t);
-				t->in_table--;
-				found = 1;
-				goto released;
-			}
-			asp__pend_end(t);
-		}
-		t->in_table--;
-	}
-	if (t->pset_used != 0 && pset_usable(t)) {
-		t->in_table++;
-		if (asp__pend_begin(t)) {
-			if (pset_take(t, (uintptr_t)p, &e)) {
+			if (own_take(t, (uintptr_t)p, &e)) {
 				size = e.size;
 				asp_owned_add(&t->c.fn[fn].calls, 1);
 				asp_owned_add(&t->c.fn[fn].bytes, size);
@@ -886,36 +888,11 @@ static int64_t untrack_realloc(struct asp_thread *t, void *p, struct asp_live_en
 {
 	if (ASP_UNLIKELY(t->ndefer != 0) && t->in_table == 0)
 		flush_deferred(t);
-	if ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend) && asp__pend_usable(t)) {
+	if (own_may_take(t, (uintptr_t)p)) {
 		t->in_table++;
 		int taken = 0;
 		if (asp__pend_begin(t)) {
-			if ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend)) {
-				*e = (struct asp_live_entry){ (uintptr_t)p, t->pend_size, t->pend_fn,
-				                              t->pend_site };
-				asp_atomic_store_relaxed(&t->pend, 0);
-				if (!array)
-					asp_owned_add(&t->c.realloc_frees, 1);
-				asp_owned_add(&t->c.realloc_freed_bytes, e->size);
-				taken = 1;
-			}
-			asp__pend_end(t);
-		}
-		t->in_table--;
-		if (taken) {
-			if ((uintptr_t)p == t->last)
-				t->last = 0;
-			asp__net_shrink(t, e->size);
-			if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
-				asp__wait_frozen();
-			return (int64_t)e->size;
-		}
-	}
-	if (t->pset_used != 0 && pset_usable(t)) {
-		t->in_table++;
-		int taken = 0;
-		if (asp__pend_begin(t)) {
-			if (pset_take(t, (uintptr_t)p, e)) {
+			if (own_take(t, (uintptr_t)p, e)) {
 				if (!array)
 					asp_owned_add(&t->c.realloc_frees, 1);
 				asp_owned_add(&t->c.realloc_freed_bytes, e->size);
