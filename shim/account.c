@@ -167,6 +167,12 @@ ASP_COLD void asp__count_failed(struct asp_thread *t, enum asp_fn fn)
 	asp_owned_add(&t->c.fn[fn].failed, 1);
 }
 
+ASP_COLD void *asp__count_null(struct asp_thread *t, enum asp_fn fn)
+{
+	asp__count_failed(t, fn);
+	return NULL;
+}
+
 /* Per-stack totals ------------------------------------------------------ */
 
 static inline uint32_t site_slot(uintptr_t site, uint32_t mask)
@@ -266,28 +272,23 @@ void asp__count_temporary(struct asp_thread *t)
 
 /* Count mode with ALLOCSPY_SAMPLE: the allocation reached the thread's
  * sample point. */
-void asp__count_sample_hit(struct asp_thread *t, void *p, size_t size, uintptr_t site)
+void *asp__count_sample_hit(struct asp_thread *t, void *p, size_t size, uintptr_t site)
 {
 	site = asp__sample_hit(t, site, size);
-	if (!asp__site_sampled(site))
-		return;
-	site_add_sampled(t, site, size);
-	asp__sample_keep(t, (uintptr_t)p, size, site);
-	t->last_site = site;
-	t->last_sampled = (uintptr_t)p;
+	if (asp__site_sampled(site)) {
+		site_add_sampled(t, site, size);
+		asp__sample_keep(t, (uintptr_t)p, size, site);
+		t->last_site = site;
+		t->last = (uintptr_t)p | 1;
+	}
+	asp__check_epoch(t);
+	return p;
 }
 
-/* Count mode with ALLOCSPY_SAMPLE: a free of p, the block this thread
- * allocated last (a temporary allocation). Nonzero when its free was left
- * to the thread (sample.h: the caller must not free it). */
 int asp__count_temporary_sampled(struct asp_thread *t, void *p)
 {
-	int sampled = t->last_sampled == (uintptr_t)p;
 	asp_owned_add(&t->c.fn[t->last_fn].temporary, 1);
 	t->last = 0;
-	if (!sampled)
-		return 0;
-	t->last_sampled = 0;
 	struct asp_site_stat *s = site_of(t, t->last_site);
 	if (s != NULL) {
 		asp_owned_add(&s->temporary, 1);
@@ -983,17 +984,17 @@ static inline void count_result(struct asp_thread *t, enum asp_fn fn, void *p, s
 void *asp__malloc_count(size_t size)
 {
 	void *p;
-	if (ASP_LIKELY(asp__alloc_counted(ASP_FN_MALLOC, size, &p, 0, 0)))
+	if (ASP_LIKELY(asp__alloc_counted(ASP_FN_MALLOC, size, &p, 0)))
 		return p;
 	return asp__malloc_any(size, 0);
 }
 
-void *asp__malloc_csample(size_t size, uintptr_t site)
+void *asp__malloc_csample(size_t size)
 {
 	void *p;
-	if (ASP_LIKELY(asp__alloc_counted(ASP_FN_MALLOC, size, &p, 1, site)))
+	if (ASP_LIKELY(asp__alloc_counted(ASP_FN_MALLOC, size, &p, 1)))
 		return p;
-	return asp__malloc_any(size, site);
+	return asp__malloc_any(size, (uintptr_t)__builtin_return_address(0));
 }
 
 /* Track mode's malloc, with stacks (fast ASP_FAST_STACKS) or not
@@ -1229,7 +1230,7 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 		old = 0;
 		if (!array)
 			asp_owned_add(&t->c.realloc_frees, 1);
-		if ((uintptr_t)p == t->last)
+		if (((uintptr_t)p | 1) == (t->last | 1))
 			t->last = 0;
 		/* before realloc can hand the address out again (a signal
 		 * handler's realloc while its thread holds the table leaves
@@ -1365,24 +1366,23 @@ char *asp__strdup(enum asp_fn fn, const char *s, uintptr_t site)
 
 /* Count mode's strdup, with ALLOCSPY_SAMPLE or without: the common case
  * of asp__alloc_counted, as malloc's. */
-static ASP_ALWAYS_INLINE char *strdup_counted(enum asp_fn fn, const char *s, int sampled,
-                                              uintptr_t site)
+static ASP_ALWAYS_INLINE char *strdup_counted(enum asp_fn fn, const char *s, int sampled)
 {
 	size_t n = strlen(s) + 1;
 	void *p;
-	if (ASP_UNLIKELY(!asp__alloc_counted(fn, n, &p, sampled, site)))
-		p = asp__alloc(fn, n, site);
+	if (ASP_UNLIKELY(!asp__alloc_counted(fn, n, &p, sampled)))
+		p = asp__alloc(fn, n, (uintptr_t)__builtin_return_address(0));
 	return p != NULL ? memcpy(p, s, n) : NULL;
 }
 
 char *asp__strdup_count(enum asp_fn fn, const char *s)
 {
-	return strdup_counted(fn, s, 0, 0);
+	return strdup_counted(fn, s, 0);
 }
 
-char *asp__strdup_csample(enum asp_fn fn, const char *s, uintptr_t site)
+char *asp__strdup_csample(enum asp_fn fn, const char *s)
 {
-	return strdup_counted(fn, s, 1, site);
+	return strdup_counted(fn, s, 1);
 }
 
 /* Track mode's strdup, with stacks or not: the common case of

@@ -79,14 +79,30 @@ void *asp__alloc_slow(enum asp_fn fn, size_t size, uintptr_t site);
 void *asp__alloc_inside(struct asp_thread *t, size_t size);
 void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, size_t size,
                       uintptr_t site);
-void asp__count_sample_hit(struct asp_thread *t, void *p, size_t size, uintptr_t site);
+/* Count mode with ALLOCSPY_SAMPLE: the allocation p reached its thread's
+ * sample point. When it is sampled, t->last holds it with its low bit set
+ * (the tag; blocks are at least 2-aligned), so that the next allocation's
+ * store of t->last clears the mark as well. Checks the epoch, as
+ * asp__count_sampled would next; returns p. */
+void *asp__count_sample_hit(struct asp_thread *t, void *p, size_t size, uintptr_t site);
+
+static inline int asp__last_sampled(const struct asp_thread *t, uintptr_t p)
+{
+	return (p | 1) == t->last;
+}
+
 /* Track mode: p leaves the table. Returns 0 when the caller frees p now,
  * 1 when p's free was deferred (a signal handler inside the table). */
 int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p);
 void asp__free_slow(void *p, enum asp_fn fn);
 void asp__count_temporary(struct asp_thread *t);
+/* ... and the free of p, that block, before any other allocation: a
+ * temporary one. Nonzero when its free was left to the thread (sample.h:
+ * the caller must not free it). */
 int asp__count_temporary_sampled(struct asp_thread *t, void *p);
 void asp__count_failed(struct asp_thread *t, enum asp_fn fn);
+/* The same, returning NULL. */
+void *asp__count_null(struct asp_thread *t, enum asp_fn fn);
 void asp__account_thread_exit(struct asp_thread *t);
 
 struct asp_live_entry;
@@ -266,15 +282,15 @@ static inline void asp__count_sampled(struct asp_thread *t, enum asp_fn fn, void
                                       size_t size, uintptr_t site)
 {
 	asp__count_block(t, fn, size);
+	/* tagged by asp__count_sample_hit when this one is sampled */
 	t->last = (uintptr_t)p;
 	t->last_fn = fn;
-	/* set again by asp__count_sample_hit when this one is sampled */
-	t->last_sampled = 0;
 	int64_t left = t->sample_left - (int64_t)size;
 	t->sample_left = left;
 	if (ASP_UNLIKELY(left <= 0))
 		asp__count_sample_hit(t, p, size, site);
-	asp__check_epoch(t);
+	else
+		asp__check_epoch(t);
 }
 
 /* A block p of size bytes handed out by fn. */
@@ -324,17 +340,19 @@ static ASP_ALWAYS_INLINE void asp__free(void *p, enum asp_fn fn)
 	if (fast <= ASP_FAST_COUNT_SAMPLE) {
 		if (ASP_LIKELY(t->depth == 0)) {
 			asp_owned_add(&t->c.fn[fn].calls, 1);
+			/* The thread's last block: whether it was sampled is
+			 * known without the filter (its tag). No site to count
+			 * it in when it was not. */
 			if (ASP_UNLIKELY((uintptr_t)p == t->last)) {
-				/* count mode: no site to count it in */
-				if (fast == ASP_FAST_COUNT) {
-					asp_owned_add(&t->c.fn[t->last_fn].temporary, 1);
-					t->last = 0;
-				}
-				/* The thread's last block: whether it was sampled
-				 * is known without the filter. */
-				else if (asp__count_temporary_sampled(t, p) != 0)
-					return;
+				asp_owned_add(&t->c.fn[t->last_fn].temporary, 1);
+				t->last = 0;
 				asp__next.free(p);
+				return;
+			}
+			if (fast == ASP_FAST_COUNT_SAMPLE &&
+			    ASP_UNLIKELY(asp__last_sampled(t, (uintptr_t)p))) {
+				if (asp__count_temporary_sampled(t, p) == 0)
+					asp__next.free(p);
 				return;
 			}
 		}
@@ -354,9 +372,11 @@ static ASP_ALWAYS_INLINE void asp__free(void *p, enum asp_fn fn)
 /* Count mode's malloc and free, the common case: 1 when it applied (*out
  * set), 0 for a thread without its record yet or inside the shim. With
  * sampled set (ALLOCSPY_SAMPLE), the thread counts down to its next sample
- * point too, as asp__count_sampled does. */
+ * point too, as asp__count_sampled does. Inlined into the function a
+ * wrapper jumps to, whose return address is the program's: the call site
+ * is read there when a sample needs it, not passed on every call. */
 static ASP_ALWAYS_INLINE int asp__alloc_counted(enum asp_fn fn, size_t size, void **out,
-                                              int sampled, uintptr_t site)
+                                              int sampled)
 {
 	struct asp_thread *t = asp__thread_peek();
 	if (ASP_UNLIKELY(t == NULL || t->depth != 0))
@@ -364,37 +384,44 @@ static ASP_ALWAYS_INLINE int asp__alloc_counted(enum asp_fn fn, size_t size, voi
 	void *p = asp__next.malloc(size);
 	*out = p;
 	if (ASP_UNLIKELY(p == NULL)) {
-		asp__count_failed(t, fn);
+		/* (a tail call: its return shares no code with the rest) */
+		*out = asp__count_null(t, fn);
 		return 1;
 	}
 	asp__count_block(t, fn, size);
 	t->last = (uintptr_t)p;
 	t->last_fn = fn;
 	if (sampled) {
-		t->last_sampled = 0;
 		int64_t left = t->sample_left - (int64_t)size;
 		t->sample_left = left;
-		if (ASP_UNLIKELY(left <= 0))
-			asp__count_sample_hit(t, p, size, site);
+		if (ASP_UNLIKELY(left <= 0)) {
+			/* (and the epoch's check: a tail call here) */
+			*out = asp__count_sample_hit(t, p, size,
+			                             (uintptr_t)__builtin_return_address(0));
+			return 1;
+		}
 	}
 	asp__check_epoch(t);
 	return 1;
 }
 
 /* With sampled set, a block that may be a sampled one (its filter byte
- * set) goes the general way, which takes it out of the sampled table. */
+ * set, or the thread's last block with its tag) goes the general way,
+ * which takes it out of the sampled table. The thread's last block, not
+ * sampled, is not looked for in the filter. */
 static ASP_ALWAYS_INLINE int asp__free_counted(void *p, enum asp_fn fn, int sampled)
 {
 	struct asp_thread *t = asp__thread_peek();
 	if (ASP_UNLIKELY(p == NULL || asp__inner_owns(p) || t == NULL || t->depth != 0))
 		return 0;
-	/* (the last block sampled, though not in the filter: the same) */
-	if (sampled && (ASP_UNLIKELY(asp__sample_maybe((uintptr_t)p)) ||
-	                ASP_UNLIKELY((uintptr_t)p == t->last_sampled && (uintptr_t)p == t->last)))
+	uintptr_t last = t->last;	// cppcheck-suppress nullPointer
+	if (sampled && (uintptr_t)p != last &&
+	    (ASP_UNLIKELY(asp__sample_maybe((uintptr_t)p)) ||
+	     ASP_UNLIKELY(asp__last_sampled(t, (uintptr_t)p))))
 		return 0;
 	asp_owned_add(&t->c.fn[fn].calls, 1);
 	/* count mode: no site to count a temporary in */
-	if (ASP_UNLIKELY((uintptr_t)p == t->last)) {
+	if (ASP_UNLIKELY((uintptr_t)p == last)) {
 		asp_owned_add(&t->c.fn[t->last_fn].temporary, 1);
 		t->last = 0;
 	}
@@ -422,7 +449,7 @@ static ASP_ALWAYS_INLINE int asp__free_tracked(void *p, enum asp_fn fn, int stac
  * stacks or not), or every mode's, all out of line here, so that the wrapper has no frame and
  * each path saves only the registers it needs. */
 void *asp__malloc_count(size_t size);
-void *asp__malloc_csample(size_t size, uintptr_t site);
+void *asp__malloc_csample(size_t size);
 void *asp__malloc_track(size_t size, uintptr_t site);
 void *asp__malloc_stacks(size_t size, uintptr_t site);
 void *asp__malloc_any(size_t size, uintptr_t site);
@@ -446,7 +473,7 @@ size_t asp__usable_size(void *p);
 
 char *asp__strdup(enum asp_fn fn, const char *s, uintptr_t site);
 char *asp__strdup_count(enum asp_fn fn, const char *s);
-char *asp__strdup_csample(enum asp_fn fn, const char *s, uintptr_t site);
+char *asp__strdup_csample(enum asp_fn fn, const char *s);
 char *asp__strdup_track(enum asp_fn fn, const char *s, uintptr_t site);
 char *asp__strdup_stacks(enum asp_fn fn, const char *s, uintptr_t site);
 char *asp__strndup(enum asp_fn fn, const char *s, size_t n, uintptr_t site);

@@ -30,7 +30,7 @@ ASP_EXTERN void *malloc(size_t size)
 	if (COUNTING)
 		return asp__malloc_count(size);
 	if (SAMPLING)
-		return asp__malloc_csample(size, CALLER);
+		return asp__malloc_csample(size);
 	if (TRACKING)
 		return asp__malloc_track(size, CALLER);
 	if (STACKING)
@@ -83,7 +83,7 @@ ASP_EXTERN char *strdup(const char *s)
 	if (COUNTING)
 		return asp__strdup_count(ASP_FN_STRDUP, s);
 	if (SAMPLING)
-		return asp__strdup_csample(ASP_FN_STRDUP, s, CALLER);
+		return asp__strdup_csample(ASP_FN_STRDUP, s);
 	if (TRACKING)
 		return asp__strdup_track(ASP_FN_STRDUP, s, CALLER);
 	if (STACKING)
@@ -96,7 +96,7 @@ ASP_EXTERN char *__strdup(const char *s)
 	if (COUNTING)
 		return asp__strdup_count(ASP_FN_STRDUP, s);
 	if (SAMPLING)
-		return asp__strdup_csample(ASP_FN_STRDUP, s, CALLER);
+		return asp__strdup_csample(ASP_FN_STRDUP, s);
 	if (TRACKING)
 		return asp__strdup_track(ASP_FN_STRDUP, s, CALLER);
 	if (STACKING)

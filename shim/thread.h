@@ -196,12 +196,12 @@ struct asp_thread {
 	unsigned last_fn;
 	/* ALLOCSPY_SAMPLE (sample.h): bytes left to the next sample point
 	 * (the allocation that takes it to 0 or below is sampled), the
-	 * generator's state (0: not seeded yet), the weight of the last
-	 * sampled allocation and, in count mode, its block. */
+	 * generator's state (0: not seeded yet) and the weight of the last
+	 * sampled allocation (in count mode, last holds its block, tagged:
+	 * account.h). */
 	int64_t sample_left;
 	uint64_t sample_rng;
 	double sample_w;
-	uintptr_t last_sampled;
 	/* Count mode: > 0 inside the table of sampled blocks' code; the
 	 * frees of sampled blocks that a signal handler made meanwhile and
 	 * could not make at once, made by the thread once it is out
