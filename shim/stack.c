@@ -659,6 +659,7 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 		}
 		sigset_t old;
 		walk_begin(t, &old);
+		t->unw_walks++;
 		n = g_unw_backtrace((void **)frames, want);
 		walk_end(t, &old);
 		id = program_stack(t, frames, n, site);

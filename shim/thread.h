@@ -161,6 +161,7 @@ struct asp_thread {
 				 * the shim's listing holds it */
 	int unwinding;		/* inside one of the shim's walks, with
 				 * every signal blocked (unwmask.c) */
+	uint32_t unw_walks;	/* libunwind backtraces this thread made */
 	uint32_t epoch;		/* the periodic-work epoch last seen */
 	uint32_t ndefer;
 	struct asp_deferred defer[ASP_MAX_DEFERRED];

@@ -19,11 +19,13 @@
  * thread at its first backtrace, 2^14 frames of 16 bytes, every one written
  * at once. On a virtual machine where a fresh page costs some 10 us to
  * fault in, that is 0.66 ms a thread; mapped with MAP_POPULATE (the pages
- * made in one system call) 0.32 ms. The shim's start-up walk, made only to
- * have libunwind create its thread key early (stack.c), gets no cache: the
- * mapping fails, libunwind takes its uncached path for those two frames,
- * and the main thread makes its cache at its first real walk, if it ever
- * walks (in ALLOCSPY_SAMPLE's count mode it often does not). */
+ * made in one system call) 0.32 ms. Most threads need few walks: the
+ * shim's stack cache (stack.c) takes a stack it has seen twice without
+ * one. So a thread's first ASP_UNW_UNCACHED walks get no cache: the
+ * mapping fails, and libunwind takes its uncached path (unw_step, frame by
+ * frame) for that walk, and tries again at the next. The shim's start-up
+ * walk, made only to have libunwind create its thread key early, gets none
+ * either. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
@@ -48,6 +50,9 @@ static pthread_t g_walker;	/* walking without a record yet (start-up) */
 static pthread_t g_starter;	/* making the start-up walk */
 
 #define ASP_UNW_CACHE_BYTES ((size_t)1 << 14 << 4)
+/* A thread's first walks go without the cache: libunwind's uncached path
+ * costs a few microseconds more a walk, the cache hundreds once. */
+#define ASP_UNW_UNCACHED 8
 
 void asp__unwmask_walker(int on)
 {
@@ -63,7 +68,9 @@ static void *unw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 {
 	if (addr == NULL && len == ASP_UNW_CACHE_BYTES && fd == -1 &&
 	    (flags & (MAP_ANONYMOUS | MAP_PRIVATE | MAP_FIXED)) == (MAP_ANONYMOUS | MAP_PRIVATE)) {
-		if (asp_atomic_load_relaxed(&g_starter) == pthread_self()) {
+		struct asp_thread *t = asp__thread_peek();
+		if (asp_atomic_load_relaxed(&g_starter) == pthread_self() ||
+		    (t != NULL && t->unwinding != 0 && t->unw_walks <= ASP_UNW_UNCACHED)) {
 			errno = ENOMEM;
 			return MAP_FAILED;
 		}

@@ -157,11 +157,13 @@ for mode in name lib linked; do
 done
 
 # libunwind maps a frame cache (2^14 frames of 16 bytes) for each thread
-# that walks. Under the shim it is made in one system call (MAP_POPULATE),
-# and the shim's own start-up walk gets none: a thread that never walks has
-# none. alone.c allocates nothing (with WITH_UNWIND it unwinds once itself);
-# caches.c starts 2 threads that each allocate 200 blocks (main allocates
-# too: pthread_create's thread-local storage).
+# that walks. Under the shim a thread's first 8 walks go without one, and
+# it is made in one system call (MAP_POPULATE) at the ninth; the shim's own
+# start-up walk gets none: a thread that never walks, or walks a few times,
+# has none. alone.c allocates nothing (with WITH_UNWIND it unwinds once
+# itself); caches.c starts 2 threads that each allocate 200 blocks from N
+# stacks (argument; main allocates too: pthread_create's thread-local
+# storage).
 cat >"$TMP/alone.c" <<'SRC'
 #ifdef WITH_UNWIND
 #define UNW_LOCAL_ONLY
@@ -180,18 +182,24 @@ SRC
 cat >"$TMP/caches.c" <<'SRC'
 #include <pthread.h>
 #include <stdlib.h>
+static int stacks;
+/* depth frames of its own above the allocation: a stack each */
+__attribute__((noinline)) static void *rec(int depth)
+{
+	void *p = depth > 0 ? rec(depth - 1) : malloc(100);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
 static void *work(void *arg)
 {
-	for (int i = 0; i < 200; i++) {
-		void *p = malloc(100);
-		__asm__ volatile("" : : "r"(p) : "memory");
-		free(p);
-	}
+	for (int i = 0; i < 200; i++)
+		free(rec(i % stacks));
 	return arg;
 }
-int main(void)
+int main(int argc, char **argv)
 {
 	pthread_t t[2];
+	stacks = argc > 1 ? atoi(argv[1]) : 1;
 	for (int i = 0; i < 2; i++)
 		if (pthread_create(&t[i], NULL, work, NULL))
 			return 1;
@@ -203,12 +211,13 @@ SRC
 cc -g -O1 -o "$TMP/alone" "$TMP/alone.c" || not_ok "alone.c: compiles"
 cc -g -O1 -DWITH_UNWIND -o "$TMP/alone-unw" "$TMP/alone.c" -lunwind || not_ok "alone.c with libunwind: compiles"
 cc -g -O1 -pthread -o "$TMP/caches" "$TMP/caches.c" || not_ok "caches.c: compiles"
-# frame_caches PROG VAR=VALUE...: the number of 256 KiB mappings made with
-# MAP_POPULATE (only libunwind's frame caches are), and PROG's status.
+# frame_caches PROG ARG VAR=VALUE...: the number of 256 KiB mappings made
+# with MAP_POPULATE (only libunwind's frame caches are), and the status of
+# PROG ARG.
 frame_caches() {
-	prog=$1; shift
+	prog=$1 arg=$2; shift 2
 	strace -f -e trace=mmap -o "$prog.mm" env "$@" ALLOCSPY_BACKTRACE=16 ALLOCSPY_OUTPUT=none \
-		ALLOCSPY_QUIET=1 LD_PRELOAD="$LIB" "$prog" >/dev/null 2>&1
+		ALLOCSPY_QUIET=1 LD_PRELOAD="$LIB" "$prog" $arg >/dev/null 2>&1
 	rc=$?
 	echo "$(grep -c 'mmap(NULL, 262144, .*MAP_POPULATE' "$prog.mm") status $rc"
 }
@@ -227,10 +236,14 @@ check "a program that never allocates, sample mode: no frame cache from libunwin
 check "the same, unwinding once itself: one" 1 "$(unwind_maps "$TMP/alone-unw")"
 SAMPLED="ALLOCSPY_MODE=count ALLOCSPY_SAMPLE=1"
 check "a program that never allocates, sample mode: no populated mapping" \
-	"0 status 0" "$(frame_caches "$TMP/alone" $SAMPLED)"
+	"0 status 0" "$(frame_caches "$TMP/alone" "" $SAMPLED)"
 check "the same, unwinding once itself: its frame cache, populated" \
-	"1 status 0" "$(frame_caches "$TMP/alone-unw" $SAMPLED)"
-check "3 threads that walk, sample mode: 3 frame caches, populated" \
-	"3 status 0" "$(frame_caches "$TMP/caches" $SAMPLED)"
-check "3 threads that walk, track mode: 3 frame caches, populated" \
-	"3 status 0" "$(frame_caches "$TMP/caches")"
+	"1 status 0" "$(frame_caches "$TMP/alone-unw" "" $SAMPLED)"
+check "2 threads that walk 12 stacks, sample mode: 2 frame caches, populated" \
+	"2 status 0" "$(frame_caches "$TMP/caches" 12 $SAMPLED)"
+check "the same, track mode: 2 frame caches, populated" \
+	"2 status 0" "$(frame_caches "$TMP/caches" 12)"
+check "2 threads that walk one stack, track mode: no frame cache" \
+	"0 status 0" "$(frame_caches "$TMP/caches" 1)"
+check "the same, sample mode: none" \
+	"0 status 0" "$(frame_caches "$TMP/caches" 1 $SAMPLED)"
