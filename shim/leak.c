@@ -96,6 +96,8 @@ struct scan {
 	int glibc;		/* the allocator underneath is glibc's */
 	struct range libc_data;	/* libc's writable segments */
 	int in_libc;		/* scanning a root inside libc_data */
+	pid_t pid;
+	size_t root_pages;	/* read from the roots so far */
 	uint64_t heur_bytes[HEUR_COUNT], heur_blocks[HEUR_COUNT];
 };
 
@@ -165,7 +167,9 @@ static uintptr_t hex(const char **p)
 	}
 }
 
-/* Reads the mappings; 0 or -errno. */
+/* Reads the mappings; 0 or -errno. The buffers it reads them into are
+ * listed there and gone once it returns: they are left out of the roots,
+ * or each of their pages would be asked about alone (resident_runs). */
 static int read_maps(struct scan *s)
 {
 	size_t cap = 1 << 20, len = 0;
@@ -185,6 +189,7 @@ static int read_maps(struct scan *s)
 				break;
 			memcpy(n, buf, len);
 			asp__pages_free(buf, cap);
+			skip_range(s, (uintptr_t)buf, (uintptr_t)buf + cap);
 			buf = n;
 			cap = ncap;
 		}
@@ -243,6 +248,7 @@ static int read_maps(struct scan *s)
 		p = *eol ? eol + 1 : eol;
 	}
 	asp__pages_free(buf, cap);
+	skip_range(s, (uintptr_t)buf, (uintptr_t)buf + cap);
 	return 0;
 }
 
@@ -265,10 +271,10 @@ static const struct mapping *mapping_of(const struct scan *s, uintptr_t a)
 
 /* Copies len bytes at addr into out through the kernel, so an unmapped page
  * is an error instead of a crash. Returns the bytes copied. */
-static size_t safe_read(void *out, uintptr_t addr, size_t len)
+static size_t safe_read(const struct scan *s, void *out, uintptr_t addr, size_t len)
 {
 	struct iovec local = { out, len }, remote = { (void *)addr, len };
-	ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	ssize_t n = process_vm_readv(s->pid, &local, 1, &remote, 1, 0);
 	return n < 0 ? 0 : (size_t)n;
 }
 
@@ -572,15 +578,29 @@ static void scan_root(struct scan *s, uintptr_t start, uintptr_t end)
 	resident_runs(s, start, end, scan_root_run, NULL);
 }
 
+/* The bounce buffer's pages are touched as the reads grow, each a fault
+ * (some 12 us on a virtual machine, the cost of a dozen reads): the
+ * reads go by 1 page while the roots read so far are few, and double with
+ * them up to 16. */
+static size_t root_chunk(const struct scan *s)
+{
+	size_t pages = 1;
+	while (pages < 16 && s->root_pages >= 12 * pages * pages)
+		pages *= 2;
+	return pages * 4096;
+}
+
 static void scan_root_run(struct scan *s, uintptr_t start, uintptr_t end, void *arg)
 {
 	(void)arg;
-	static uintptr_t buf[8192];
+	static uintptr_t buf[16 * 4096 / sizeof(uintptr_t)];
 	start = (start + 7) & ~(uintptr_t)7;
 	end &= ~(uintptr_t)7;
 	while (start < end) {
-		size_t len = end - start < sizeof buf ? end - start : sizeof buf;
-		size_t got = safe_read(buf, start, len);
+		size_t chunk = root_chunk(s);
+		size_t len = end - start < chunk ? end - start : chunk;
+		size_t got = safe_read(s, buf, start, len);
+		s->root_pages += (got + 4095) / 4096;
 		if (got == 0) {
 			start = (start + 4096) & ~(uintptr_t)4095;	/* skip the page */
 			continue;
@@ -664,7 +684,7 @@ static void skip_glibc_heaps(struct scan *s)
 		for (uintptr_t h = (m->start + ASP_HEAP_MAX - 1) & ~(ASP_HEAP_MAX - 1);
 		     h + sizeof(struct glibc_heap_info) <= m->end; h += ASP_HEAP_MAX) {
 			struct glibc_heap_info hi = { 0 };
-			if (safe_read(&hi, h, sizeof hi) != sizeof hi)
+			if (safe_read(s, &hi, h, sizeof hi) != sizeof hi)
 				continue;
 			uintptr_t ar = (uintptr_t)hi.ar_ptr;
 			int first = hi.prev == NULL && ar > h && ar < h + 256;
@@ -934,6 +954,7 @@ int asp__leak_check(const struct asp_live_entry *e, size_t n, struct asp_leak_re
 	struct scan s;
 	memset(&s, 0, sizeof s);
 	memset(out, 0, sizeof *out);
+	s.pid = getpid();
 	uintptr_t my_sp = (uintptr_t)__builtin_frame_address(0);
 
 	s.n = n;
