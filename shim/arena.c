@@ -43,13 +43,12 @@ void *asp__pages_alloc(size_t size)
 	return p;
 }
 
-void asp__pages_free(void *p, size_t size)
+/* Only a whole mapping leaves the list: a page given back out of a
+ * larger one leaves the rest of it listed (and left out of scans). */
+static void unnote_map(const void *p, size_t size)
 {
-	int saved = errno;
 	sigset_t old;
 	asp_lock_nosig(&g_lock, &old);
-	/* Only a whole mapping leaves the list: a page given back out of a
-	 * larger one leaves the rest of it listed (and left out of scans). */
 	for (size_t i = 0; i < g_nmaps; i++) {
 		if (g_maps[i].start == (uintptr_t)p && g_maps[i].end - g_maps[i].start == size) {
 			g_maps[i] = g_maps[--g_nmaps];
@@ -57,7 +56,27 @@ void asp__pages_free(void *p, size_t size)
 		}
 	}
 	asp_unlock_nosig(&g_lock, &old);
+}
+
+void asp__pages_free(void *p, size_t size)
+{
+	int saved = errno;
+	unnote_map(p, size);
 	munmap(p, size);
+	errno = saved;
+}
+
+void asp__arena_adopt(void *p, size_t size)
+{
+	int saved = errno;
+	note_map(p, size);
+	errno = saved;
+}
+
+void asp__arena_disown(const void *p, size_t size)
+{
+	int saved = errno;
+	unnote_map(p, size);
 	errno = saved;
 }
 

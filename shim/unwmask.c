@@ -25,7 +25,11 @@
  * mapping fails, and libunwind takes its uncached path (unw_step, frame by
  * frame) for that walk, and tries again at the next. The shim's start-up
  * walk, made only to have libunwind create its thread key early, gets none
- * either. */
+ * either. The cache is the shim's memory, listed with its own (arena.h):
+ * it holds code addresses and offsets, no pointer of the program's, and
+ * the leak scan leaves it out instead of reading 256 KiB a thread; its
+ * unmapping (at the thread's exit) goes through libunwind's import slot
+ * for munmap, which takes it off the list first. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
@@ -35,6 +39,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "glue.h"
 #include "loader.h"
 #include "thread.h"
@@ -42,9 +47,11 @@
 
 typedef int sigprocmask_fn(int, const sigset_t *, sigset_t *);
 typedef void *mmap_fn(void *, size_t, int, int, int, off_t);
+typedef int munmap_fn(void *, size_t);
 
 static sigprocmask_fn *g_real;	/* the C library's */
 static mmap_fn *g_real_mmap;
+static munmap_fn *g_real_munmap;
 static uintptr_t g_base;	/* libunwind's load address */
 static pthread_t g_walker;	/* walking without a record yet (start-up) */
 static pthread_t g_starter;	/* making the start-up walk */
@@ -75,8 +82,21 @@ static void *unw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 			return MAP_FAILED;
 		}
 		flags |= MAP_POPULATE;
+		void *p = g_real_mmap(addr, len, prot, flags, fd, off);
+		if (p != MAP_FAILED)
+			asp__arena_adopt(p, len);
+		return p;
 	}
 	return g_real_mmap(addr, len, prot, flags, fd, off);
+}
+
+/* A frame cache leaves the shim's list before it is unmapped (by
+ * libunwind, when its thread exits). */
+static int unw_munmap(void *addr, size_t len)
+{
+	if (len == ASP_UNW_CACHE_BYTES)
+		asp__arena_disown(addr, len);
+	return g_real_munmap(addr, len);
 }
 
 static int quiet_sigprocmask(int how, const sigset_t *set, sigset_t *old)
@@ -188,6 +208,7 @@ void asp__unwmask_init(void *handle)
 		return;
 	g_base = lm->l_addr;
 	redirect(lm, "sigprocmask", (void *)quiet_sigprocmask, (void **)&g_real);
+	redirect(lm, "munmap", (void *)unw_munmap, (void **)&g_real_munmap);
 	redirect(lm, "mmap", (void *)unw_mmap, (void **)&g_real_mmap);
 #else
 	(void)handle;

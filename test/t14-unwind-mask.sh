@@ -161,16 +161,23 @@ done
 # it is made in one system call (MAP_POPULATE) at the ninth; the shim's own
 # start-up walk gets none: a thread that never walks, or walks a few times,
 # has none. alone.c allocates nothing (with WITH_UNWIND it unwinds once
-# itself); caches.c starts 2 threads that each allocate 200 blocks from N
-# stacks (argument; main allocates too: pthread_create's thread-local
-# storage).
+# itself, with WITH_BLOCK it keeps a block too); caches.c starts 2 threads
+# that each allocate 200 blocks from N stacks (argument; main allocates
+# too: pthread_create's thread-local storage).
 cat >"$TMP/alone.c" <<'SRC'
 #ifdef WITH_UNWIND
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #endif
+#ifdef WITH_BLOCK
+#include <stdlib.h>
+void *kept;
+#endif
 int main(void)
 {
+#ifdef WITH_BLOCK
+	kept = malloc(16);	/* a block for the leak scan to look for */
+#endif
 #ifdef WITH_UNWIND
 	void *frames[16];
 	if (unw_backtrace(frames, 16) <= 0)
@@ -210,6 +217,8 @@ int main(int argc, char **argv)
 SRC
 cc -g -O1 -o "$TMP/alone" "$TMP/alone.c" || not_ok "alone.c: compiles"
 cc -g -O1 -DWITH_UNWIND -o "$TMP/alone-unw" "$TMP/alone.c" -lunwind || not_ok "alone.c with libunwind: compiles"
+cc -g -O1 -DWITH_UNWIND -DWITH_BLOCK -o "$TMP/alone-blk" "$TMP/alone.c" -lunwind ||
+	not_ok "alone.c with libunwind and a block: compiles"
 cc -g -O1 -pthread -o "$TMP/caches" "$TMP/caches.c" || not_ok "caches.c: compiles"
 # frame_caches PROG ARG VAR=VALUE...: the number of 256 KiB mappings made
 # with MAP_POPULATE (only libunwind's frame caches are), and the status of
@@ -222,13 +231,14 @@ frame_caches() {
 	echo "$(grep -c 'mmap(NULL, 262144, .*MAP_POPULATE' "$prog.mm") status $rc"
 }
 # unwind_maps PROG: the 256 KiB mappings whose caller is libunwind (strace
-# -k; PROG has one thread), populated or not, in sample mode.
+# -k; PROG has one thread), populated or not, in sample mode. The shim's
+# unw_mmap, in libunwind's import slot for mmap, is passed over.
 unwind_maps() {
 	strace -k -e trace=mmap -o "$1.mk" env ALLOCSPY_MODE=count ALLOCSPY_SAMPLE=1 \
 		ALLOCSPY_BACKTRACE=16 ALLOCSPY_OUTPUT=none ALLOCSPY_QUIET=1 LD_PRELOAD="$LIB" "$1" \
 		>/dev/null 2>&1
 	awk '/mmap\(NULL, 262144,/ { want = 1; next }
-		want && /^ > / { if (!/libc\.so/) { if (/libunwind/) c++; want = 0 } next }
+		want && /^ > / { if (!/libc\.so|\(unw_mmap\+/) { if (/libunwind/) c++; want = 0 } next }
 		{ want = 0 } END { print c + 0 }' "$1.mk"
 }
 check "a program that never allocates, sample mode: no frame cache from libunwind" \
@@ -239,6 +249,24 @@ check "a program that never allocates, sample mode: no populated mapping" \
 	"0 status 0" "$(frame_caches "$TMP/alone" "" $SAMPLED)"
 check "the same, unwinding once itself: its frame cache, populated" \
 	"1 status 0" "$(frame_caches "$TMP/alone-unw" "" $SAMPLED)"
+# The frame cache holds code addresses and offsets, and it is the shim's
+# memory: the leak scan (track mode) reads none of its 256 KiB. The scan
+# reads the roots through process_vm_readv; alone-blk keeps a block for it
+# to look for.
+strace -e trace=mmap,process_vm_readv -o "$TMP/alone-blk.rd" env ALLOCSPY_BACKTRACE=16 \
+	ALLOCSPY_OUTPUT=none ALLOCSPY_QUIET=1 LD_PRELOAD="$LIB" "$TMP/alone-blk" >/dev/null 2>&1
+rc=$?
+cache=$(sed -n 's/^mmap(NULL, 262144, .*MAP_POPULATE.* = \(0x[0-9a-f]*\)$/\1/p' "$TMP/alone-blk.rd")
+reads=0 in_cache=0
+for a in $(sed -n 's/^process_vm_readv(.*\[{iov_base=\(0x[0-9a-f]*\), iov_len=[0-9]*}\], 1, 0).*/\1/p' \
+	"$TMP/alone-blk.rd"); do
+	reads=$((reads + 1))
+	[ -n "$cache" ] && [ $((a)) -ge $((cache)) ] && [ $((a)) -lt $((cache + 262144)) ] &&
+		in_cache=$((in_cache + 1))
+done
+read_in_cache="${cache:+a cache, }$([ $reads -gt 0 ] && echo some || echo no) reads, $in_cache in the cache"
+check "the program's own walk, track mode: the leak scan reads none of its frame cache, status 0" \
+	"a cache, some reads, 0 in the cache status 0" "$read_in_cache status $rc"
 check "2 threads that walk 12 stacks, sample mode: 2 frame caches, populated" \
 	"2 status 0" "$(frame_caches "$TMP/caches" 12 $SAMPLED)"
 check "the same, track mode: 2 frame caches, populated" \
