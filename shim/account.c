@@ -338,16 +338,52 @@ static ASP_NOINLINE void pend_flush(struct asp_thread *t, uintptr_t old)
  *   - when half its slots are taken, the owner moves its blocks into the
  *     table, each under its shard, and empties the set; when it has taken
  *     back every block it put there, it clears the tombstones at once.
- * A record several threads share (pend_claims UINT32_MAX) has no set. */
+ * A record several threads share (pend_claims UINT32_MAX) has no set.
+ *
+ * A thread that parks a few blocks writes a few of the set's 24 pages, and
+ * a page's first touch costs a fault (some 12 us on a virtual machine):
+ * the record notes the pages written (pset_pages), and the rest are never
+ * read (a slot there is empty) nor cleared. The owner marks a slot's pages
+ * before it writes the slot. */
 #define ASP_PSET_BITS 12
 #define ASP_PSET_SLOTS (1u << ASP_PSET_BITS)
 #define ASP_PSET_FULL (ASP_PSET_SLOTS / 2)
 #define ASP_PSET_CLEAR (ASP_PSET_SLOTS / 4)
 #define PSET_TOMB ((uintptr_t)1)
+#define PSET_PAGE 4096u
+#define PSET_ENTRY ((uint32_t)sizeof(struct asp_live_entry))
+_Static_assert(ASP_PSET_SLOTS * sizeof(struct asp_live_entry) <= 32 * PSET_PAGE,
+               "a page mask of 32 bits");
 
 static inline uint32_t pset_home(uintptr_t p)
 {
 	return (uint32_t)(((uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - ASP_PSET_BITS));
+}
+
+/* Whether slot i may have been written: its first byte's page has. A
+ * slot in a page not written holds zeros. */
+static inline int pset_written(uint32_t pages, uint32_t i)
+{
+	return (pages >> (i * PSET_ENTRY / PSET_PAGE)) & 1;
+}
+
+/* The first slot from i on that may have been written, or ASP_PSET_SLOTS. */
+static inline uint32_t pset_next(uint32_t pages, uint32_t i)
+{
+	while (i < ASP_PSET_SLOTS && !pset_written(pages, i)) {
+		uint32_t page = i * PSET_ENTRY / PSET_PAGE;
+		i = ((page + 1) * PSET_PAGE + PSET_ENTRY - 1) / PSET_ENTRY;
+	}
+	return i < ASP_PSET_SLOTS ? i : ASP_PSET_SLOTS;
+}
+
+/* The owner, before it writes slot i. */
+static inline void pset_touch(struct asp_thread *t, uint32_t i)
+{
+	uint32_t first = i * PSET_ENTRY / PSET_PAGE, last = (i * PSET_ENTRY + PSET_ENTRY - 1) / PSET_PAGE;
+	uint32_t pages = t->pset_pages | 1u << first | 1u << last;
+	if (pages != t->pset_pages)
+		asp_atomic_store_release(&t->pset_pages, pages);
 }
 
 /* The slot of x's set that holds p, or NULL. Any thread may look. */
@@ -357,6 +393,9 @@ static struct asp_live_entry *pset_find(struct asp_thread *x, uintptr_t p)
 	if (v == NULL)
 		return NULL;
 	uint32_t i = pset_home(p);
+	/* (a probe that goes on into a page not written reads zeros there) */
+	if (!pset_written(asp_atomic_load_acquire(&x->pset_pages), i))
+		return NULL;
 	for (uint32_t n = 0; n < ASP_PSET_SLOTS; n++, i = (i + 1) & (ASP_PSET_SLOTS - 1)) {
 		uintptr_t q = asp_atomic_load_acquire(&v[i].ptr);
 		if (q == p)
@@ -379,9 +418,11 @@ static inline int pset_usable(const struct asp_thread *t)
 static void pset_clear(struct asp_thread *t)
 {
 	struct asp_live_entry *v = t->pset;
-	for (uint32_t i = 0; i < ASP_PSET_SLOTS; i++)
+	uint32_t pages = t->pset_pages;
+	for (uint32_t i = pset_next(pages, 0); i < ASP_PSET_SLOTS; i = pset_next(pages, i + 1))
 		asp_atomic_store_relaxed(&v[i].ptr, 0);
 	t->pset_used = t->pset_live = 0;
+	asp_atomic_store_release(&t->pset_pages, 0);
 }
 
 /* The owner, in a change: p into its set (an entry for the same address,
@@ -393,6 +434,12 @@ static int pset_add(struct asp_thread *t, uintptr_t p, uint64_t size, unsigned f
 		return 0;
 	struct asp_live_entry *tomb = NULL, *at = NULL;
 	uint32_t i = pset_home(p);
+	if (!pset_written(t->pset_pages, i)) {
+		/* an empty slot, in a page not written yet */
+		at = &v[i];
+		t->pset_used++;
+		goto fill;
+	}
 	for (uint32_t n = 0; n < ASP_PSET_SLOTS; n++, i = (i + 1) & (ASP_PSET_SLOTS - 1)) {
 		uintptr_t q = asp_atomic_load_relaxed(&v[i].ptr);
 		if (q == p) {
@@ -413,6 +460,8 @@ static int pset_add(struct asp_thread *t, uintptr_t p, uint64_t size, unsigned f
 	}
 	if (at == NULL)
 		return 0;
+fill:
+	pset_touch(t, (uint32_t)(at - v));
 	at->size = size;
 	at->fn = fn;
 	at->site = site;
@@ -462,7 +511,8 @@ static ASP_NOINLINE void pset_flush(struct asp_thread *t)
 	if (v == NULL || t->pset_used == 0)
 		return;
 	t->in_table++;
-	for (uint32_t i = 0; i < ASP_PSET_SLOTS; i++) {
+	uint32_t pages = t->pset_pages;
+	for (uint32_t i = pset_next(pages, 0); i < ASP_PSET_SLOTS; i = pset_next(pages, i + 1)) {
 		uintptr_t q = asp_atomic_load_acquire(&v[i].ptr);
 		if (q <= PSET_TOMB)
 			continue;
@@ -605,7 +655,10 @@ size_t asp__pend_blocks(struct asp_live_entry *out, size_t n, size_t max, uint64
 			n++;
 		}
 		const struct asp_live_entry *v = asp_atomic_load_acquire(&x->pset);
-		for (uint32_t i = 0; v != NULL && i < ASP_PSET_SLOTS; i++) {
+		if (v == NULL)
+			continue;
+		uint32_t pages = asp_atomic_load_acquire(&x->pset_pages);
+		for (uint32_t i = pset_next(pages, 0); i < ASP_PSET_SLOTS; i = pset_next(pages, i + 1)) {
 			uintptr_t q = asp_atomic_load_acquire(&v[i].ptr);
 			if (q <= PSET_TOMB)
 				continue;
@@ -698,13 +751,17 @@ void asp__account_thread_gone(struct asp_thread *t)
 		t->pend = 0;
 	}
 	struct asp_live_entry *v = t->pset;
-	for (uint32_t i = 0; v != NULL && i < ASP_PSET_SLOTS; i++) {
-		uintptr_t q = v[i].ptr;
-		if (q > PSET_TOMB)
-			asp__live_insert(asp__live_shard(q), q, v[i].size, v[i].fn, v[i].site);
-	}
-	if (v != NULL)
+	if (v != NULL) {
+		uint32_t pages = t->pset_pages;
+		for (uint32_t i = pset_next(pages, 0); i < ASP_PSET_SLOTS;
+		     i = pset_next(pages, i + 1)) {
+			uintptr_t q = v[i].ptr;
+			if (q > PSET_TOMB)
+				asp__live_insert(asp__live_shard(q), q, v[i].size, v[i].fn,
+				                 v[i].site);
+		}
 		pset_clear(t);
+	}
 	t->pend_seq &= ~1u;
 	for (uint32_t i = 0; i < t->ndefer; i++) {
 		struct asp_deferred d = t->defer[i];

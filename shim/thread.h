@@ -180,6 +180,9 @@ struct asp_thread {
 	void *pset;
 	uint32_t pset_used;	/* slots not empty: blocks and tombstones */
 	uint32_t pset_live;	/* the owner's adds less its own takes */
+	uint32_t pset_pages;	/* the set's pages written since it was last
+				 * cleared, bit i for page i: the rest hold
+				 * zeros, and are neither read nor cleared */
 	uint32_t pend_claims;	/* pending blocks other threads freed: past a
 				 * few, this record keeps none */
 	/* The stack this thread interned last (stack.c): the same again
