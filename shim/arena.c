@@ -23,24 +23,48 @@ static struct asp_map g_maps[ASP_MAX_MAPS];
 static size_t g_nmaps;
 static char *g_bump, *g_bump_end;
 
-static void note_map(void *p, size_t size)
+/* The arena's lock is taken with signals blocked, so that a signal
+ * handler's allocation on the same thread never waits for it; quiet: the
+ * caller has blocked them (no system call here). */
+static inline void lock_arena(int quiet, sigset_t *old)
 {
-	sigset_t old;
-	asp_lock_nosig(&g_lock, &old);
-	if (g_nmaps < ASP_MAX_MAPS)
-		g_maps[g_nmaps++] = (struct asp_map){ (uintptr_t)p, (uintptr_t)p + size };
-	asp_unlock_nosig(&g_lock, &old);
+	if (quiet)
+		asp_lock(&g_lock);
+	else
+		asp_lock_nosig(&g_lock, old);
 }
 
-void *asp__pages_alloc(size_t size)
+static inline void unlock_arena(int quiet, const sigset_t *old)
+{
+	if (quiet)
+		asp_unlock(&g_lock);
+	else
+		asp_unlock_nosig(&g_lock, old);
+}
+
+static void note_map(void *p, size_t size, int quiet)
+{
+	sigset_t old;
+	lock_arena(quiet, &old);
+	if (g_nmaps < ASP_MAX_MAPS)
+		g_maps[g_nmaps++] = (struct asp_map){ (uintptr_t)p, (uintptr_t)p + size };
+	unlock_arena(quiet, &old);
+}
+
+static void *pages_alloc(size_t size, int quiet)
 {
 	int saved = errno;
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	errno = saved;
 	if (p == MAP_FAILED)
 		return NULL;
-	note_map(p, size);
+	note_map(p, size, quiet);
 	return p;
+}
+
+void *asp__pages_alloc(size_t size)
+{
+	return pages_alloc(size, 0);
 }
 
 /* Only a whole mapping leaves the list: a page given back out of a
@@ -69,7 +93,7 @@ void asp__pages_free(void *p, size_t size)
 void asp__arena_adopt(void *p, size_t size)
 {
 	int saved = errno;
-	note_map(p, size);
+	note_map(p, size, 0);
 	errno = saved;
 }
 
@@ -159,29 +183,39 @@ void asp__scratch_free(void *p, size_t size)
 		asp__pages_free(p, len);
 }
 
-void *asp__arena_alloc(size_t size)
+static void *arena_alloc(size_t size, int quiet)
 {
 	size = (size + ASP_CACHE_LINE - 1) & ~(size_t)(ASP_CACHE_LINE - 1);
 	if (size > ASP_ARENA_CHUNK / 4)
-		return asp__pages_alloc(size);
+		return pages_alloc(size, quiet);
 	for (;;) {
 		sigset_t old;
-		asp_lock_nosig(&g_lock, &old);
+		lock_arena(quiet, &old);
 		if ((size_t)(g_bump_end - g_bump) >= size) {
 			void *p = g_bump;
 			g_bump += size;
-			asp_unlock_nosig(&g_lock, &old);
+			unlock_arena(quiet, &old);
 			return p;
 		}
-		asp_unlock_nosig(&g_lock, &old);
-		char *chunk = asp__pages_alloc(ASP_ARENA_CHUNK);
+		unlock_arena(quiet, &old);
+		char *chunk = pages_alloc(ASP_ARENA_CHUNK, quiet);
 		if (chunk == NULL)
 			return NULL;
-		asp_lock_nosig(&g_lock, &old);
+		lock_arena(quiet, &old);
 		g_bump = chunk;
 		g_bump_end = chunk + ASP_ARENA_CHUNK;
-		asp_unlock_nosig(&g_lock, &old);
+		unlock_arena(quiet, &old);
 	}
+}
+
+void *asp__arena_alloc(size_t size)
+{
+	return arena_alloc(size, 0);
+}
+
+void *asp__arena_alloc_quiet(size_t size)
+{
+	return arena_alloc(size, 1);
 }
 
 void asp__arena_ranges(void (*fn)(void *arg, const void *start, size_t len), void *arg)
@@ -236,29 +270,23 @@ static void *heap_alloc(size_t size, int quiet)
 			return NULL;
 		struct heap_header *h = kept_take(len);
 		if (h == NULL)
-			h = asp__pages_alloc(len);
+			h = pages_alloc(len, quiet);
 		if (h == NULL)
 			return NULL;
 		*h = (struct heap_header){ len, cls };
 		return h + 1;
 	}
 	sigset_t old;
-	if (quiet)
-		asp_lock(&g_lock);
-	else
-		asp_lock_nosig(&g_lock, &old);
+	lock_arena(quiet, &old);
 	void *p = g_free_lists[cls];
 	if (p != NULL)
 		g_free_lists[cls] = *(void **)p;
 	struct heap_header *h = p == NULL ? carve(sizeof *h + ((size_t)16 << cls)) : NULL;
-	if (quiet)
-		asp_unlock(&g_lock);
-	else
-		asp_unlock_nosig(&g_lock, &old);
+	unlock_arena(quiet, &old);
 	if (p != NULL)
 		return p;
 	if (h == NULL)
-		h = asp__arena_alloc(sizeof *h + ((size_t)16 << cls));
+		h = arena_alloc(sizeof *h + ((size_t)16 << cls), quiet);
 	if (h == NULL)
 		return NULL;
 	*h = (struct heap_header){ (size_t)16 << cls, cls };
@@ -286,16 +314,10 @@ static void heap_free(void *p, int quiet)
 		return;
 	}
 	sigset_t old;
-	if (quiet)
-		asp_lock(&g_lock);
-	else
-		asp_lock_nosig(&g_lock, &old);
+	lock_arena(quiet, &old);
 	*(void **)p = g_free_lists[h->cls];
 	g_free_lists[h->cls] = p;
-	if (quiet)
-		asp_unlock(&g_lock);
-	else
-		asp_unlock_nosig(&g_lock, &old);
+	unlock_arena(quiet, &old);
 }
 
 void asp__heap_free(void *p)

@@ -20,8 +20,11 @@ void asp__arena_disown(const void *p, size_t size);
 void *asp__scratch_alloc(size_t size);
 void asp__scratch_free(void *p, size_t size);
 
-/* Zeroed, 64-byte aligned memory that lives as long as the process. */
+/* Zeroed, 64-byte aligned memory that lives as long as the process. The
+ * quiet one, for a caller that has blocked every signal itself: no system
+ * call on the way but the mapping of a new chunk. */
 void *asp__arena_alloc(size_t size);
+void *asp__arena_alloc_quiet(size_t size);
 
 /* A small heap of the shim's own, for the libraries it runs inside the
  * program (jansson): malloc's semantics, memory from the arena, safe to call

@@ -65,6 +65,14 @@ static uint32_t g_sc_checks;	/* words a stack cache entry can check */
 
 uint32_t asp__code_gen;
 static struct stripe g_stripes[ASP_STACK_STRIPES];
+/* Each stripe's first index, in the shim's data: side by side, 16 pages
+ * for all 64, where a mapping each took two pages (a fault each when
+ * first touched, some 12 us on a virtual machine) and three system
+ * calls. Most programs fill no first index (192 stacks a stripe). */
+#define ASP_INDEX_FIRST 256
+static unsigned char g_first_index[ASP_STACK_STRIPES]
+                                  [sizeof(struct index) + ASP_INDEX_FIRST * sizeof(uint32_t)]
+	__attribute__((aligned(8)));
 static struct stored_stack **g_stacks;	/* id - 1 -> stack */
 static uint32_t g_nstacks;
 
@@ -111,11 +119,8 @@ static void load_cursor_api(void *h)
  * cannot land in the walk, nor anywhere inside the fork gate around it
  * (thread.h, asp__loader_enter): a fork from a handler there would wait for
  * a gate closed by another forking thread, which waits for this one. */
-static inline void walk_begin(struct asp_thread *t, sigset_t *old)
+static inline void walk_enter(struct asp_thread *t)
 {
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, old);
 	if (t != NULL) {
 		asp__loader_enter(t);
 		t->unwinding++;
@@ -124,7 +129,7 @@ static inline void walk_begin(struct asp_thread *t, sigset_t *old)
 	}
 }
 
-static inline void walk_end(struct asp_thread *t, const sigset_t *old)
+static inline void walk_leave(struct asp_thread *t)
 {
 	if (t != NULL) {
 		t->unwinding--;
@@ -132,6 +137,19 @@ static inline void walk_end(struct asp_thread *t, const sigset_t *old)
 	} else {
 		asp__unwmask_walker(0);
 	}
+}
+
+static inline void walk_begin(struct asp_thread *t, sigset_t *old)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+	walk_enter(t);
+}
+
+static inline void walk_end(struct asp_thread *t, const sigset_t *old)
+{
+	walk_leave(t);
 	pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
@@ -232,8 +250,9 @@ static uint32_t find(const struct stripe *st, uint64_t h, const uintptr_t *f, in
 static int grow_index(struct stripe *st)
 {
 	const struct index *old = st->index;
-	size_t slots = old ? (old->mask + 1) * 2 : 1024;
-	struct index *x = asp__pages_alloc(sizeof *x + slots * sizeof x->ids[0]);
+	size_t slots = old ? (old->mask + 1) * 2 : ASP_INDEX_FIRST;
+	struct index *x = old != NULL ? asp__pages_alloc(sizeof *x + slots * sizeof x->ids[0])
+	                              : (struct index *)(void *)g_first_index[st - g_stripes];
 	if (x == NULL)
 		return -1;
 	x->mask = slots - 1;
@@ -251,19 +270,24 @@ static int grow_index(struct stripe *st)
 	return 0;
 }
 
-/* Adds a stack the lock-free lookup did not find. */
-static ASP_NOINLINE uint32_t add(struct stripe *st, uint64_t h, const uintptr_t *f, int n)
+/* Adds a stack the lock-free lookup did not find. The stripe's lock is
+ * taken with signals blocked; quiet: the caller has blocked them. */
+static ASP_NOINLINE uint32_t add(struct stripe *st, uint64_t h, const uintptr_t *f, int n,
+                                 int quiet)
 {
 	uint32_t id = 0;
 	sigset_t old;
-	asp_lock_nosig(&st->lock, &old);
+	if (quiet)
+		asp_lock(&st->lock);
+	else
+		asp_lock_nosig(&st->lock, &old);
 	id = find(st, h, f, n);
 	if (id != 0)
 		goto out;
 	if ((st->index == NULL || (st->count + 1) * 4 > (st->index->mask + 1) * 3) &&
 	    grow_index(st) != 0)
 		goto out;
-	struct stored_stack *s = asp__arena_alloc(sizeof *s + (size_t)n * sizeof *f);
+	struct stored_stack *s = asp__arena_alloc_quiet(sizeof *s + (size_t)n * sizeof *f);
 	if (s == NULL)
 		goto out;
 	s->hash = h;
@@ -281,7 +305,10 @@ static ASP_NOINLINE uint32_t add(struct stripe *st, uint64_t h, const uintptr_t 
 	asp_atomic_store_release(&x->ids[i], id);
 	st->count++;
 out:
-	asp_unlock_nosig(&st->lock, &old);
+	if (quiet)
+		asp_unlock(&st->lock);
+	else
+		asp_unlock_nosig(&st->lock, &old);
 	return id;
 }
 
@@ -289,7 +316,7 @@ out:
  * landed while its thread was inside the live table (it may hold a shard)
  * only looks: fork's prepare handler may hold the stripes and wait for that
  * shard. Its new stacks go without an id. */
-static uintptr_t intern(struct asp_thread *t, const uintptr_t *f, int n)
+static uintptr_t intern(struct asp_thread *t, const uintptr_t *f, int n, int quiet)
 {
 	/* The thread's last stack again (a loop): no hash, no lookup. */
 	if ((uint32_t)n == t->stack_n && t->stack_id != 0) {
@@ -303,7 +330,7 @@ static uintptr_t intern(struct asp_thread *t, const uintptr_t *f, int n)
 	struct stripe *st = &g_stripes[h % ASP_STACK_STRIPES];
 	uint32_t id = find(st, h, f, n);
 	if (id == 0 && t->in_table == 0)
-		id = add(st, h, f, n);
+		id = add(st, h, f, n, quiet);
 	/* Not from a signal handler: it may have landed in the middle of
 	 * the comparison above. */
 	if (id != 0 && t->in_table == 0 && t->depth == 1) {
@@ -341,13 +368,15 @@ static int frames_from(const uintptr_t *frames, int n, uintptr_t site)
 	return skip;
 }
 
-/* The id of the program's part of frames[0..n). */
-static uintptr_t program_stack(struct asp_thread *t, const uintptr_t *frames, int n, uintptr_t site)
+/* The id of the program's part of frames[0..n); quiet: the caller has
+ * blocked every signal. */
+static uintptr_t program_stack(struct asp_thread *t, const uintptr_t *frames, int n, uintptr_t site,
+                               int quiet)
 {
 	int skip = frames_from(frames, n, site);
 	if (n - skip > asp__opt.backtrace)
 		n = skip + asp__opt.backtrace;
-	return intern(t, frames + skip, n - skip);
+	return intern(t, frames + skip, n - skip, quiet);
 }
 
 /* The stack cache (libunwind mode).
@@ -596,10 +625,9 @@ static void sc_miss(struct asp_thread *t, const struct sc_key *k, uint32_t gen,
 	size_t s = sc_set(k);
 	struct sc_entry *e = sc_entry(c, s, c->victim[s]++ % ASP_SC_WAYS);
 	e->ip = 0;
-	sigset_t old;
-	walk_begin(t, &old);
+	walk_enter(t);
 	int ok = sc_learn(t, e, k, frames, n, ended);
-	walk_end(t, &old);
+	walk_leave(t);
 	if (!ok) {
 		c->failed[c->nfailed++ % ASP_SC_RECENT] = h;
 		return;
@@ -622,7 +650,7 @@ ASP_NOINLINE void asp__stack_verify(struct asp_thread *t, uintptr_t site, uintpt
 	walk_begin(t, &old);
 	int n = g_unw_backtrace((void **)frames, asp__opt.backtrace + ASP_SKIP_FRAMES + 1);
 	walk_end(t, &old);
-	if (program_stack(t, frames, n, site) != id) {
+	if (program_stack(t, frames, n, site, 0) != id) {
 		asp__warn("stack cache: a hit differs from the unwinder", "", "");
 		abort();
 	}
@@ -657,12 +685,15 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 			t->depth--;
 			return id;
 		}
+		/* Signals stay blocked past the walk, while the stack is
+		 * interned and learned: the intern's lock and the learning
+		 * walk want them blocked too (two system calls, not six). */
 		sigset_t old;
 		walk_begin(t, &old);
 		t->unw_walks++;
 		n = g_unw_backtrace((void **)frames, want);
-		walk_end(t, &old);
-		id = program_stack(t, frames, n, site);
+		walk_leave(t);
+		id = program_stack(t, frames, n, site, 1);
 		/* The frames that made id: from capture's caller to the last
 		 * one kept. */
 		int b = 0, skip = frames_from(frames, n, site);
@@ -671,13 +702,14 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 			b++;
 		if (id != 0 && g_unw.step != NULL && b < skip)
 			sc_miss(t, &k, gen, frames + b, m - b, m == n && n < want, id);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		t->depth--;
 		return id;
 	}
 	uintptr_t id = asp__stack_fp_again(t, site);
 	if (id == 0) {
 		n = fp_walk(t->self, frames, want);
-		id = program_stack(t, frames, n, site);
+		id = program_stack(t, frames, n, site, 0);
 	}
 	t->depth--;
 	return id;
