@@ -180,12 +180,21 @@ static inline uint32_t site_slot(uintptr_t site, uint32_t mask)
 	return (uint32_t)((site * 0x9E3779B97F4A7C15ull) >> 40) & mask;
 }
 
+/* A thread's first table fits a page (most threads allocate from a few
+ * stacks, and a page's first touch costs a fault: some 12 us on a virtual
+ * machine); it doubles from there. An entry before the table holds its
+ * mask in its site field: another thread reads the table and its mask
+ * from the one pointer (asp__threads_sites). */
+#define ASP_SITES_FIRST 64
+
 static ASP_COLD int sites_grow(struct asp_thread *t)
 {
-	uint32_t slots = t->sites ? (t->site_mask + 1) * 2 : 1024;
-	struct asp_site_stat *n = asp__pages_alloc((size_t)slots * sizeof *n);
+	uint32_t slots = t->sites ? (t->site_mask + 1) * 2 : ASP_SITES_FIRST;
+	struct asp_site_stat *n = asp__pages_alloc((size_t)(slots + 1) * sizeof *n);
 	if (n == NULL)
 		return -ENOMEM;
+	n->site = slots - 1;
+	n++;
 	for (uint32_t i = 0; t->sites && i <= t->site_mask; i++) {
 		const struct asp_site_stat *o = &t->sites[i];
 		if (o->site == 0)
@@ -197,7 +206,7 @@ static ASP_COLD int sites_grow(struct asp_thread *t)
 	}
 	/* The old table stays mapped: the exit report may be reading it. */
 	t->site_hot = 0;
-	asp_atomic_store_relaxed(&t->site_mask, slots - 1);
+	t->site_mask = slots - 1;
 	asp_atomic_store_release(&t->sites, n);
 	return 0;
 }

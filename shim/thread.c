@@ -371,8 +371,9 @@ void asp__threads_sites(void (*fn)(void *arg, pid_t tid, const struct asp_site_s
 	sigset_t old;
 	asp_lock_nosig(&g_lock, &old);
 	for (struct asp_thread *t = g_records; t; t = t->next) {
+		/* the table's mask from the table: the owner may be growing it */
 		struct asp_site_stat *sites = asp_atomic_load_acquire(&t->sites);
-		uint32_t mask = asp_atomic_load_relaxed(&t->site_mask);
+		uintptr_t mask = sites != NULL ? sites[-1].site : 0;
 		for (size_t i = 0; sites && i <= mask; i++)
 			if (asp_atomic_load_relaxed(&sites[i].site) != 0)
 				fn(arg, t->tid, &sites[i]);

@@ -216,7 +216,8 @@ struct asp_thread {
 	/* Per-stack totals (backtrace mode), owned by the thread: no lock.
 	 * A replaced table is never unmapped, so the exit report may read
 	 * it while its thread still runs. It stays with the record when a
-	 * new thread reuses it: the report adds all records up anyway. */
+	 * new thread reuses it: the report adds all records up anyway.
+	 * sites[-1].site is its mask too (account.c, sites_grow). */
 	struct asp_site_stat *sites;
 	uint32_t site_mask, nsites;
 	/* The entry site_of found last, and its stack id (0: none): a loop
