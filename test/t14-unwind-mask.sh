@@ -5,7 +5,8 @@
 #   makes no rt_sigprocmask call from libunwind (strace -k: the caller of
 #   the C library's sigprocmask), and gives valgrind's heap and leak
 #   summaries and loss records; the same program calling libunwind itself
-#   still has libunwind's calls, and the same records.
+#   still has libunwind's calls, and the same records. Interning a new
+#   stack makes no rt_sigprocmask call of its own.
 # - A program that unwinds with libunwind from a SIGALRM handler, every
 #   200 us, while it allocates from new stacks, with libunwind opened by
 #   name, or needed by a library it opens, or linked in: each run ends with
@@ -49,6 +50,12 @@ from_unwind() {
 		{ done = 0 } END { print c + 0 }' "$1.st"
 }
 check "400 call sites: no rt_sigprocmask call from libunwind" 0 "$(from_unwind "$TMP/sites")"
+# A new stack is interned, and its copy allocated, while its walk's
+# signals are still blocked: no rt_sigprocmask call of their own (the
+# shim's add and arena allocation are the callers they would have).
+check "400 call sites: no rt_sigprocmask call from interning a new stack" 0 \
+	"$(awk '/^ > / { if (!done && !/libc\.so/) { done = 1; if (/\((add|asp__arena_alloc)\+/) c++ } next }
+		{ done = 0 } END { print c + 0 }' "$TMP/sites.st")"
 n=$(from_unwind "$TMP/sites-unw")
 check "400 call sites, and the program's own unw_backtrace: libunwind's calls are there" yes \
 	"$([ "$n" -gt 0 ] && echo yes)"
