@@ -98,6 +98,7 @@ struct scan {
 	int in_libc;		/* scanning a root inside libc_data */
 	pid_t pid;
 	size_t root_pages;	/* read from the roots so far */
+	char *pool, *pool_end;	/* small arrays (scan_alloc) */
 	uint64_t heur_bytes[HEUR_COUNT], heur_blocks[HEUR_COUNT];
 };
 
@@ -124,19 +125,51 @@ void asp__leak_note_exit(uintptr_t sp)
 
 /* Memory ------------------------------------------------------------------- */
 
-static void *grow_array(void *old, size_t *cap, size_t elem, size_t need)
+/* The scan's arrays. Small ones are cut from a pool of the shim's pages,
+ * never reused and never given back (the scan runs once, at exit): each
+ * array a mapping of its own cost a fault and four system calls to map
+ * and list, as many to unmap, a few dozen at every exit. Large ones are
+ * mappings of their own, given back when done. Either way the memory is
+ * the shim's (left out of the roots) and zeroed. */
+#define ASP_POOL_CHUNK ((size_t)64 << 10)
+#define ASP_POOL_MAX (ASP_POOL_CHUNK / 4)
+
+static void *scan_alloc(struct scan *s, size_t size)
+{
+	if (size > ASP_POOL_MAX)
+		return asp__pages_alloc(size);
+	size = (size + 63) & ~(size_t)63;
+	if ((size_t)(s->pool_end - s->pool) < size) {
+		char *chunk = asp__pages_alloc(ASP_POOL_CHUNK);
+		if (chunk == NULL)
+			return NULL;
+		s->pool = chunk;
+		s->pool_end = chunk + ASP_POOL_CHUNK;
+	}
+	void *p = s->pool;
+	s->pool += size;
+	return p;
+}
+
+static void scan_free(void *p, size_t size)
+{
+	if (p != NULL && size > ASP_POOL_MAX)
+		asp__pages_free(p, size);
+}
+
+static void *grow_array(struct scan *s, void *old, size_t *cap, size_t elem, size_t need)
 {
 	if (need <= *cap)
 		return old;
 	size_t n = *cap ? *cap : 256;
 	while (n < need)
 		n *= 2;
-	void *p = asp__pages_alloc(n * elem);
+	void *p = scan_alloc(s, n * elem);
 	if (p == NULL)
 		return NULL;
 	if (old != NULL) {
 		memcpy(p, old, *cap * elem);
-		asp__pages_free(old, *cap * elem);
+		scan_free(old, *cap * elem);
 	}
 	*cap = n;
 	return p;
@@ -146,7 +179,7 @@ static void skip_range(struct scan *s, uintptr_t start, uintptr_t end)
 {
 	if (end <= start)
 		return;
-	struct range *r = grow_array(s->skip, &s->capskip, sizeof *r, s->nskip + 1);
+	struct range *r = grow_array(s, s->skip, &s->capskip, sizeof *r, s->nskip + 1);
 	if (r == NULL)
 		return;
 	s->skip = r;
@@ -172,23 +205,24 @@ static uintptr_t hex(const char **p)
  * or each of their pages would be asked about alone (resident_runs). */
 static int read_maps(struct scan *s)
 {
-	size_t cap = 1 << 20, len = 0;
-	char *buf = asp__pages_alloc(cap);
+	size_t cap = ASP_POOL_MAX, len = 0;
+	char *buf = scan_alloc(s, cap);
 	if (buf == NULL)
 		return -ENOMEM;
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		asp__pages_free(buf, cap);
-		return -errno;
+		int err = -errno;
+		scan_free(buf, cap);
+		return err;
 	}
 	for (;;) {
 		if (len + 4096 > cap) {
 			size_t ncap = cap * 2;
-			char *n = asp__pages_alloc(ncap);
+			char *n = scan_alloc(s, ncap);
 			if (n == NULL)
 				break;
 			memcpy(n, buf, len);
-			asp__pages_free(buf, cap);
+			scan_free(buf, cap);
 			skip_range(s, (uintptr_t)buf, (uintptr_t)buf + cap);
 			buf = n;
 			cap = ncap;
@@ -240,14 +274,14 @@ static int read_maps(struct scan *s)
 			m.file = !dev;
 		}
 		m.stack = plen == 7 && strncmp(path, "[stack]", 7) == 0;
-		struct mapping *maps = grow_array(s->maps, &capmaps, sizeof *maps, s->nmaps + 1);
+		struct mapping *maps = grow_array(s, s->maps, &capmaps, sizeof *maps, s->nmaps + 1);
 		if (maps != NULL) {
 			s->maps = maps;
 			s->maps[s->nmaps++] = m;
 		}
 		p = *eol ? eol + 1 : eol;
 	}
-	asp__pages_free(buf, cap);
+	scan_free(buf, cap);
 	skip_range(s, (uintptr_t)buf, (uintptr_t)buf + cap);
 	return 0;
 }
@@ -298,16 +332,17 @@ static int by_addr(const void *x, const void *y)
 static int sort_blocks(struct scan *s)
 {
 	size_t n = s->n, bytes = n * sizeof(struct key);
-	struct key *a = asp__pages_alloc(bytes + 1), *b = asp__pages_alloc(bytes + 1);
-	uint32_t *count = asp__pages_alloc(65536 * sizeof *count);
-	struct block *sorted = asp__pages_alloc((n + 1) * sizeof *sorted);
-	if (a == NULL || b == NULL || count == NULL || sorted == NULL)
+	/* A few blocks: a plain sort costs less than three passes over a
+	 * 256 KiB count table. */
+	int radix = n >= 16384;
+	struct key *a = scan_alloc(s, bytes + 1), *b = radix ? scan_alloc(s, bytes + 1) : NULL;
+	uint32_t *count = radix ? scan_alloc(s, 65536 * sizeof *count) : NULL;
+	struct block *sorted = scan_alloc(s, (n + 1) * sizeof *sorted);
+	if (a == NULL || sorted == NULL || (radix && (b == NULL || count == NULL)))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		a[i] = (struct key){ s->b[i].start, i };
-	/* A few blocks: a plain sort costs less than three passes over a
-	 * 256 KiB count table. */
-	if (n < 16384) {
+	if (!radix) {
 		asp__sort(a, n, sizeof *a, by_addr);
 		goto place;
 	}
@@ -330,11 +365,13 @@ static int sort_blocks(struct scan *s)
 place:
 	for (size_t i = 0; i < n; i++)
 		sorted[i] = s->b[a[i].index];
-	asp__pages_free(s->b, (n + 1) * sizeof *s->b);
+	scan_free(s->b, (n + 1) * sizeof *s->b);
 	s->b = sorted;
-	asp__pages_free(a, bytes + 1);
-	asp__pages_free(b, bytes + 1);
-	asp__pages_free(count, 65536 * sizeof *count);
+	scan_free(a, bytes + 1);
+	if (radix) {
+		scan_free(b, bytes + 1);
+		scan_free(count, 65536 * sizeof *count);
+	}
 	return 0;
 }
 
@@ -354,8 +391,8 @@ static inline size_t last_at_most(const uintptr_t *keys, size_t lo, size_t hi, u
 static int index_blocks(struct scan *s)
 {
 	s->ncoarse = (s->n + ASP_FIND_STRIDE - 1) / ASP_FIND_STRIDE;
-	s->starts = asp__pages_alloc(s->n * sizeof *s->starts);
-	s->coarse = asp__pages_alloc(s->ncoarse * sizeof *s->coarse);
+	s->starts = scan_alloc(s, s->n * sizeof *s->starts);
+	s->coarse = scan_alloc(s, s->ncoarse * sizeof *s->coarse);
 	if (s->starts == NULL || s->coarse == NULL)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n; i++)
@@ -709,7 +746,7 @@ static void skip_glibc_heaps(struct scan *s)
 	 * cache and TLB miss per block: a tenth of the scan). Blocks and
 	 * heaps are walked in address order. */
 	size_t nheaps = s->nskip - from;
-	struct range *heaps = asp__pages_alloc((nheaps + 1) * sizeof *heaps);
+	struct range *heaps = scan_alloc(s, (nheaps + 1) * sizeof *heaps);
 	if (heaps == NULL)
 		nheaps = 0;
 	else
@@ -728,8 +765,7 @@ static void skip_glibc_heaps(struct scan *s)
 		uintptr_t chunk = b->start - 16;
 		skip_range(s, chunk - hdr[0], chunk + (hdr[1] & ~(uint64_t)7));
 	}
-	if (heaps != NULL)
-		asp__pages_free(heaps, (nheaps + 1) * sizeof *heaps);
+	scan_free(heaps, (nheaps + 1) * sizeof *heaps);
 }
 
 /* Another allocator: leave out every mapping that holds a block. */
@@ -755,7 +791,7 @@ static uintptr_t live_sp(pid_t tid)
  * pointer of live ones, and on the main stack as described above. */
 static void skip_dead_stacks(struct scan *s, uintptr_t my_sp)
 {
-	struct asp_thread_stack *t = asp__pages_alloc(ASP_MAX_THREAD_SUMMARIES * sizeof *t);
+	struct asp_thread_stack *t = scan_alloc(s, ASP_MAX_THREAD_SUMMARIES * sizeof *t);
 	if (t == NULL)
 		return;
 	size_t n = asp__threads_stacks(t, ASP_MAX_THREAD_SUMMARIES);
@@ -782,7 +818,7 @@ static void skip_dead_stacks(struct scan *s, uintptr_t my_sp)
 	for (size_t i = 0; i < s->nmaps; i++)
 		if (s->maps[i].stack && main_sp > s->maps[i].start && main_sp <= s->maps[i].end)
 			skip_range(s, s->maps[i].start, main_sp);
-	asp__pages_free(t, ASP_MAX_THREAD_SUMMARIES * sizeof *t);
+	scan_free(t, ASP_MAX_THREAD_SUMMARIES * sizeof *t);
 }
 
 static int by_range(const void *a, const void *b)
@@ -851,9 +887,9 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 	size_t slots = 1024;
 	while (slots < s->n * 2)
 		slots *= 2;
-	uint32_t *table = asp__pages_alloc(slots * sizeof *table);	/* record index + 1 */
-	struct asp_loss_record *rec = asp__pages_alloc(s->n * sizeof *rec);
-	uint32_t *recno = asp__pages_alloc(s->n * sizeof *recno);	/* block -> record */
+	uint32_t *table = scan_alloc(s, slots * sizeof *table);	/* record index + 1 */
+	struct asp_loss_record *rec = scan_alloc(s, s->n * sizeof *rec);
+	uint32_t *recno = scan_alloc(s, s->n * sizeof *recno);	/* block -> record */
 	if (table == NULL || rec == NULL || recno == NULL)
 		return -ENOMEM;
 	size_t nrec = 0;
@@ -894,8 +930,8 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 		if (s->b[leader].state == UNREACHED)
 			rec[recno[leader]].indirect_blocks++;
 	}
-	asp__pages_free(recno, s->n * sizeof *recno);
-	asp__pages_free(table, slots * sizeof *table);
+	scan_free(recno, s->n * sizeof *recno);
+	scan_free(table, slots * sizeof *table);
 	asp__sort(rec, nrec, sizeof *rec, by_loss);
 	out->records = rec;
 	out->nrecords = nrec;
@@ -958,8 +994,8 @@ int asp__leak_check(const struct asp_live_entry *e, size_t n, struct asp_leak_re
 	uintptr_t my_sp = (uintptr_t)__builtin_frame_address(0);
 
 	s.n = n;
-	s.b = asp__pages_alloc((s.n + 1) * sizeof *s.b);
-	s.stack = asp__pages_alloc((s.n + 1) * sizeof *s.stack);
+	s.b = scan_alloc(&s, (s.n + 1) * sizeof *s.b);
+	s.stack = scan_alloc(&s, (s.n + 1) * sizeof *s.stack);
 	if (s.b == NULL || s.stack == NULL)
 		return -ENOMEM;
 	for (size_t i = 0; i < s.n; i++)
