@@ -143,6 +143,15 @@ $(B)/test/progs/%: test/progs/%.c include/allocspy.h | $(B)/test/progs
 $(B)/test/progs/%: test/progs/%.cc | $(B)/test/progs
 	$(CXX) $(PROG_FLAGS) -std=gnu++17 -o $@ $<
 
+# test/progs/lib/*.c: libraries some of the programs are linked with.
+$(B)/test/progs/lib/lib%.so: test/progs/lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(PROG_FLAGS) -std=gnu11 -fPIC -shared -o $@ $<
+
+$(B)/test/progs/par_exit_many: test/progs/par_exit_many.c $(B)/test/progs/lib/libexit_many.so
+	$(CC) $(PROG_FLAGS) -std=gnu11 -D_GNU_SOURCE -o $@ $< -L$(B)/test/progs/lib -lexit_many \
+		-Wl,-rpath,'$$ORIGIN/lib'
+
 # test/unit/test_*.c: unit tests linked with the shim's own objects.
 UNIT_SRC := $(wildcard test/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(B)/test/unit/%)

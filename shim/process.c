@@ -574,6 +574,42 @@ static void exit_status_now(void)
 	asp__exit_now(st);
 }
 
+/* Registers final_exit as an exit handler. Done inside the shim: a block
+ * glibc may allocate for the list of handlers is the shim's, which the
+ * program under valgrind would not have. */
+static int register_final(void (*fn)(void *))
+{
+	struct asp_thread *t = asp__thread_self();
+	t->depth++;
+	int err = __cxa_atexit(fn, NULL, NULL);
+	t->depth--;
+	return err;
+}
+
+static void final_exit(void *arg);
+
+/* The report is made by the last exit handler. glibc keeps the handlers
+ * in blocks of 32, the first one static, the others allocated, and frees
+ * each allocated block once its handlers have run. When more than 31
+ * handlers were registered before main (libraries' constructors: one per
+ * global object of a C++ library, say), final_exit sits in an allocated
+ * block, and glibc frees that block and the older ones after it returns:
+ * frees valgrind counts, as it reports at the very end. So final_exit
+ * first registers itself again, once. During exit glibc puts a new
+ * handler in the oldest block whose handlers have all run (the libraries'
+ * have: ld.so's destructors ran them, and those of the program's blocks
+ * newer than final_exit's ran before it), frees the blocks above, and then
+ * runs it. */
+static void final_again(void *arg)
+{
+	(void)arg;
+	if (getpid() != g_pid)
+		return;
+	if (register_final(final_exit) == 0)
+		return;
+	final_exit(NULL);
+}
+
 static void final_exit(void *arg)
 {
 	(void)arg;
@@ -608,7 +644,7 @@ int asp__libc_start_main(void *main, int argc, char **argv, void (*init)(void),
 		(int (*)(void *, int, char **, void (*)(void), void (*)(void), void (*)(void), void *))
 		asp__next_sym("__libc_start_main");
 	g_main = (main_fn)main;
-	g_final_registered = __cxa_atexit(final_exit, NULL, NULL) == 0;
+	g_final_registered = register_final(final_again) == 0;
 	return real((void *)main_trampoline, argc, argv, init, fini, rtld_fini, stack_end);
 }
 

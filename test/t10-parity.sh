@@ -43,6 +43,28 @@ for how in return exit _exit thread-exit; do
 	prog_parity par_exit $how
 done
 
+# par_exit_many: a library registers 100 exit handlers before main, so the
+# shim's own handler sits in a block glibc allocated, freed with the older
+# ones after the handlers ran (3 blocks of 1,040 bytes; the shim used to
+# report them in use). Track mode with the leak summary, then the
+# "total heap usage" line in count mode and with stacks.
+for how in return exit; do
+	if [ -x "$PROGS/par_exit_many" ]; then
+		leak_parity "par_exit_many $how" "$PROGS/par_exit_many" $how
+		d=$TMP/par_exit_many_$how	# leak_parity's run with freeres
+		for mode in "ALLOCSPY_MODE=count" "ALLOCSPY_BACKTRACE=16"; do
+			rm -rf "$d/run" && mkdir "$d/run"
+			SHIM_ENV=$mode
+			(cd "$d/run" && run_shim "$d/asp" "$PROGS/par_exit_many" $how)
+			SHIM_ENV=
+			check "par_exit_many $how, $mode: total heap usage equals valgrind's" \
+				"$(heap_lines "$d/vg" | grep 'total heap')" "$(heap_lines "$d/asp" | grep 'total heap')"
+		done
+	else
+		not_ok "par_exit_many: built" "missing $PROGS/par_exit_many: run make test-progs"
+	fi
+done
+
 # Per-function counters: each call counted once, under the name the
 # program called. par_basic: 337 mallocs (one is stdout's buffer), 170
 # callocs, 106 reallocs (realloc(NULL, n) twice, realloc(p, 0) once: still
