@@ -634,6 +634,26 @@ static int main_trampoline(int argc, char **argv, char **envp)
 	return status;
 }
 
+/* quick_exit runs the at_quick_exit handlers, then ends as _exit does,
+ * exit's handlers left out. The report then comes from a handler of the
+ * shim's, registered with the first so that it runs last, with the status
+ * quick_exit was given. */
+static int g_quick_status;
+
+static void quick_final(void)
+{
+	asp__exit_fast(asp_atomic_load_relaxed(&g_quick_status));
+}
+
+void asp__quick_exit(int status, uintptr_t sp)
+{
+	asp__leak_note_exit(sp);
+	asp_atomic_store_relaxed(&g_quick_status, status);
+	void (*real)(int) = (void (*)(int))asp__next_sym("quick_exit");
+	real(status);
+	__builtin_unreachable();
+}
+
 int asp__libc_start_main(void *main, int argc, char **argv, void (*init)(void),
                          void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
 {
@@ -645,6 +665,11 @@ int asp__libc_start_main(void *main, int argc, char **argv, void (*init)(void),
 		asp__next_sym("__libc_start_main");
 	g_main = (main_fn)main;
 	g_final_registered = register_final(final_again) == 0;
+	struct asp_thread *t = asp__thread_self();
+	t->depth++;
+	if (at_quick_exit(quick_final) != 0)
+		asp__warn("at_quick_exit failed: no report if the program ends by quick_exit", "", "");
+	t->depth--;
 	return real((void *)main_trampoline, argc, argv, init, fini, rtld_fini, stack_end);
 }
 

@@ -12,6 +12,7 @@ int asp__libc_start_main(void *main, int argc, char **argv, void (*init)(void),
                          void (*fini)(void), void (*rtld_fini)(void), void *stack_end);
 __attribute__((noreturn)) void asp__exit(int status, uintptr_t sp);
 __attribute__((noreturn)) void asp__exit_fast(int status);
+__attribute__((noreturn)) void asp__quick_exit(int status, uintptr_t sp);
 int asp__pthread_create(pthread_t *thread, const pthread_attr_t *attr,
                         void *(*fn)(void *), void *arg);
 void *asp__dlopen(const char *file, int flags);

@@ -39,7 +39,7 @@ for p in par_basic par_realloc par_memalign par_strdup par_fail par_realloc_fail
 	par_threads par_detached par_tsd par_fork par_pending; do
 	prog_parity $p
 done
-for how in return exit _exit thread-exit; do
+for how in return exit _exit thread-exit quick_exit; do
 	prog_parity par_exit $how
 done
 

@@ -1,8 +1,9 @@
 /* par_exit - the ways a program ends: "return" from main, "exit",
- * "_exit" (no atexit handlers), and "thread-exit" (exit called by a second
- * thread while main waits in pthread_join). An atexit handler allocates
- * and frees, so its work must be in the summary. The status is 10 plus the
- * argument's index. */
+ * "_exit" (no atexit handlers), "thread-exit" (exit called by a second
+ * thread while main waits in pthread_join) and "quick_exit" (its own
+ * handlers, not atexit's). An atexit handler allocates and frees, and so
+ * does an at_quick_exit handler, so their work must be in the summary.
+ * The status is 10 plus the argument's index. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,13 @@ static void handler(void)
 	keep[2] = malloc(77);
 	free(keep[0]);
 	keep[0] = NULL;
+}
+
+static void quick_handler(void)
+{
+	keep[2] = malloc(55);
+	free(keep[1]);
+	keep[1] = NULL;
 }
 
 static void *exiter(void *arg)
@@ -44,6 +52,11 @@ int main(int argc, char **argv)
 		pthread_t t;
 		pthread_create(&t, NULL, exiter, NULL);
 		pthread_join(t, NULL);
+	}
+	if (strcmp(how, "quick_exit") == 0) {
+		at_quick_exit(quick_handler);
+		fflush(stdout);
+		quick_exit(14);
 	}
 	return 10;
 }
