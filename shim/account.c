@@ -47,6 +47,7 @@
  * one read the total, which is at most its own delta (asp__peak_bound). */
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -1512,6 +1513,17 @@ void *asp__memdup(enum asp_fn fn, const void *mem, size_t size, uintptr_t site)
 
 static const char asp_nothrow_tag = 0;
 
+/* libgcc_s's personality routine and _Unwind_Resume serve the clean-up of
+ * call_real_new when an exception leaves the real operator new. They are
+ * weak, so that the shim does not load libgcc_s into a program that does
+ * not: glibc loads it at the first pthread_exit, pthread_cancel or
+ * backtrace, allocating as it does, and valgrind counts that. A C++
+ * program has it loaded (libstdc++ needs it); without it the clean-up
+ * would not run, and call_real_new lets no exception through. */
+extern void __gcc_personality_v0(void);
+#pragma weak __gcc_personality_v0
+__asm__(".weak _Unwind_Resume");	/* called by the compiler's code: no pragma reaches it */
+
 /* The libstdc++ operator under the shim, called with this thread's calls
  * forwarded uncounted; the result is counted once, as fn. A throw passes
  * through (the guard's clean-up runs) and counts as a failed call. */
@@ -1529,6 +1541,18 @@ static void new_call_end(struct new_call *c)
 	asp__count_failed(c->t, c->fn);
 }
 
+/* The operator sym: kind 0 new(size), 1 new(size, nothrow), 2 new(size,
+ * align), 3 new(size, align, nothrow). */
+static void *call_operator(void *sym, int kind, size_t size, size_t align)
+{
+	switch (kind) {
+	case 0: return ((void *(*)(size_t))sym)(size);
+	case 1: return ((void *(*)(size_t, const void *))sym)(size, &asp_nothrow_tag);
+	case 2: return ((void *(*)(size_t, size_t))sym)(size, align);
+	default: return ((void *(*)(size_t, size_t, const void *))sym)(size, align, &asp_nothrow_tag);
+	}
+}
+
 static void *call_real_new(enum asp_fn fn, size_t size, size_t align, int kind,
                            uintptr_t site, const char *real)
 {
@@ -1541,24 +1565,43 @@ static void *call_real_new(enum asp_fn fn, size_t size, size_t align, int kind,
 			count_result(t, fn, p, size, site);
 		return p;
 	}
+	/* No unwinder for the clean-up (libstdc++ came by dlopen into a
+	 * program that had no libgcc_s): no exception may leave the operator
+	 * while the thread's state is changed. Called from inside another
+	 * operator (libstdc++'s nothrow form calls the throwing one), t is
+	 * NULL and nothing is changed. Otherwise the throwing forms become
+	 * the nothrow form, and the throw, of std::bad_alloc, is made here
+	 * once the state is back. (A new-handler's own exception then becomes
+	 * bad_alloc.) */
+	void (*throw_bad_alloc)(void) = NULL;
+	void (*personality)(void) = __gcc_personality_v0;
+	__asm__("" : "+r"(personality));	/* weak: may be NULL */
+	if (personality == NULL && t != NULL && (kind == 0 || kind == 2)) {
+		char name[64];
+		int len = snprintf(name, sizeof name, "%sRKSt9nothrow_t", real);
+		throw_bad_alloc = (void (*)(void))asp__next_sym("_ZSt17__throw_bad_allocv");
+		void *nothrow = len > 0 && len < (int)sizeof name ? asp__next_sym(name) : NULL;
+		if (nothrow != NULL && throw_bad_alloc != NULL) {
+			sym = nothrow;
+			kind++;
+		} else {
+			throw_bad_alloc = NULL;
+		}
+	}
 	struct new_call c __attribute__((cleanup(new_call_end))) = { t, fn };
 	if (t) {
 		t->depth++;
 		t->forward++;
 	}
-	void *p;
-	switch (kind) {
-	case 0: p = ((void *(*)(size_t))sym)(size); break;
-	case 1: p = ((void *(*)(size_t, const void *))sym)(size, &asp_nothrow_tag); break;
-	case 2: p = ((void *(*)(size_t, size_t))sym)(size, align); break;
-	default: p = ((void *(*)(size_t, size_t, const void *))sym)(size, align, &asp_nothrow_tag); break;
-	}
+	void *p = call_operator(sym, kind, size, align);
 	if (t) {
 		t->depth--;
 		t->forward--;
 		c.t = NULL;
 		count_result(t, fn, p, size, site);
 	}
+	if (p == NULL && throw_bad_alloc != NULL)
+		throw_bad_alloc();
 	return p;
 }
 

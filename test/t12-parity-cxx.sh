@@ -65,3 +65,30 @@ no_mangled "no mangled name in allocspy-report's summary, leaks, timeline and co
 	"$R"/*.summary "$R"/*.leaks "$R"/*.timeline "$R/compare"
 no_mangled "no mangled name in --gen-suppressions output but its fun: lines" "$R"/*.gen
 no_mangled "no mangled name in the HTML pages" "$R"/*.html
+
+# par_new_plugin: a C program that dlopens C++ code whose operator new
+# fails and throws std::bad_alloc (valgrind cannot throw: it aborts, so
+# the reference is the native run). The program had no libgcc_s when it
+# started, so the shim throws bad_alloc itself; the program must catch all
+# 4 as natively, and the thread count on afterwards: the 3 blocks it then
+# leaks are in the LEAK SUMMARY, and the dump counts 4 new[] calls (3
+# failed) and 1 failed aligned new. In track mode and in count mode.
+if [ -x "$PROGS/par_new_plugin" ]; then
+	native=$("$PROGS/par_new_plugin"; echo "status $?")
+	P=$TMP/new_plugin
+	mkdir -p "$P"
+	for mode in track count; do
+		rm -f "$P/$mode.json"
+		out=$(vg_env ALLOCSPY_MODE=$mode ALLOCSPY_OUTPUT="$P/$mode.json" LD_PRELOAD="$LIB" \
+			"$PROGS/par_new_plugin" 2>"$P/$mode.err"; echo "status $?")
+		check "par_new_plugin, $mode mode: stdout and status as without the shim" "$native" "$out"
+		check "par_new_plugin, $mode mode: new[] calls and failures, aligned new's, the 3 blocks after them (4,097 to 8,192 bytes)" \
+			"(4, 3, 1, 1, 3)" \
+			"$(json_get "$P/$mode.json" '(d["functions"]["new[]"]["calls"], d["functions"]["new[]"]["failed"], d["functions"]["new_aligned"]["calls"], d["functions"]["new_aligned"]["failed"], sum(1 for h in d["histogram"] if h["le"] == 8192 for _ in range(h["count"])))' 2>&1)"
+	done
+	check "par_new_plugin: its 3 leaked blocks in the LEAK SUMMARY" \
+		"definitely lost: 12,963 bytes in 3 blocks" \
+		"$(grep -o 'definitely lost: .*' "$P/track.err")"
+else
+	not_ok "par_new_plugin: built" "missing $PROGS/par_new_plugin: run make test-progs"
+fi
