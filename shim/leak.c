@@ -209,7 +209,11 @@ static int read_maps(struct scan *s)
 	char *buf = scan_alloc(s, cap);
 	if (buf == NULL)
 		return -ENOMEM;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	/* The calling thread's view: /proc/self is the main thread's, which
+	 * lists no mapping once that thread has ended (pthread_exit). */
+	int fd = open("/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		int err = -errno;
 		scan_free(buf, cap);
@@ -787,6 +791,14 @@ static uintptr_t live_sp(pid_t tid)
 	return w != NULL ? w->sp : 0;
 }
 
+/* Whether the main thread has ended while others run on (pthread_exit):
+ * the world stop found it gone. */
+static int main_gone(void)
+{
+	const struct asp_world_thread *w = asp__world_thread(getpid());
+	return w != NULL && asp_atomic_load_acquire(&w->state) == ASP_WORLD_GONE;
+}
+
 /* Dead stack: below the first frame of exited threads, below the stack
  * pointer of live ones, and on the main stack as described above. */
 static void skip_dead_stacks(struct scan *s, uintptr_t my_sp)
@@ -815,6 +827,9 @@ static void skip_dead_stacks(struct scan *s, uintptr_t my_sp)
 		main_sp = g_exit_sp ? g_exit_sp : my_sp;
 	if (main_sp == 0)
 		main_sp = live_sp(getpid());
+	/* Ended by pthread_exit: main's frame and all below it are gone. */
+	if (main_sp == 0 && main_gone())
+		main_sp = g_main_frame;
 	for (size_t i = 0; i < s->nmaps; i++)
 		if (s->maps[i].stack && main_sp > s->maps[i].start && main_sp <= s->maps[i].end)
 			skip_range(s, s->maps[i].start, main_sp);
@@ -990,7 +1005,7 @@ int asp__leak_check(const struct asp_live_entry *e, size_t n, struct asp_leak_re
 	struct scan s;
 	memset(&s, 0, sizeof s);
 	memset(out, 0, sizeof *out);
-	s.pid = getpid();
+	s.pid = asp_gettid();	/* alive, unlike the main thread after pthread_exit */
 	uintptr_t my_sp = (uintptr_t)__builtin_frame_address(0);
 
 	s.n = n;

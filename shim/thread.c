@@ -174,7 +174,7 @@ static void find_slot(void)
 	uintptr_t found = 0;
 	for (int round = 0; round < 2; round++) {
 		pthread_setspecific(asp__thread_key, &marker[round]);
-		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof words)
+		if (process_vm_readv(asp_gettid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof words)
 			break;
 		uintptr_t hit = 0;
 		for (size_t i = 1; i < ASP_ARRAY_SIZE(words); i++) {

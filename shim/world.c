@@ -212,13 +212,23 @@ static unsigned long hex(const char **p)
 	}
 }
 
-/* Whether tid blocks sig (its SigBlk mask). -1: the thread is gone. */
+/* Whether tid blocks sig (its SigBlk mask). -1: the thread is gone, or
+ * has ended and waits for the others to end (a zombie: the main thread
+ * after pthread_exit), where no signal is ever handled. */
 static int blocks_signal(pid_t tid, int sig)
 {
 	char buf[2048];
 	if (task_file(tid, "status", buf, sizeof buf) == 0)
 		return -1;
-	const char *p = strstr(buf, "\nSigBlk:");
+	const char *p = strstr(buf, "\nState:");
+	if (p != NULL) {
+		p += 7;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == 'Z' || *p == 'X')
+			return -1;
+	}
+	p = strstr(buf, "\nSigBlk:");
 	if (p == NULL)
 		return 0;
 	p += 8;

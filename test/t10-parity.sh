@@ -47,6 +47,21 @@ done
 # load libgcc_s (6 allocations valgrind counts, which the shim hid when it
 # loaded libgcc_s itself).
 prog_parity par_pthread_exit
+# ... and with main ending by pthread_exit while a thread it started
+# allocates: that thread ends the process, the main thread a zombie whose
+# /proc/self files list nothing. The leak summary too (a block lost, one
+# reachable from a global, the thread's DTV possibly lost). Then the total
+# heap usage line in count mode.
+if [ -x "$PROGS/par_pthread_exit" ]; then
+	leak_parity "par_pthread_exit main" "$PROGS/par_pthread_exit" main
+	d=$TMP/par_pthread_exit_main
+	rm -rf "$d/run" && mkdir "$d/run"
+	SHIM_ENV=ALLOCSPY_MODE=count
+	(cd "$d/run" && run_shim "$d/asp" "$PROGS/par_pthread_exit" main)
+	SHIM_ENV=
+	check "par_pthread_exit main, count mode: total heap usage equals valgrind's" \
+		"$(heap_lines "$d/vg" | grep 'total heap')" "$(heap_lines "$d/asp" | grep 'total heap')"
+fi
 
 # par_exit_many: a library registers 100 exit handlers before main, so the
 # shim's own handler sits in a block glibc allocated, freed with the older
