@@ -152,7 +152,8 @@ $(B)/test/progs/lib/lib%.so: test/progs/lib/%.cc
 	@mkdir -p $(@D)
 	$(CXX) $(PROG_FLAGS) -std=gnu++17 -fPIC -shared -o $@ $<
 
-$(B)/test/progs/par_new_plugin: test/progs/par_new_plugin.c $(B)/test/progs/lib/libnew_plugin.so
+$(B)/test/progs/par_new_plugin $(B)/test/progs/par_local_plugin: \
+		$(B)/test/progs/%: test/progs/%.c $(B)/test/progs/lib/libnew_plugin.so
 	$(CC) $(PROG_FLAGS) -std=gnu11 -D_GNU_SOURCE -o $@ $< -ldl
 
 $(B)/test/progs/par_exit_many: test/progs/par_exit_many.c $(B)/test/progs/lib/libexit_many.so

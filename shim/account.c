@@ -1556,11 +1556,28 @@ static void *call_operator(void *sym, int kind, size_t size, size_t align)
 static void *call_real_new(enum asp_fn fn, size_t size, size_t align, int kind,
                            uintptr_t site, const char *real)
 {
-	void *sym = asp__next_sym(real);
 	struct asp_thread *t = enter();
+	/* The lookups are the shim's own calls: a dlsym that fails allocates
+	 * its message, which is not the program's. */
+	if (t)
+		t->depth++;
+	void *sym = asp__next_sym(real);
+	if (t)
+		t->depth--;
 	if (sym == NULL) {
-		/* No C++ runtime under the shim: the plain path is all there is. */
-		void *p = asp__next.malloc(size ? size : 1);
+		/* No C++ runtime after the shim (none loaded, or only in a
+		 * library's own scope: C++ code a C program dlopened without
+		 * RTLD_GLOBAL): what libstdc++'s operators ask of the allocator,
+		 * once. An aligned form keeps its alignment: aligned_alloc of
+		 * the size rounded up to it, as libstdc++'s. */
+		size_t n = size ? size : 1;
+		void *p;
+		if (kind >= 2) {
+			size_t rounded = (n + align - 1) & ~(align - 1);
+			p = rounded >= n ? asp__next.aligned_alloc(align, rounded) : NULL;
+		} else {
+			p = asp__next.malloc(n);
+		}
 		if (t)
 			count_result(t, fn, p, size, site);
 		return p;
@@ -1577,6 +1594,7 @@ static void *call_real_new(enum asp_fn fn, size_t size, size_t align, int kind,
 	void (*personality)(void) = __gcc_personality_v0;
 	__asm__("" : "+r"(personality));	/* weak: may be NULL */
 	if (personality == NULL && t != NULL && (kind == 0 || kind == 2)) {
+		t->depth++;	/* (the lookups are the shim's, as above) */
 		char name[64];
 		int len = snprintf(name, sizeof name, "%sRKSt9nothrow_t", real);
 		throw_bad_alloc = (void (*)(void))asp__next_sym("_ZSt17__throw_bad_allocv");
@@ -1587,6 +1605,7 @@ static void *call_real_new(enum asp_fn fn, size_t size, size_t align, int kind,
 		} else {
 			throw_bad_alloc = NULL;
 		}
+		t->depth--;
 	}
 	struct new_call c __attribute__((cleanup(new_call_end))) = { t, fn };
 	if (t) {

@@ -2,6 +2,7 @@
 // asks operator new, plain and aligned, for more than there is, catches
 // std::bad_alloc each time, and then allocates and frees as usual.
 #include <cstddef>
+#include <cstdint>
 #include <new>
 
 char *volatile g_sink;
@@ -25,4 +26,22 @@ extern "C" int plugin_run(void)
 	g_sink = new char[100];
 	delete[] g_sink;
 	return caught;
+}
+
+struct alignas(128) Wide {
+	char c[200];
+};
+
+// 20 objects aligned to 128 bytes, all alive at once: how many are not.
+extern "C" int plugin_aligned(void)
+{
+	Wide *keep[20];
+	int misaligned = 0;
+	for (int i = 0; i < 20; i++) {
+		keep[i] = new Wide;
+		misaligned += reinterpret_cast<std::uintptr_t>(keep[i]) % alignof(Wide) != 0;
+	}
+	for (int i = 0; i < 20; i++)
+		delete keep[i];
+	return misaligned;
 }
