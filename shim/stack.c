@@ -199,7 +199,7 @@ static int fp_walk(uintptr_t self, uintptr_t *out, int max)
 	uintptr_t low = fp;
 	uintptr_t high = asp__fp_high(self, fp);
 	int n = 0;
-	while (n < max && fp >= low && fp + 16 <= high && (fp & 7) == 0) {
+	while (n < max && fp >= low && fp <= high - 16 && (fp & 7) == 0) {
 		uintptr_t next = ((uintptr_t *)fp)[0];
 		uintptr_t ret = ((uintptr_t *)fp)[1];
 		if (ret == 0)

@@ -49,8 +49,10 @@ static ASP_ALWAYS_INLINE uintptr_t asp__stack_fp_again(const struct asp_thread *
 	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
 	uintptr_t high = asp__fp_high(t->self, fp);
 	/* Frames walked only after fp: the chain must rise, which keeps it
-	 * above the first. */
-#define FP_OK(fp) ((fp) + 16 <= high && ((fp) & 7) == 0)
+	 * above the first. (No fp + 16 here: a word near the top of the
+	 * address space, which a program without frame pointers may leave
+	 * there, would wrap past high.) */
+#define FP_OK(fp) ((fp) <= high - 16 && ((fp) & 7) == 0)
 	if (!FP_OK(fp))
 		return 0;
 	uintptr_t next = ((uintptr_t *)fp)[0], ret = ((uintptr_t *)fp)[1];

@@ -127,6 +127,24 @@ else
 	not_ok "asp_errno: built" "missing $PROGS/asp_errno"
 fi
 
+# asp_fp_wild: malloc called with rbp on a made-up frame whose saved frame
+# pointer is 0xfffffffffffffff0 (code built without frame pointers may
+# leave such a value). The frame-pointer walks must stop there: stdout and
+# status as natively, and the heap summary valgrind's, with both unwinders.
+if [ -x "$PROGS/asp_fp_wild" ]; then
+	native=$(cd "$TMP" && "$PROGS/asp_fp_wild" 2>/dev/null; echo "status $?")
+	for unwind in fp libunwind; do
+		shim=$(cd "$TMP" && vg_env ALLOCSPY_BACKTRACE=16 ALLOCSPY_UNWIND=$unwind ALLOCSPY_OUTPUT=none \
+			LD_PRELOAD="$LIB" "$PROGS/asp_fp_wild" 2>"$TMP/fp_wild.$unwind.err"; echo "status $?")
+		check "asp_fp_wild, 16 frames by $unwind: stdout and status as without the shim" "$native" "$shim"
+		check "asp_fp_wild, 16 frames by $unwind: total heap usage" \
+			"total heap usage: 4 allocs, 4 frees, 4,396 bytes allocated" \
+			"$(heap_lines "$TMP/fp_wild.$unwind.err" | grep 'total heap')"
+	done
+else
+	not_ok "asp_fp_wild: built" "missing $PROGS/asp_fp_wild"
+fi
+
 # pvalloc: valgrind 3.19 aborts on it, so only the dump is checked: 3
 # calls, 3 allocs and 3 frees of the program's own, all blocks aligned.
 dump_run pvalloc "$PROGS/asp_pvalloc"
