@@ -123,6 +123,16 @@ void asp__leak_note_exit(uintptr_t sp)
 		g_exit_sp = sp;
 }
 
+/* Where exit's handlers are called from: exit's own frames, above it, hold
+ * what the program kept in registers when it called exit, and are live
+ * until the process ends, as valgrind sees them. */
+static uintptr_t g_handler_sp;
+
+void asp__leak_note_handler(uintptr_t sp)
+{
+	g_handler_sp = sp;
+}
+
 /* Memory ------------------------------------------------------------------- */
 
 /* The scan's arrays. Small ones are cut from a pool of the shim's pages,
@@ -825,6 +835,8 @@ static void skip_dead_stacks(struct scan *s, uintptr_t my_sp)
 	uintptr_t main_sp = g_main_returned && g_main_frame ? g_main_frame : 0;
 	if (main_sp == 0 && me == getpid())
 		main_sp = g_exit_sp ? g_exit_sp : my_sp;
+	if (main_sp == g_exit_sp && g_exit_sp != 0 && g_handler_sp != 0 && g_handler_sp < main_sp)
+		main_sp = g_handler_sp;
 	if (main_sp == 0)
 		main_sp = live_sp(getpid());
 	/* Ended by pthread_exit: main's frame and all below it are gone. */

@@ -54,5 +54,6 @@ int asp__leak_check(const struct asp_live_entry *e, size_t n, struct asp_leak_re
 void asp__leak_note_main_frame(uintptr_t sp);
 void asp__leak_note_main_returned(void);
 void asp__leak_note_exit(uintptr_t sp);
+void asp__leak_note_handler(uintptr_t sp);
 
 #endif

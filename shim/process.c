@@ -615,6 +615,8 @@ static void final_exit(void *arg)
 	(void)arg;
 	if (getpid() != g_pid)
 		return;
+	if (asp_gettid() == g_pid)	/* exit's frames, above this one */
+		asp__leak_note_handler((uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *));
 	asp__world_stop();
 	run_freeres();
 	c_locale();

@@ -20,6 +20,17 @@ for p in leak_definite leak_chain leak_cycle leak_interior leak_tail leak_roots 
 	esac
 done
 
+# leak_exit_regs: main's only pointer to a block is in rbx when it calls
+# exit, which saves rbx in its frame: still reachable, as valgrind finds
+# it there (definitely lost when the scan took exit's frames for dead).
+if [ -x "$PROGS/leak_exit_regs" ]; then
+	leak_parity leak_exit_regs "$PROGS/leak_exit_regs"
+	SHIM_ENV=ALLOCSPY_BACKTRACE=16 leak_parity "leak_exit_regs (16 frames)" "$PROGS/leak_exit_regs"
+	SHIM_ENV=
+else
+	not_ok "leak_exit_regs: built" "missing $PROGS/leak_exit_regs: run make test-progs"
+fi
+
 # par_pending: threads that keep hundreds of blocks at once (each thread's
 # pending set, account.c) and free others' (claims); with stacks too.
 if [ -x "$PROGS/par_pending" ]; then
