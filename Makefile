@@ -1,6 +1,7 @@
 # allocspy - one non-recursive Makefile.
 #   make            build/liballocspy.so, build/allocspy-report, build/allocspy
-#   make check      every test; the last line is "N passed, N failed"
+#   make check      the quick tier of the tests; the last line is "N passed, N failed"
+#   make check-full every test, the linters and the sanitizer build
 #   make demo       the seed comparison (strdup against refcount builds)
 #   make bench      overhead tables against the bare programs
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -16,8 +17,13 @@ MANDIR     ?= $(PREFIX)/share/man
 PCDIR      ?= $(LIBDIR)/pkgconfig
 DESTDIR    ?=
 
-CC         ?= gcc
-CXX        ?= g++
+# (CC and CXX have make's own defaults, cc and g++: ?= would never apply)
+ifeq ($(origin CC),default)
+CC         := gcc
+endif
+ifeq ($(origin CXX),default)
+CXX        := g++
+endif
 PKG_CONFIG ?= pkg-config
 B          := build
 
@@ -37,15 +43,21 @@ LIB     := $(B)/liballocspy.so
 REPORT  := $(B)/allocspy-report
 LAUNCH  := $(B)/allocspy
 
-.PHONY: all deps check demo bench soak install install-lib install-bin \
+.PHONY: all deps test-deps check check-full demo bench soak install install-lib install-bin \
 	install-headers install-man install-pc clean lint lint-man test-progs check-asan \
 	node-deps
 
-all: $(LIB) $(REPORT) $(LAUNCH)
+all: $(LIB) $(REPORT) $(LAUNCH) $(B)/allocspy.installed
 
-# Installs missing Debian build dependencies; silent when all are present.
+# Installs every missing Debian package the build, the tests and the
+# benches use; silent when all are present (scripts/deps.sh says which
+# target needs which).
 deps:
-	@sh scripts/deps.sh
+	@sh scripts/deps.sh all
+
+# The tests' packages (valgrind, the exports' readers, ...): make check.
+test-deps:
+	@sh scripts/deps.sh test
 
 # On a fresh machine they are installed before anything is built, even
 # with -j: make remakes this included file first, then reads the Makefile
@@ -54,8 +66,8 @@ ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
 -include $(B)/deps.mk
 endif
 $(B)/deps.mk: scripts/deps.sh
-	@sh scripts/deps.sh
-	@mkdir -p $(B) && echo '# scripts/deps.sh ran: the build dependencies are installed' >$@
+	@sh scripts/deps.sh build
+	@mkdir -p $(B) && echo '# scripts/deps.sh build ran: the build dependencies are installed' >$@
 
 # --- the shim -----------------------------------------------------------
 # -fvisibility=hidden plus a version script: only the interposed symbols
@@ -125,6 +137,15 @@ $(REPORT): $(ANALYZER_OBJ)
 $(LAUNCH): launcher/allocspy.c | $(B)
 	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE -DASP_LIBDIR='"$(LIBDIR)"' -o $@ $<
 
+# The launcher make install installs: it preloads the library from LIBDIR.
+# libdir.txt changes when LIBDIR does, so that it is built again then.
+$(B)/libdir.txt: FORCE | $(B)
+	@echo '$(LIBDIR)' | cmp -s - $@ || echo '$(LIBDIR)' >$@
+$(B)/allocspy.installed: launcher/allocspy.c $(B)/libdir.txt | $(B)
+	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE -DASP_LIBDIR='"$(LIBDIR)"' -DASP_INSTALLED -o $@ $<
+.PHONY: FORCE
+FORCE:
+
 $(B) $(B)/shim $(B)/analyzer $(B)/test $(B)/test/progs $(B)/test/unit $(B)/test/soak $(B)/benches:
 	@mkdir -p $@
 
@@ -187,13 +208,17 @@ SOAK_SECONDS ?= 3600
 soak: all test-progs
 	@sh test/soak.sh -d $(SOAK_SECONDS)
 
-# The linters and the sanitizer pass first: the last line is then the
-# whole suite's "N passed, N failed".
-check: all test-progs node-deps lint check-asan
-	@sh test/run.sh
+# The quick tier (test/run.sh: TIER=quick), a few minutes: every area once.
+check: test-deps all test-progs node-deps
+	@TIER=quick sh test/run.sh
+
+# Everything: the linters and the sanitizer pass first, then every test
+# file with all its cases; the last line is the whole suite's.
+check-full: test-deps all test-progs node-deps lint check-asan
+	@TIER=full sh test/run.sh
 
 # The npm packages the export tests validate with, pinned, in build/.
-node-deps:
+node-deps: test-deps
 	@sh scripts/npm-deps.sh
 
 # The analyzer and the unit tests again, built with AddressSanitizer and
@@ -205,7 +230,8 @@ ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-s
 check-asan: $(LIB) $(LAUNCH) $(PROG_BIN)
 	@$(MAKE) -s B=build/asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" \
 		build/asan/allocspy-report $(UNIT_SRC:test/unit/%.c=build/asan/test/unit/%)
-	@B=build/asan SHIM_B=$(B) TESTS="t50 t51 t52 t57" ASAN_OPTIONS=detect_leaks=0 sh test/run.sh
+	@B=build/asan SHIM_B=$(B) TESTS="t50 t51 t52 t57" FUZZ=no ASAN_OPTIONS=detect_leaks=0 \
+		sh test/run.sh
 
 # cppcheck and clang-tidy (.clang-tidy) over every source; quiet when clean.
 lint:
@@ -220,6 +246,7 @@ demo: all
 	@sh benches/demo.sh
 
 bench: all
+	@sh scripts/deps.sh bench
 	@sh benches/run.sh
 
 # --- benches (benches/*: the seed workloads and the timing harness) ----------
@@ -256,10 +283,8 @@ install-lib: $(LIB)
 	install -d $(DESTDIR)$(LIBDIR)
 	install -m 755 $(LIB) $(DESTDIR)$(LIBDIR)/liballocspy.so
 
-install-bin: $(REPORT) launcher/allocspy.c
+install-bin: $(REPORT) $(B)/allocspy.installed
 	install -d $(DESTDIR)$(BINDIR)
-	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE -DASP_LIBDIR='"$(LIBDIR)"' -DASP_INSTALLED \
-		-o $(B)/allocspy.installed launcher/allocspy.c
 	install -m 755 $(B)/allocspy.installed $(DESTDIR)$(BINDIR)/allocspy
 	install -m 755 $(REPORT) $(DESTDIR)$(BINDIR)/allocspy-report
 

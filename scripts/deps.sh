@@ -1,30 +1,50 @@
 #!/bin/sh
-# deps.sh - install the Debian packages allocspy builds and tests with.
-# Does nothing when every package is already there.
+# deps.sh - install the Debian packages allocspy needs, by what it is for:
+#   deps.sh build   what make compiles with (make, make demo, make install)
+#   deps.sh test    that and what the tests run (make check, make check-full)
+#   deps.sh bench   that and the tools make bench times against
+#   deps.sh all     every one of them (make deps)
+# Does nothing when every package is there. As root it installs the missing
+# ones with apt-get; otherwise it prints one line naming them and exits 1.
 set -eu
 
-pkgs="gcc g++ make pkg-config libunwind-dev libjansson-dev libdw-dev
-libglib2.0-dev libgoogle-perftools-dev valgrind mandoc hyperfine
-cppcheck clang-tidy clang libclang-rt-14-dev libjemalloc2 sqlite3 mawk git
-libc6-dbg zlib1g-dev golang-go google-perftools heaptrack chromium
-fonts-dejavu-core strace"
+build="gcc g++ make pkg-config libunwind-dev libjansson-dev libdw-dev libglib2.0-dev
+zlib1g-dev"
+# The tests: valgrind is the reference; the others are the readers of the
+# exports, the second allocators, the real programs and the linters.
+test="$build valgrind mandoc cppcheck clang-tidy clang libclang-rt-14-dev
+libgoogle-perftools-dev google-perftools libjemalloc2 sqlite3 mawk git libc6-dbg golang-go
+heaptrack chromium fonts-dejavu-core strace"
+bench="$build hyperfine heaptrack sqlite3 libc6-dbg"
+
+group=${1:-all}
+case $group in
+build) pkgs=$build ;;
+test) pkgs=$test ;;
+bench) pkgs=$bench ;;
+all) pkgs="$test hyperfine" ;;
+*) echo "deps.sh: error: $group: build, test, bench or all" >&2; exit 2 ;;
+esac
 
 missing=
 for p in $pkgs; do
+	case " $missing " in *" $p "*) continue ;; esac
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
 		missing="$missing $p"
 done
-# Node.js and npm: any install will do (a machine may have its own build,
-# with which Debian's npm package conflicts).
-command -v node >/dev/null 2>&1 || missing="$missing nodejs"
-command -v npm >/dev/null 2>&1 || missing="$missing npm"
+# Node.js and npm, for the tests' npm packages: any install will do (a
+# machine may have its own build, with which Debian's npm package conflicts).
+if [ "$group" = test ] || [ "$group" = all ]; then
+	command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+	command -v npm >/dev/null 2>&1 || missing="$missing npm"
+fi
 [ -z "$missing" ] && exit 0
 
-echo "deps.sh: installing:$missing" >&2
 if [ "$(id -u)" -ne 0 ]; then
-	echo "deps.sh: error: not root; install these packages:$missing" >&2
+	echo "deps.sh: error: missing packages ($group):$missing; install them as root, or run make deps as root" >&2
 	exit 1
 fi
+echo "deps.sh: installing ($group):$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq >&2
 # shellcheck disable=SC2086

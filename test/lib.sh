@@ -19,6 +19,19 @@ VG_PRELOAD=/usr/libexec/valgrind/vgpreload_core-amd64-linux.so:/usr/libexec/valg
 
 ok() { echo "ok - $1"; }
 
+# The tier: "quick" under make check, "full" under make check-full and when
+# a file is run by itself. A file marked "# tier: full" in its first lines
+# runs only in the full tier (run.sh); a file that runs a long list of cases
+# runs a few of them in the quick tier: in_tier NAME WORD... is true in the
+# full tier, and in the quick tier when NAME is one of the WORDs.
+TIER=${TIER:-full}
+in_tier() {
+	[ "$TIER" = full ] && return 0
+	it=$1; shift
+	for w in "$@"; do [ "$it" = "$w" ] && return 0; done
+	return 1
+}
+
 # dump_sweep: when a test ends, every dump the shim wrote under $TMP (a file
 # whose path is its own options.output with %p and %% put in) is checked:
 # heap.peak_bytes is at least heap.in_use_bytes and every snapshot's

@@ -2,8 +2,14 @@
 # run.sh - the test runner: unit tests, then shell tests, as TAP.
 # Every "ok" and "not ok" line is counted; the last line is "N passed, N failed".
 # TESTS="t10 t20" limits the shell tests to names starting with those words.
+# TIER=quick (make check) leaves out the files marked "# tier: full" in
+# their first lines and runs fewer cases in the long ones; TIER=full (make
+# check-full, and the default) runs everything.
 cd "$(dirname "$0")/.." || exit 2
 B=${B:-build}
+TIER=${TIER:-full}
+case $TIER in quick | full) ;; *) echo "run.sh: TIER=$TIER: quick or full" >&2; exit 2 ;; esac
+export TIER
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
@@ -38,6 +44,7 @@ if [ -n "$missing" ]; then
 	exit 1
 fi
 
+start=$(date +%s)
 for t in "$B"/test/unit/test_*; do
 	[ -x "$t" ] || continue
 	"$t" 2>&1 | tee -a "$out"
@@ -49,11 +56,18 @@ for t in test/t*.sh; do
 		for w in $TESTS; do case ${t#test/} in "$w"*) hit=1 ;; esac; done
 		[ -n "$hit" ] || continue
 	fi
+	if [ "$TIER" = quick ] && head -n 20 "$t" | grep -q '^# tier: full'; then
+		echo "# $t: the full tier only (make check-full)"
+		continue
+	fi
 	echo "# $t"
+	t0=$(date +%s)
 	B="$B" sh "$t" 2>&1 | tee -a "$out"
+	echo "# $t: $(($(date +%s) - t0)) s"
 done
 
 pass=$(grep -c '^ok ' "$out")
 fail=$(grep -c '^not ok ' "$out")
+echo "# the $TIER tier in $(($(date +%s) - start)) s"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

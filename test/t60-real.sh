@@ -51,7 +51,11 @@ xrun_shim() {
 # starts in the same, emptied directory, so that PWD is equal and the
 # program sees the same files (make, for one, allocates per directory
 # entry); the logs are kept outside it.
+# The quick tier (make check) compares these; the full tier every case.
+QUICK_CASES="python3_-c perl_-e sort cppcheck_(C++) tar_czf_(gzip_is_a_child) sqlite3"
 real_parity() {
+	# shellcheck disable=SC2086 # the words are the case names
+	in_tier "$(echo "$1" | tr ' ' _)" $QUICK_CASES || return 0
 	for FREERES in "" no; do
 		one_parity "$1${FREERES:+ (freeres=no)}" "$@"
 	done
@@ -243,7 +247,7 @@ int main(void) { printf("%d\n", twice(21)); return 0; }
 C
 echo 'int twice(int x) { return 2 * x; }' >"$TMP/src/b.c"
 real_parity "gcc two files (cc1, as, ld are children)" last 0 /usr/bin/gcc -O0 -o prog "$TMP/src/a.c" "$TMP/src/b.c"
-check "gcc under the shim: the program it built runs" 42 "$("$rdir/run/prog" 2>&1)"
+[ "$TIER" = full ] && check "gcc under the shim: the program it built runs" 42 "$("$rdir/run/prog" 2>&1)"
 
 cat >"$TMP/info.mk" <<'MK'
 WORDS := $(foreach i,1 2 3 4 5 6 7 8 9,item$(i).c other$(i).h)

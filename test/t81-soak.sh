@@ -5,6 +5,7 @@
 # forks 100 times), pinned to one CPU and on both, each
 # under a deadline; every run must end with its own output and status and
 # leave whole, consistent dumps.
+# tier: full
 . "$(dirname "$0")/lib.sh"
 
 SOAK_FORKS=10 sh "$TOP/test/soak.sh" -t 60 -m bt16 >"$TMP/soak.out" 2>&1
