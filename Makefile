@@ -256,10 +256,13 @@ BENCH_CFLAGS := -O2 -g -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE \
 	-pthread -Iinclude $(WARN)
 BENCH_PROGS  := $(addprefix $(B)/benches/,pairtime malloc_free thread_perf \
 	nullfree gitalloc strdup_free seed000-strdup seed000-refcount seed000-grefcount \
-	seed000-mutex libfloor.so libfloor-ret.so)
+	seed000-mutex libfloor.so libfloor-ret.so churn cxxmap)
 
 $(B)/benches/%: benches/%.c benches/bench.h | $(B)/benches
 	$(CC) $(BENCH_CFLAGS) -o $@ $<
+
+$(B)/benches/%: benches/%.cc | $(B)/benches
+	$(CXX) -O2 -g -fno-omit-frame-pointer -std=gnu++17 -o $@ $<
 
 $(B)/benches/seed000-%: benches/seed000.c benches/bench.h include/allocspy.h | $(B)/benches
 	$(CC) $(BENCH_CFLAGS) -DSEED000_$(shell echo $* | tr a-z A-Z) $(GLIB_CFLAGS) \

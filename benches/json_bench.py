@@ -1,9 +1,11 @@
-"""json_bench - build 200,000 small objects and serialise them with json.dumps.
+"""json_bench - build COUNT small objects and serialise them with json.dumps.
 
-usage: python3 json_bench.py [COUNT]   (default 200000)
+usage: python3 json_bench.py [COUNT [parse]]   (default 200000)
 
 The allocation-heavy interpreter workload of the benches: many small dicts,
-lists and strings, then one large output string. Standard library only.
+lists and strings, then one large output string; with "parse", that string
+is read back with json.loads while the objects are still held, so that a
+second copy of them lives at the peak. Standard library only.
 """
 import json
 import sys
@@ -15,8 +17,9 @@ def main():
              "tags": ["a", "b%d" % (i % 7)], "score": i * 0.25}
             for i in range(count)]
     text = json.dumps(objs)
-    # Print only the length: the work must happen, the output stays small.
-    print(len(text))
+    back = json.loads(text) if sys.argv[2:3] == ["parse"] else objs
+    # Print only the lengths: the work must happen, the output stays small.
+    print(len(text), len(back))
 
 
 if __name__ == "__main__":

@@ -26,11 +26,13 @@
  * variant, so that a failure can be shown.
  *
  * Output, one tab-separated line per -V:
- *   NAME RUNS MEDIAN_MS RATIO MIN_RATIO MAX_RATIO STATUS
+ *   NAME RUNS MEDIAN_MS RATIO MIN_RATIO MAX_RATIO STATUS MAXRSS_KB
  * MEDIAN_MS is the median wall time of the variant's runs. RATIO is the
  * median over its pairs of (variant time / baseline time in the same pair);
  * MIN/MAX_RATIO are the extremes. The baseline line has ratio 1 and the
- * median over all its runs. STATUS is "ok", "exit N", "signal N" or
+ * median over all its runs. MAXRSS_KB is the median of the runs' maximum
+ * resident set size (wait4's, in KiB: the largest of the process and the
+ * children it waited for). STATUS is "ok", "exit N", "signal N" or
  * "timeout"; a failed variant prints "-" for the numbers.
  * Exit status: 0, or 1 when the baseline failed, 2 on a usage error.
  */
@@ -58,7 +60,9 @@ struct variant {
 	int done;		/* pairs timed */
 	double *t;		/* its times, seconds */
 	double *ratio;		/* t / baseline time of the same pair */
+	double *rss;		/* each run's maximum resident set size, KiB */
 	char status[32];	/* "" while it is fine */
+	double last_rss;	/* of the last run */
 };
 
 static double timeout_s = 300;	/* the limit of the run at hand */
@@ -91,6 +95,7 @@ static double now(void)
 static double run_once(struct variant *v)
 {
 	struct itimerval it = { { 0, 0 }, { 0, 0 } };
+	struct rusage ru;
 	double t0, t1;
 	int status;
 	pid_t pid;
@@ -127,7 +132,8 @@ static double run_once(struct variant *v)
 	it.it_value.tv_sec = (time_t)timeout_s;
 	it.it_value.tv_usec = (suseconds_t)((timeout_s - (time_t)timeout_s) * 1e6);
 	setitimer(ITIMER_REAL, &it, NULL);
-	while (wait4(pid, &status, 0, NULL) < 0) {
+	memset(&ru, 0, sizeof ru);
+	while (wait4(pid, &status, 0, &ru) < 0) {
 		if (errno != EINTR) {
 			snprintf(v->status, sizeof v->status, "wait failed");
 			return -1;
@@ -138,6 +144,7 @@ static double run_once(struct variant *v)
 		}
 	}
 	t1 = now();
+	v->last_rss = (double)ru.ru_maxrss;
 	it.it_value.tv_sec = it.it_value.tv_usec = 0;
 	setitimer(ITIMER_REAL, &it, NULL);
 	if (alarmed) {
@@ -187,21 +194,21 @@ static void print_line(struct variant *v, int is_base)
 	double lo, hi, med;
 
 	if (v->status[0] || v->done == 0) {
-		printf("%s\t%d\t-\t-\t-\t-\t%s\n", v->name, v->done,
+		printf("%s\t%d\t-\t-\t-\t-\t%s\t-\n", v->name, v->done,
 		       v->status[0] ? v->status : "not run");
 		return;
 	}
 	if (is_base) {
-		printf("%s\t%d\t%.3f\t1.000\t1.000\t1.000\tok\n", v->name, v->done,
-		       median(v->t, v->done) * 1e3);
+		printf("%s\t%d\t%.3f\t1.000\t1.000\t1.000\tok\t%.0f\n", v->name, v->done,
+		       median(v->t, v->done) * 1e3, median(v->rss, v->done));
 		return;
 	}
 	med = median(v->t, v->done) * 1e3;
 	qsort(v->ratio, v->done, sizeof *v->ratio, cmp_double);
 	lo = v->ratio[0];
 	hi = v->ratio[v->done - 1];
-	printf("%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\tok\n", v->name, v->done, med,
-	       median(v->ratio, v->done), lo, hi);
+	printf("%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\tok\t%.0f\n", v->name, v->done, med,
+	       median(v->ratio, v->done), lo, hi, median(v->rss, v->done));
 }
 
 int main(int argc, char **argv)
@@ -302,7 +309,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < nv; i++) {
 		vs[i].t = calloc(i ? vs[i].runs : nbase, sizeof(double));
 		vs[i].ratio = calloc(i ? vs[i].runs : nbase, sizeof(double));
-		if (!vs[i].t || !vs[i].ratio)
+		vs[i].rss = calloc(i ? vs[i].runs : nbase, sizeof(double));
+		if (!vs[i].t || !vs[i].ratio || !vs[i].rss)
 			return 1;
 	}
 	memset(&sa, 0, sizeof sa);
@@ -328,6 +336,7 @@ int main(int argc, char **argv)
 
 			if (tb < 0)
 				break;
+			base->rss[base->done] = base->last_rss;
 			base->t[base->done++] = tb;
 			continue;
 		}
@@ -344,6 +353,8 @@ int main(int argc, char **argv)
 				tv = run_once(v);
 				tb = tv < 0 ? -1 : run_once(base);
 			}
+			base->rss[base->done] = base->last_rss;
+			v->rss[v->done] = v->last_rss;
 			if (tb < 0 && base->status[0])
 				break;
 			if (tv < 0)
@@ -370,6 +381,7 @@ int main(int argc, char **argv)
 
 			if (tb < 0)
 				break;
+			base->rss[base->done] = base->last_rss;
 			base->t[base->done++] = tb;
 		}
 	}

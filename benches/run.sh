@@ -35,7 +35,8 @@ PAIRTIME=$BB/pairtime
 RESULTS=$BB/results.tsv
 
 for p in pairtime malloc_free thread_perf nullfree gitalloc strdup_free \
-	seed000-strdup seed000-refcount seed000-grefcount seed000-mutex libfloor.so libfloor-ret.so; do
+	seed000-strdup seed000-refcount seed000-grefcount seed000-mutex libfloor.so libfloor-ret.so \
+	churn cxxmap; do
 	if [ ! -x "$BB/$p" ]; then
 		echo "run.sh: error: $BB/$p is not built: run \`make bench-progs\`" >&2
 		exit 2
@@ -69,8 +70,10 @@ have_memusage=1
 
 SHIM="LD_PRELOAD=$LIB ALLOCSPY_OUTPUT=none ALLOCSPY_QUIET=1"
 
-# variant_args TOOL: the pairtime words that put the program under TOOL
-# (before the program's own words), or nothing when TOOL is unavailable.
+# variant_args TOOL: the pairtime words that name TOOL's variant and set its
+# environment (before the program's own VAR=VALUE words), or nothing when
+# TOOL is unavailable; variant_cmd TOOL: the command that runs the program
+# under it, when the tool is one (after them).
 variant_args() {
 	case $1 in
 	limit) echo "-V limit LD_PRELOAD=$FLOOR" ;;
@@ -82,10 +85,14 @@ variant_args() {
 		echo "-V bt16-fp $SHIM ALLOCSPY_BACKTRACE=16 ALLOCSPY_UNWIND=fp" ;;
 	sample) [ -n "$have_shim" ] && echo "-V sample $SHIM ALLOCSPY_MODE=count ALLOCSPY_BACKTRACE=16 ALLOCSPY_SAMPLE=524288" ;;
 	memusage) [ -n "$have_memusage" ] && echo "-V memusage LD_PRELOAD=$MEMUSAGE" ;;
-	heaptrack) [ -n "$have_heaptrack" ] &&
-		echo "-V heaptrack:$SLOW heaptrack -o $tmp/heaptrack" ;;
+	heaptrack) [ -n "$have_heaptrack" ] && echo "-V heaptrack:$SLOW" ;;
 	esac
 	return 0
+}
+variant_cmd() {
+	case $1 in
+	heaptrack) echo "heaptrack -o $tmp/heaptrack" ;;
+	esac
 }
 
 # fmt_ratio R: "1.23x", "45.6x", or n/a.
@@ -105,10 +112,11 @@ header=$(printf '%-22s %9s' workload "bare ms")
 for t in $TOOLS; do header=$(printf '%s %9s' "$header" "$t"); done
 echo "$header"
 printf '%s\n' "$header" | sed 's/./-/g'
-printf 'workload\tseed\tvariant\truns\tmedian_ms\tratio\tmin_ratio\tmax_ratio\tstatus\n' >"$RESULTS"
+printf 'workload\tseed\tvariant\truns\tmedian_ms\tratio\tmin_ratio\tmax_ratio\tstatus\tmaxrss_kb\n' >"$RESULTS"
 
 notes=
-# wl NAME SEED PROG ARG...: one row of the table.
+# wl NAME SEED [VAR=VALUE ...] PROG ARG...: one row of the table (the
+# VAR=VALUE words are the program's environment, bare and under each tool).
 wl() {
 	name=$1 seed=$2
 	shift 2
@@ -117,14 +125,18 @@ wl() {
 		for w in $ONLY; do case $name in "$w"*) hit=1 ;; esac; done
 		[ -n "$hit" ] || return 0
 	fi
+	penv=
+	while [ $# -gt 0 ]; do
+		case $1 in *=*) penv="$penv $1"; shift ;; *) break ;; esac
+	done
 	vargs=
 	for t in $TOOLS; do
 		a=$(variant_args "$t")
-		[ -n "$a" ] && vargs="$vargs $a $*"
+		[ -n "$a" ] && vargs="$vargs $a $penv $(variant_cmd "$t") $*"
 	done
 	# shellcheck disable=SC2086 # the words are split on purpose
 	"$PAIRTIME" -n "$RUNS" -m "$MIN" -b "$BUDGET" -t "$TIMEOUT" -T 50 -e "$tmp/$name." \
-		-V bare "$@" $vargs >"$tmp/out" 2>"$tmp/err"
+		-V bare $penv "$@" $vargs >"$tmp/out" 2>"$tmp/err"
 	if ! grep -q '^bare	[0-9]*	[0-9]' "$tmp/out"; then
 		printf '%-22s %9s\n' "$name" "failed"
 		notes="$notes
@@ -132,7 +144,7 @@ $name: the bare program failed: $(cat "$tmp/out" "$tmp/err" | head -3)"
 		return 0
 	fi
 	awk -F'\t' -v w="$name" -v s="$seed" 'BEGIN { OFS = "\t" }
-		{ print w, s, $1, $2, $3, $4, $5, $6, $7 }' "$tmp/out" >>"$RESULTS"
+		{ print w, s, $1, $2, $3, $4, $5, $6, $7, $8 }' "$tmp/out" >>"$RESULTS"
 	bare=$(awk -F'\t' '$1 == "bare" { print $3 }' "$tmp/out")
 	row=$(printf '%-22s %9.1f' "$name" "$bare")
 	for t in $TOOLS; do
@@ -167,6 +179,52 @@ wl s000-glib-mutex-t2  000  "$BB/seed000-mutex" 2
 if [ -n "$PY" ]; then
 	wl python-json         -    "$PY" benches/json_bench.py 200000
 fi
+
+# Real programs whose blocks live: the live table's cost, which the seed
+# loops above hide (each frees its block at once).
+if [ -z "$ONLY" ] || echo " $ONLY " | grep -q ' r-\| r '; then
+	echo
+	echo "Real programs whose blocks live"
+	echo "$header"
+	printf '%s\n' "$header" | sed 's/./-/g'
+fi
+wl r-churn             real "$BB/churn" 2 20000 8000000 64
+wl r-cxx-map           real "$BB/cxxmap" 100000 300000
+if [ -n "$PY" ]; then
+	wl r-python-json   real PYTHONMALLOC=malloc "$PY" benches/json_bench.py 100000 parse
+fi
+if command -v sqlite3 >/dev/null 2>&1; then
+	wl r-sqlite3       real sqlite3 -init benches/sqlite_bench.sql :memory: .quit
+fi
+if command -v perl >/dev/null 2>&1; then
+	wl r-perl-hash     real perl benches/perl_hash.pl 300000
+fi
+# The geometric mean of each tool's ratios over the real programs, then
+# their maximum resident set sizes (medians, MB: bare, then each tool).
+awk -F'\t' -v tools="$TOOLS" '
+	$2 == "real" && $9 == "ok" { n[$3]++; lg[$3] += log($6); rss[$1, $3] = $10; rows[$1] = 1 }
+	$2 == "real" && $3 == "bare" && $9 == "ok" { order[++nr] = $1 }
+	END {
+		if (nr == 0) exit
+		nt = split(tools, t, " ")
+		row = sprintf("%-22s %9s", "geometric mean", "")
+		for (i = 1; i <= nt; i++)
+			row = row sprintf(" %9s", n[t[i]] ? sprintf(exp(lg[t[i]] / n[t[i]]) < 10 ? "%.2fx" : "%.1fx", exp(lg[t[i]] / n[t[i]])) : "n/a")
+		print row
+		print ""
+		print "Maximum resident set size, MB (median of the runs)"
+		row = sprintf("%-22s %9s", "workload", "bare")
+		for (i = 1; i <= nt; i++) row = row sprintf(" %9s", t[i])
+		print row
+		gsub(/./, "-", row); print row
+		for (r = 1; r <= nr; r++) {
+			w = order[r]
+			row = sprintf("%-22s %9.1f", w, rss[w, "bare"] / 1024)
+			for (i = 1; i <= nt; i++)
+				row = row sprintf(" %9s", ((w, t[i]) in rss) && rss[w, t[i]] != "-" ? sprintf("%.1f", rss[w, t[i]] / 1024) : "n/a")
+			print row
+		}
+	}' "$RESULTS"
 
 echo
 echo "Ratios are medians of paired runs (tool time / bare time of the same pair)."
