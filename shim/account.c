@@ -2,40 +2,25 @@
  * and the in-use total behind the peak.
  *
  * The fast path takes no lock and makes no shared read-modify-write in
- * count mode: it finds the thread's record, forwards the call, and bumps
- * counters the thread owns. Track mode adds one insert or remove in a
- * sharded table, and counts the operation while it holds the shard: so
- * whoever holds every shard (fork, the exit report) sees counts and table
- * agree, allocs - frees == blocks in the table.
+ * any mode: it finds the thread's record, forwards the call, and bumps
+ * counters the thread owns. Track mode adds one store to the block's word
+ * of the table (live.h: the shadow, a word per 32-byte granule, found
+ * from the address), made with the counts inside a change (account.h):
+ * whoever gathers (fork, the exit report) sees counts and table agree,
+ * allocs - frees == blocks in the table. A thread frees a block another
+ * one allocated the same way: the program's own synchronisation, and the
+ * allocator's, order the two.
  *
- * A signal handler that allocates or frees while its thread is inside the
- * table (it may hold a shard) never waits for a shard: it tries once, and
- * when that fails its table operation waits in the thread's record for the
- * thread's next one. A deferred free keeps its block from the allocator
- * until then, so its address cannot be handed out again meanwhile.
+ * What the shadow cannot hold goes to the side table under a shard's lock
+ * (live.h). A signal handler that lands inside its thread's change and
+ * finds that thread holding the shard it needs never waits for it: its
+ * operation waits in the thread's record for the thread's next one. A
+ * deferred free keeps its block from the allocator until then, so its
+ * address cannot be handed out again meanwhile.
  *
- * The pending block. A thread's last allocation waits in its record, out
- * of the table, until its next allocation puts it there; freed before
- * that (a temporary block, the common case), it never takes a shard: a
- * shard's lock is a read-modify-write, and one costs more than a whole
- * malloc and free. The invariant stays: a live block is in the table or
- * pending in exactly one record, and its counts agree with both.
- *   - Only the owner sets its pending block, and only when it has none.
- *     It puts one in the table under that block's shard, and clears it
- *     there. So a free by another thread that misses the table looks
- *     for the block in every record under the same shard, and takes it
- *     (claim): owner and claimer never race for it, but in a double free.
- *   - The owner changes its pending block and the counts that go with it
- *     with pend_seq odd and no shard. Whoever must see counts and table
- *     agree (the exit report, a dump, fork) raises asp__pend_gathering,
- *     makes every thread fence (membarrier: the owner keeps only the
- *     compiler from reordering), takes every shard, and waits, briefly and
- *     never forever, for the odd ones to turn even; an owner that sees the
- *     flag raised goes to the table instead and waits there.
- *   - A signal handler inside the owner's code (in_table) never touches
- *     the pending block.
- *   - Without membarrier, and in a record other threads often claim from,
- *     there is no pending block.
+ * Sites in use (account.h): what each site holds, kept by each thread for
+ * the blocks it allocates and frees, so that a snapshot's detail reads the
+ * sites, not the blocks.
  *
  * The peak: each thread keeps the in-use delta it has not published and
  * publishes it in steps of ASP_PEAK_STEP bytes; the peak is the largest
@@ -49,11 +34,13 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <wchar.h>
 
 #include "account.h"
 #include "arena.h"
 #include "live.h"
+#include "sitemap.h"
 #include "next.h"
 #include "options.h"
 #include "process.h"
@@ -239,7 +226,7 @@ static inline struct asp_site_stat *site_of(struct asp_thread *t, uintptr_t site
 	return site != 0 ? site_find(t, site) : NULL;
 }
 
-static void site_add(struct asp_thread *t, uintptr_t site, size_t size)
+void asp__site_add(struct asp_thread *t, uintptr_t site, size_t size)
 {
 	struct asp_site_stat *s = site_of(t, site);
 	if (s != NULL) {
@@ -307,333 +294,17 @@ int asp__count_temporary_sampled(struct asp_thread *t, void *p)
 	return asp__sample_take(t, (uintptr_t)p, NULL, 1) < 0;
 }
 
-/* The pending block -------------------------------------------------------- */
+/* Changes and gatherers (account.h) ---------------------------------------- */
 
-int asp__pend_gathering;
+int asp__gathering;
 
-/* Puts the record's pending block old in the table, unless a claimer took
- * it first. in_table 0: every shard can be waited for. */
-static ASP_NOINLINE void pend_flush(struct asp_thread *t, uintptr_t old)
+void asp__gather_begin(const struct asp_thread *self)
 {
-	t->in_table++;
-	struct asp_shard *s = asp__live_lock(old, (uintptr_t)t, 0);
-	if (s != NULL && asp_atomic_load_relaxed(&t->pend) == old) {
-		asp__live_insert(s, old, t->pend_size, t->pend_fn, t->pend_site);
-		asp_atomic_store_release(&t->pend, 0);
-	}
-	if (s != NULL)
-		asp__live_unlock(s);
-	t->in_table--;
-}
-
-/* The pending set ------------------------------------------------------------
- *
- * A thread that allocates again while its last block is still pending
- * moves that block into its pending set instead of the table, so that a
- * block that lives a while (thread_perf: 1,000 blocks, then their frees)
- * costs no shard either, and no read-modify-write. The set is the
- * record's, changed by its owner with pend_seq odd like the pending block,
- * and its entries never move: a free leaves a tombstone. So a thread that
- * reads it while the owner changes it still finds every block in it:
- *   - the owner writes a block into the set before it clears its pending
- *     block, and readers look at the pending block before the set (x86
- *     keeps both orders): a block on its way is seen in one of them;
- *   - a free by another thread that misses the table looks for the block
- *     in every record, under the block's shard; found, it makes the owner
- *     hold still as the readers do (asp__pend_gathering raised, every
- *     thread fenced, the owner's pend_seq even) and takes it then. That
- *     costs a system call, and is rare: a record stops keeping blocks
- *     after ASP_PEND_CLAIMS_MAX claims, and empties its set into the
- *     table;
- *   - when half its slots are taken, the owner moves its blocks into the
- *     table, each under its shard, and empties the set; when it has taken
- *     back every block it put there, it clears the tombstones at once.
- * A record several threads share (pend_claims UINT32_MAX) has no set.
- *
- * A thread that parks a few blocks writes a few of the set's 24 pages, and
- * a page's first touch costs a fault (some 12 us on a virtual machine):
- * the record notes the pages written (pset_pages), and the rest are never
- * read (a slot there is empty) nor cleared. The owner marks a slot's pages
- * before it writes the slot. */
-#define ASP_PSET_BITS 12
-#define ASP_PSET_SLOTS (1u << ASP_PSET_BITS)
-#define ASP_PSET_FULL (ASP_PSET_SLOTS / 2)
-#define ASP_PSET_CLEAR (ASP_PSET_SLOTS / 4)
-#define PSET_TOMB ((uintptr_t)1)
-#define PSET_PAGE 4096u
-#define PSET_ENTRY ((uint32_t)sizeof(struct asp_live_entry))
-_Static_assert(ASP_PSET_SLOTS * sizeof(struct asp_live_entry) <= 32 * PSET_PAGE,
-               "a page mask of 32 bits");
-
-static inline uint32_t pset_home(uintptr_t p)
-{
-	return (uint32_t)(((uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - ASP_PSET_BITS));
-}
-
-/* Whether slot i may have been written: its first byte's page has. A
- * slot in a page not written holds zeros. */
-static inline int pset_written(uint32_t pages, uint32_t i)
-{
-	return (pages >> (i * PSET_ENTRY / PSET_PAGE)) & 1;
-}
-
-/* The first slot from i on that may have been written, or ASP_PSET_SLOTS. */
-static inline uint32_t pset_next(uint32_t pages, uint32_t i)
-{
-	while (i < ASP_PSET_SLOTS && !pset_written(pages, i)) {
-		uint32_t page = i * PSET_ENTRY / PSET_PAGE;
-		i = ((page + 1) * PSET_PAGE + PSET_ENTRY - 1) / PSET_ENTRY;
-	}
-	return i < ASP_PSET_SLOTS ? i : ASP_PSET_SLOTS;
-}
-
-/* The owner, before it writes slot i. */
-static inline void pset_touch(struct asp_thread *t, uint32_t i)
-{
-	uint32_t first = i * PSET_ENTRY / PSET_PAGE, last = (i * PSET_ENTRY + PSET_ENTRY - 1) / PSET_PAGE;
-	uint32_t pages = t->pset_pages | 1u << first | 1u << last;
-	if (pages != t->pset_pages)
-		asp_atomic_store_release(&t->pset_pages, pages);
-}
-
-/* The slot of x's set that holds p, or NULL. Any thread may look. */
-static struct asp_live_entry *pset_find(struct asp_thread *x, uintptr_t p)
-{
-	struct asp_live_entry *v = asp_atomic_load_acquire(&x->pset);
-	if (v == NULL)
-		return NULL;
-	uint32_t i = pset_home(p);
-	/* (a probe that goes on into a page not written reads zeros there) */
-	if (!pset_written(asp_atomic_load_acquire(&x->pset_pages), i))
-		return NULL;
-	for (uint32_t n = 0; n < ASP_PSET_SLOTS; n++, i = (i + 1) & (ASP_PSET_SLOTS - 1)) {
-		uintptr_t q = asp_atomic_load_acquire(&v[i].ptr);
-		if (q == p)
-			return &v[i];
-		if (q == 0)
-			break;
-	}
-	return NULL;
-}
-
-/* Whether the owner may change its set now (take from it; adding needs
- * asp__pend_usable too). */
-static inline int pset_usable(const struct asp_thread *t)
-{
-	return asp__fence_others_ok && t->pend_claims != UINT32_MAX && t->in_table == 0 &&
-	       t->depth == 0;
-}
-
-/* Empties the slots of a set that holds no block. */
-static void pset_clear(struct asp_thread *t)
-{
-	struct asp_live_entry *v = t->pset;
-	uint32_t pages = t->pset_pages;
-	for (uint32_t i = pset_next(pages, 0); i < ASP_PSET_SLOTS; i = pset_next(pages, i + 1))
-		asp_atomic_store_relaxed(&v[i].ptr, 0);
-	t->pset_used = t->pset_live = 0;
-	asp_atomic_store_release(&t->pset_pages, 0);
-}
-
-/* The owner, in a change: p into its set (an entry for the same address,
- * freed behind the shim's back, is replaced). 0: the set is full. */
-static int pset_add(struct asp_thread *t, uintptr_t p, uint64_t size, unsigned fn, uintptr_t site)
-{
-	struct asp_live_entry *v = t->pset;
-	if (v == NULL || t->pset_used >= ASP_PSET_FULL)
-		return 0;
-	struct asp_live_entry *tomb = NULL, *at = NULL;
-	uint32_t i = pset_home(p);
-	if (!pset_written(t->pset_pages, i)) {
-		/* an empty slot, in a page not written yet */
-		at = &v[i];
-		t->pset_used++;
-		goto fill;
-	}
-	for (uint32_t n = 0; n < ASP_PSET_SLOTS; n++, i = (i + 1) & (ASP_PSET_SLOTS - 1)) {
-		uintptr_t q = asp_atomic_load_relaxed(&v[i].ptr);
-		if (q == p) {
-			at = &v[i];
-			t->pset_live--;		/* counted again below */
-			break;
-		}
-		if (q == PSET_TOMB && tomb == NULL)
-			tomb = &v[i];
-		if (q == 0) {
-			at = tomb;
-			if (at == NULL) {
-				at = &v[i];
-				t->pset_used++;
-			}
-			break;
-		}
-	}
-	if (at == NULL)
-		return 0;
-fill:
-	pset_touch(t, (uint32_t)(at - v));
-	at->size = size;
-	at->fn = fn;
-	at->site = site;
-	asp_atomic_store_release(&at->ptr, p);
-	t->pset_live++;
-	return 1;
-}
-
-/* The owner, in a change: p out of its set, its entry in *e. 0: not there. */
-static int pset_take(struct asp_thread *t, uintptr_t p, struct asp_live_entry *e)
-{
-	struct asp_live_entry *slot = pset_find(t, p);
-	if (slot == NULL)
-		return 0;
-	*e = *slot;
-	asp_atomic_store_release(&slot->ptr, PSET_TOMB);
-	if (t->pset_live != 0 && --t->pset_live == 0 && t->pset_used >= ASP_PSET_CLEAR)
-		pset_clear(t);
-	return 1;
-}
-
-/* The owner, in a change: p out of its pending block or its set, its entry
- * in *e. 0: it has neither. */
-static int own_take(struct asp_thread *t, uintptr_t p, struct asp_live_entry *e)
-{
-	if (p == asp_atomic_load_relaxed(&t->pend)) {
-		*e = (struct asp_live_entry){ p, t->pend_size, t->pend_fn, t->pend_site };
-		asp_atomic_store_relaxed(&t->pend, 0);
-		return 1;
-	}
-	return t->pset_used != 0 && pset_take(t, p, e);
-}
-
-/* Whether p may be the owner's own pending block or in its set, and the
- * owner may take it from there now. */
-static inline int own_may_take(const struct asp_thread *t, uintptr_t p)
-{
-	return (p == asp_atomic_load_relaxed(&t->pend) || t->pset_used != 0) && pset_usable(t);
-}
-
-/* The owner, outside any change: every block of its set into the table,
- * each under its shard (where a claimer may have taken it first), then
- * the set emptied. */
-static ASP_NOINLINE void pset_flush(struct asp_thread *t)
-{
-	struct asp_live_entry *v = t->pset;
-	if (v == NULL || t->pset_used == 0)
-		return;
-	t->in_table++;
-	uint32_t pages = t->pset_pages;
-	for (uint32_t i = pset_next(pages, 0); i < ASP_PSET_SLOTS; i = pset_next(pages, i + 1)) {
-		uintptr_t q = asp_atomic_load_acquire(&v[i].ptr);
-		if (q <= PSET_TOMB)
-			continue;
-		struct asp_shard *s = asp__live_lock(q, (uintptr_t)t, 0);
-		if (s == NULL)
-			continue;	/* not when in_table was 0 */
-		if (asp_atomic_load_relaxed(&v[i].ptr) == q) {
-			asp__live_insert(s, q, v[i].size, v[i].fn, v[i].site);
-			asp_atomic_store_release(&v[i].ptr, PSET_TOMB);
-		}
-		asp__live_unlock(s);
-	}
-	pset_clear(t);
-	t->in_table--;
-}
-
-/* Waits, briefly and never forever, for x to be out of its change; 1 when
- * it is (and stays out while asp__pend_gathering is raised). */
-static int pend_hold(const struct asp_thread *x)
-{
-	uint64_t deadline = 0;
-	while (asp_atomic_load_acquire(&x->pend_seq) & 1) {
-		uint64_t now = asp_now_ns(CLOCK_MONOTONIC);
-		if (deadline == 0)
-			deadline = now + 100000000u;
-		if (now >= deadline)
-			return 0;
-		sched_yield();
-	}
-	return 1;
-}
-
-/* A block the table does not have, looked for among the pending ones (a
- * record's pending block and its set), with its shard held; self's own
- * too when it is not nested. 1 and its entry when found (taken). */
-static ASP_NOINLINE int pend_claim(struct asp_thread *self, uintptr_t p, int nested,
-                                  struct asp_live_entry *e)
-{
-	for (struct asp_thread *x = asp__threads_list(); x != NULL; x = x->next) {
-		if (x == self && nested)
-			continue;
-		if (asp_atomic_load_acquire(&x->pend) != p && pset_find(x, p) == NULL)
-			continue;
-		/* There, or on its way from one to the other: its owner is
-		 * made to hold still (not self, which is in no change). */
-		int held = 1;
-		if (x != self) {
-			asp__pend_gather_begin();
-			held = pend_hold(x);
-		}
-		int found = 0;
-		struct asp_live_entry *slot;
-		if (!held) {
-			/* an owner stopped in its change: the block stays */
-		} else if (asp_atomic_load_acquire(&x->pend) == p) {
-			*e = (struct asp_live_entry){ p, x->pend_size, x->pend_fn, x->pend_site };
-			asp_atomic_store_release(&x->pend, 0);
-			found = 1;
-		} else if ((slot = pset_find(x, p)) != NULL) {
-			*e = *slot;
-			asp_atomic_store_release(&slot->ptr, PSET_TOMB);
-			found = 1;
-		}
-		if (x != self)
-			asp__pend_gather_end();
-		if (found && x != self && x->pend_claims < ASP_PEND_CLAIMS_MAX)
-			asp_atomic_add_relaxed(&x->pend_claims, 1);
-		return found;
-	}
-	return 0;
-}
-
-/* The owner's pending block old goes into its set, or, when that cannot
- * be, into the table. */
-static ASP_NOINLINE void pend_park(struct asp_thread *t, uintptr_t old)
-{
-	if (t->pset == NULL)
-		asp_atomic_store_release(&t->pset, asp__pages_alloc(ASP_PSET_SLOTS *
-		                                                    sizeof(struct asp_live_entry)));
-	else if (t->pset_used >= ASP_PSET_FULL)
-		pset_flush(t);
-	int parked = 0;
-	t->in_table++;
-	if (asp__pend_begin(t)) {
-		if (asp_atomic_load_relaxed(&t->pend) == old &&
-		    pset_add(t, old, t->pend_size, t->pend_fn, t->pend_site)) {
-			asp_atomic_store_release(&t->pend, 0);
-			parked = 1;
-		}
-		asp__pend_end(t);
-	}
-	t->in_table--;
-	if (!parked)
-		pend_flush(t, old);
-}
-
-/* The readers: raise the flag and fence before taking every shard; then
- * wait for the owners inside a change (not self: a handler of its own
- * may be the reader). At most 100 ms: an owner stopped in its change (a
- * handler that never returns) leaves its pending block as it is. */
-void asp__pend_gather_begin(void)
-{
-	asp_atomic_add_relaxed(&asp__pend_gathering, 1);
+	asp_atomic_add_relaxed(&asp__gathering, 1);
 	asp__fence_others();
-}
-
-void asp__pend_quiesce(const struct asp_thread *self)
-{
 	uint64_t deadline = 0;
 	for (struct asp_thread *x = asp__threads_list(); x != NULL; x = x->next) {
-		while (x != self && (asp_atomic_load_acquire(&x->pend_seq) & 1)) {
+		while (x != self && asp_atomic_load_acquire(&x->chg) != 0) {
 			uint64_t now = asp_now_ns(CLOCK_MONOTONIC);
 			if (deadline == 0)
 				deadline = now + 100000000u;
@@ -644,45 +315,100 @@ void asp__pend_quiesce(const struct asp_thread *self)
 	}
 }
 
-void asp__pend_gather_end(void)
+void asp__gather_end(void)
 {
-	asp_atomic_add_relaxed(&asp__pend_gathering, -1);
+	asp_atomic_add_relaxed(&asp__gathering, -1);
 }
 
-/* The pending blocks: their number and bytes added to *blocks and *bytes,
- * and their entries put in out[n..max). Returns n plus their number. */
-size_t asp__pend_blocks(struct asp_live_entry *out, size_t n, size_t max, uint64_t *blocks,
-                        uint64_t *bytes)
+/* A change that could not begin (a gatherer reads): begun once the
+ * gatherer is done. Returns whether it is nested in one of the thread's
+ * own (a signal handler's). */
+static int change_enter(struct asp_thread *t)
 {
+	int nested = t->chg != 0;
+	while (!asp__change_begin(t))
+		while (asp_atomic_load_acquire(&asp__gathering) != 0)
+			sched_yield();
+	return nested;
+}
+
+uint64_t asp__in_use_blocks(void)
+{
+	int64_t n = asp_atomic_load_relaxed(&asp__figures.in_use_blocks);
+	for (const struct asp_thread *x = asp__threads_list(); x != NULL; x = x->next)
+		n += asp_atomic_load_relaxed(&x->net_blocks);
+	return n > 0 ? (uint64_t)n : 0;
+}
+
+/* Sites in use (account.h) ------------------------------------------------ */
+
+#define SITE_USE_DIR ((size_t)(ASP_SITE_INDEX_MAX + 1) >> ASP_SITE_USE_CHUNK_BITS)
+
+/* t's entry for site index i, made when it has none; NULL without memory.
+ * Outside any change: the arena's lock may be taken. */
+static ASP_NOINLINE struct asp_site_use *site_use_make(struct asp_thread *t, uint32_t i)
+{
+	struct asp_site_use *u = asp__site_use(t, i);
+	if (u != NULL)
+		return u;
+	struct asp_site_use **dir = t->site_use;
+	if (dir == NULL) {
+		/* reserved, backed where used: a page per 512 chunks */
+		int saved = errno;
+		void *m = mmap(NULL, SITE_USE_DIR * sizeof *dir, PROT_READ | PROT_WRITE,
+		               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		errno = saved;
+		if (m == MAP_FAILED)
+			return NULL;
+		asp__arena_adopt(m, SITE_USE_DIR * sizeof *dir);
+		dir = m;
+		asp_atomic_store_release(&t->site_use, dir);
+	}
+	struct asp_site_use *c = asp__arena_alloc(ASP_SITE_USE_CHUNK * sizeof *c);
+	if (c == NULL)
+		return NULL;
+	asp_atomic_store_release(&dir[i >> ASP_SITE_USE_CHUNK_BITS], c);
+	return &c[i & (ASP_SITE_USE_CHUNK - 1)];
+}
+
+/* A block of size bytes more (sign 1) or less (-1) for the site whose
+ * entry is u (NULL: none), with its estimate when it was sampled. */
+static inline void site_use_add(struct asp_site_use *u, uintptr_t site, uint64_t size, int sign)
+{
+	if (u == NULL)
+		return;
+	asp_owned_add(&u->bytes, (int64_t)size * sign);
+	asp_owned_add(&u->blocks, sign);
+	if (ASP_UNLIKELY(asp__site_sampled(site))) {
+		double w = asp__sample_weight(size);
+		u->est_bytes += sign * w * (double)size;
+		u->est_blocks += sign * w;
+	}
+}
+
+void asp__site_use_sum(void (*fn)(void *arg, uint32_t index, const struct asp_site_use *u),
+                       void *arg)
+{
+	uint32_t n = asp_atomic_load_acquire(&asp__site_count);
 	for (const struct asp_thread *x = asp__threads_list(); x != NULL; x = x->next) {
-		uintptr_t p = asp_atomic_load_acquire(&x->pend);
-		if (p != 0) {
-			if (blocks != NULL)
-				(*blocks)++, *bytes += x->pend_size;
-			if (out != NULL && n < max)
-				out[n] = (struct asp_live_entry){ p, x->pend_size, x->pend_fn,
-				                                  x->pend_site };
-			n++;
-		}
-		const struct asp_live_entry *v = asp_atomic_load_acquire(&x->pset);
-		if (v == NULL)
+		struct asp_site_use **dir = asp_atomic_load_acquire(&x->site_use);
+		if (dir == NULL)
 			continue;
-		uint32_t pages = asp_atomic_load_acquire(&x->pset_pages);
-		for (uint32_t i = pset_next(pages, 0); i < ASP_PSET_SLOTS; i = pset_next(pages, i + 1)) {
-			uintptr_t q = asp_atomic_load_acquire(&v[i].ptr);
-			if (q <= PSET_TOMB)
-				continue;
-			if (blocks != NULL)
-				(*blocks)++, *bytes += v[i].size;
-			if (out != NULL && n < max)
-				out[n] = (struct asp_live_entry){ q, v[i].size, v[i].fn, v[i].site };
-			n++;
+		for (uint32_t c = 0; c <= (n >> ASP_SITE_USE_CHUNK_BITS); c++) {
+			const struct asp_site_use *chunk = asp_atomic_load_acquire(&dir[c]);
+			for (uint32_t k = 0; chunk != NULL && k < ASP_SITE_USE_CHUNK; k++)
+				if (chunk[k].blocks != 0 || chunk[k].bytes != 0)
+					fn(arg, (c << ASP_SITE_USE_CHUNK_BITS) | k, &chunk[k]);
 		}
 	}
-	return n;
 }
 
-/* Deferred table operations ------------------------------------------------ */
+/* Deferred table operations ------------------------------------------------
+ *
+ * A signal handler that lands inside its thread's change, and must reach
+ * a side shard that thread holds, leaves its operation in the record: the
+ * thread makes it at its next one. A deferred free keeps its block from
+ * the allocator until then, so its address cannot be handed out again. */
 
 static int defer(struct asp_thread *t, uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site,
                  int op)
@@ -693,175 +419,6 @@ static int defer(struct asp_thread *t, uintptr_t ptr, uint64_t size, unsigned fn
 	t->defer[n] = (struct asp_deferred){ ptr, size, fn, site, op };
 	asp_atomic_store_release(&t->ndefer, n + 1);
 	return 0;
-}
-
-static void release_counted(struct asp_thread *t, enum asp_fn fn, int found,
-                            const struct asp_live_entry *e);
-
-/* Makes the table operations a signal handler left, in their order. Only
- * outside the table (in_table 0): then every shard can be waited for. */
-static ASP_COLD void flush_deferred(struct asp_thread *t)
-{
-	for (uint32_t i = 0; i < t->ndefer; i++) {
-		struct asp_deferred d = t->defer[i];
-		t->in_table++;
-		struct asp_shard *s = asp__live_lock(d.ptr, (uintptr_t)t, 0);
-		struct asp_live_entry e;
-		int found = 0;
-		if (d.op == ASP_DEFER_INSERT)
-			asp__live_insert(s, d.ptr, d.size, (unsigned)d.fn, d.site);
-		else if (!(found = asp__live_remove(s, d.ptr, &e)))
-			found = pend_claim(t, d.ptr, 0, &e);
-		if (d.op == ASP_DEFER_FREE) {
-			release_counted(t, (enum asp_fn)d.fn, found, &e);
-		} else if (d.op == ASP_DEFER_UNTRACK && found) {
-			/* realloc counted it as a free of an unknown block */
-			asp_owned_add(&t->c.untracked_frees, (uint64_t)-1);
-			asp_owned_add(&t->c.realloc_freed_bytes, e.size);
-		}
-		asp__live_unlock(s);
-		t->in_table--;
-		if (found)
-			asp__net_shrink(t, e.size);
-		if (d.op == ASP_DEFER_FREE) {
-			asp__wait_frozen();
-			asp__next.free((void *)d.ptr);
-		}
-	}
-	asp_atomic_store_release(&t->ndefer, 0);
-}
-
-/* A thread's end (its key destructor): what it deferred is made, and its
- * delta published. */
-void asp__account_thread_exit(struct asp_thread *t)
-{
-	if (t->ndefer != 0 && t->in_table == 0)
-		flush_deferred(t);
-	/* What it allocates from now on (later keys' destructors) goes
-	 * straight into the table: its record may be reused. */
-	asp_atomic_store_relaxed(&t->pend_claims, UINT32_MAX);
-	if (t->pend_seq & 1)	/* a handler that interrupted a change ended the thread */
-		asp_atomic_store_release(&t->pend_seq, t->pend_seq + 1);
-	uintptr_t old = asp_atomic_load_relaxed(&t->pend);
-	if (old != 0 && t->in_table == 0)
-		pend_flush(t, old);
-	if (t->in_table == 0)
-		pset_flush(t);
-	asp__publish(t);
-}
-
-/* fork's child, for a record whose thread did not come along. The child
- * holds every shard and the snapshot lock: the operations are made
- * directly, and the delta added without a snapshot. */
-void asp__account_thread_gone(struct asp_thread *t)
-{
-	if (t->pend != 0) {
-		asp__live_insert(asp__live_shard(t->pend), t->pend, t->pend_size, t->pend_fn,
-		                 t->pend_site);
-		t->pend = 0;
-	}
-	struct asp_live_entry *v = t->pset;
-	if (v != NULL) {
-		uint32_t pages = t->pset_pages;
-		for (uint32_t i = pset_next(pages, 0); i < ASP_PSET_SLOTS;
-		     i = pset_next(pages, i + 1)) {
-			uintptr_t q = v[i].ptr;
-			if (q > PSET_TOMB)
-				asp__live_insert(asp__live_shard(q), q, v[i].size, v[i].fn,
-				                 v[i].site);
-		}
-		pset_clear(t);
-	}
-	t->pend_seq &= ~1u;
-	for (uint32_t i = 0; i < t->ndefer; i++) {
-		struct asp_deferred d = t->defer[i];
-		struct asp_shard *s = asp__live_shard(d.ptr);
-		struct asp_live_entry e;
-		if (d.op == ASP_DEFER_INSERT) {
-			asp__live_insert(s, d.ptr, d.size, (unsigned)d.fn, d.site);
-			continue;
-		}
-		int found = asp__live_remove(s, d.ptr, &e);
-		if (found)
-			t->net -= (int64_t)e.size, t->net_blocks--;
-		if (d.op == ASP_DEFER_FREE) {
-			release_counted(t, (enum asp_fn)d.fn, found, &e);
-			asp__next.free((void *)d.ptr);
-		}
-	}
-	t->ndefer = 0;
-	asp__figures.in_use += t->net;
-	asp__figures.in_use_blocks += t->net_blocks;
-	t->net = t->net_blocks = 0;
-}
-
-/* Track mode --------------------------------------------------------------- */
-
-static ASP_ALWAYS_INLINE void track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p,
-                                         size_t size, uintptr_t site)
-{
-	if (fast == ASP_FAST_STACKS)
-		site = asp__stack_take(t, site);
-	else if (fast == ASP_FAST_SAMPLE)
-		site = asp__sample_site(t, site, size);
-	if (ASP_UNLIKELY(t->ndefer != 0) && t->in_table == 0)
-		flush_deferred(t);
-	if (ASP_LIKELY(asp__pend_usable(t))) {
-		uintptr_t old = asp_atomic_load_relaxed(&t->pend);
-		if (old != 0)
-			pend_park(t, old);
-		t->in_table++;
-		if (asp_atomic_load_relaxed(&t->pend) == 0 && asp__pend_begin(t)) {
-			t->pend_size = size;
-			t->pend_fn = fn;
-			t->pend_site = site;
-			asp_atomic_store_release(&t->pend, (uintptr_t)p);
-			asp__count_block(t, fn, size);
-			if (fast == ASP_FAST_STACKS)
-				site_add(t, site, size);
-			else if (ASP_UNLIKELY(asp__site_sampled(site)))
-				site_add_sampled(t, site, size);
-			asp__pend_end(t);
-			t->in_table--;
-			goto counted;
-		}
-		t->in_table--;
-	}
-	/* A record that stopped keeping blocks (claims) empties its set. */
-	if (ASP_UNLIKELY(t->pset_used != 0) && t->pend_claims >= ASP_PEND_CLAIMS_MAX &&
-	    t->pend_claims != UINT32_MAX && t->in_table == 0 && t->depth == 0)
-		pset_flush(t);
-	int nested = t->in_table++;
-	struct asp_shard *s = asp__live_lock((uintptr_t)p, (uintptr_t)t, nested);
-	if (ASP_LIKELY(s != NULL)) {
-		asp__live_insert(s, (uintptr_t)p, size, fn, site);
-		asp__count_block(t, fn, size);
-		if (fast == ASP_FAST_STACKS)
-			site_add(t, site, size);
-		else if (ASP_UNLIKELY(asp__site_sampled(site)))
-			site_add_sampled(t, site, size);
-		asp__live_unlock(s);
-	} else {
-		defer(t, (uintptr_t)p, size, fn, site, ASP_DEFER_INSERT);
-		asp__count_block(t, fn, size);
-		if (fast == ASP_FAST_STACKS)
-			site_add(t, site, size);
-		else if (ASP_UNLIKELY(asp__site_sampled(site)))
-			site_add_sampled(t, site, size);
-	}
-	t->in_table--;
-counted:
-	t->last = (uintptr_t)p;
-	t->last_fn = fn;
-	t->last_site = site;
-	asp__net_grow(t, size);
-	asp__check_epoch(t);
-}
-
-void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, size_t size,
-                      uintptr_t site)
-{
-	track_alloc(t, fast, fn, p, size, site);
 }
 
 /* A free of a block the table held (found) or not, in the counters. */
@@ -876,74 +433,178 @@ static void release_counted(struct asp_thread *t, enum asp_fn fn, int found,
 		asp_owned_add(&t->c.untracked_frees, 1);
 }
 
-int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p)
+/* A deferred operation, made inside a change of the thread's own, or by
+ * fork's child, which holds everything. Returns the size of the block it
+ * took out of the table, or -1 when it took none. */
+static int64_t deferred_op(struct asp_thread *t, const struct asp_deferred *d)
 {
-	if (ASP_UNLIKELY(t->ndefer != 0) && t->in_table == 0)
+	struct asp_live_entry e;
+	uint32_t si = 0;
+	if (d->op == ASP_DEFER_INSERT) {
+		asp__live_insert(d->ptr, d->size, (unsigned)d->fn, d->site,
+		                 asp__site_index_slow(NULL, d->site), (uintptr_t)t, 0);
+		return -1;
+	}
+	int found = asp__live_remove(d->ptr, &e, &si, (uintptr_t)t, 0) == 1;
+	if (found)
+		site_use_add(asp__site_use(t, si), e.site, e.size, -1);
+	if (d->op == ASP_DEFER_FREE) {
+		release_counted(t, (enum asp_fn)d->fn, found, &e);
+	} else if (found) {
+		/* realloc counted it as a free of an unknown block */
+		asp_owned_add(&t->c.untracked_frees, (uint64_t)-1);
+		asp_owned_add(&t->c.realloc_freed_bytes, e.size);
+	}
+	return found ? (int64_t)e.size : -1;
+}
+
+/* Makes the table operations a signal handler left, in their order. Only
+ * outside any change: then every side shard can be waited for. */
+static ASP_COLD void flush_deferred(struct asp_thread *t)
+{
+	for (uint32_t i = 0; i < t->ndefer; i++) {
+		struct asp_deferred d = t->defer[i];
+		change_enter(t);
+		int64_t released = deferred_op(t, &d);
+		asp__change_end(t);
+		if (released >= 0)
+			asp__net_shrink(t, (uint64_t)released);
+		if (d.op == ASP_DEFER_FREE) {
+			asp__wait_frozen();
+			asp__next.free((void *)d.ptr);
+		}
+	}
+	asp_atomic_store_release(&t->ndefer, 0);
+}
+
+/* A thread's end (its key destructor): what it deferred is made, and its
+ * delta published. */
+void asp__account_thread_exit(struct asp_thread *t)
+{
+	if (t->ndefer != 0 && t->chg == 0)
 		flush_deferred(t);
-	/* The heap may be at its peak: who holds it, before it shrinks. */
+	if (t->chg != 0)	/* a handler that interrupted a change ended the thread */
+		asp_atomic_store_release(&t->chg, 0);
+	asp__publish(t);
+}
+
+/* fork's child, for a record whose thread did not come along. The child
+ * holds everything: the operations are made directly, and the delta
+ * added without a snapshot. */
+void asp__account_thread_gone(struct asp_thread *t)
+{
+	t->chg = 0;
+	for (uint32_t i = 0; i < t->ndefer; i++) {
+		struct asp_deferred d = t->defer[i];
+		int64_t released = deferred_op(t, &d);
+		if (released >= 0)
+			t->net -= released, t->net_blocks--;
+		if (d.op == ASP_DEFER_FREE)
+			asp__next.free((void *)d.ptr);
+	}
+	t->ndefer = 0;
+	asp__figures.in_use += t->net;
+	asp__figures.in_use_blocks += t->net_blocks;
+	t->net = t->net_blocks = 0;
+}
+
+/* Track mode --------------------------------------------------------------- */
+
+/* The per-stack totals and estimates of an allocation from site. */
+static inline void site_counted(struct asp_thread *t, int fast, uintptr_t site, size_t size)
+{
+	if (fast == ASP_FAST_STACKS)
+		asp__site_add(t, site, size);
+	else if (ASP_UNLIKELY(asp__site_sampled(site)))
+		site_add_sampled(t, site, size);
+}
+
+/* The whole path, once the site is known. */
+static ASP_NOINLINE void track_put(struct asp_thread *t, int fast, enum asp_fn fn, void *p,
+                                   size_t size, uintptr_t site)
+{
+	if (ASP_UNLIKELY(t->ndefer != 0) && t->chg == 0)
+		flush_deferred(t);
+	uint32_t si = asp__site_index(t, site);
+	struct asp_site_use *u = asp__site_use(t, si);
+	if (ASP_UNLIKELY(u == NULL) && t->chg == 0)
+		u = site_use_make(t, si);
+	int nested = change_enter(t);
+	int r = asp__live_insert((uintptr_t)p, size, fn, site, si, (uintptr_t)t, nested);
+	if (ASP_UNLIKELY(r == -EAGAIN))
+		defer(t, (uintptr_t)p, size, fn, site, ASP_DEFER_INSERT);
+	asp__count_block(t, fn, size);
+	site_counted(t, fast, site, size);
+	site_use_add(u, site, size, 1);
+	asp__change_end(t);
+	asp__last_set(t, (uintptr_t)p, fn);
+	t->last_site = site;
+	asp__net_grow(t, size);
+	asp__check_epoch(t);
+}
+
+static ASP_ALWAYS_INLINE void track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p,
+                                         size_t size, uintptr_t site)
+{
+	if (fast == ASP_FAST_STACKS)
+		site = asp__stack_take(t, site);
+	else if (fast == ASP_FAST_SAMPLE)
+		site = asp__sample_site(t, site, size);
+	if (fast == ASP_FAST_SAMPLE ||
+	    !asp__track_put_fast(t, fn, p, size, site, fast == ASP_FAST_STACKS))
+		track_put(t, fast, fn, p, size, site);
+}
+
+void asp__track_alloc(struct asp_thread *t, int fast, enum asp_fn fn, void *p, size_t size,
+                      uintptr_t site)
+{
+	track_alloc(t, fast, fn, p, size, site);
+}
+
+/* Before a free: the heap may be at its peak, and who holds it is read
+ * before it shrinks. */
+static inline void peak_before_free(struct asp_thread *t)
+{
 	if (ASP_UNLIKELY(t->net >= t->detail_room)) {
 		int64_t in_use = asp_atomic_load_relaxed(&asp__figures.in_use);
 		if (in_use + t->net >= asp_atomic_load_relaxed(&asp__snapshot_peak_next))
 			asp__snapshot_peak(t, in_use + t->net);
 		rooms_from(t, in_use);
 	}
+}
+
+int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p)
+{
+	if (ASP_UNLIKELY(t->ndefer != 0) && t->chg == 0)
+		flush_deferred(t);
+	peak_before_free(t);
 	struct asp_live_entry e;
-	int found;
-	uint64_t size;		/* not e.size: a bit-field, slow to read back */
-	if (own_may_take(t, (uintptr_t)p)) {
-		t->in_table++;
-		if (asp__pend_begin(t)) {
-			if (own_take(t, (uintptr_t)p, &e)) {
-				size = e.size;
-				asp_owned_add(&t->c.fn[fn].calls, 1);
-				asp_owned_add(&t->c.fn[fn].bytes, size);
-				asp__pend_end(t);
-				t->in_table--;
-				found = 1;
-				goto released;
-			}
-			asp__pend_end(t);
-		}
-		t->in_table--;
-	}
-	int nested = t->in_table++;
-	struct asp_shard *s = asp__live_lock((uintptr_t)p, (uintptr_t)t, nested);
-	if (ASP_UNLIKELY(s == NULL)) {
-		t->in_table--;
-		/* Inside the table already: p waits in the record, still
-		 * allocated; when that is full it is freed now and its entry
-		 * stays (counted as freed: the totals stay right). */
+	uint32_t si = 0;
+	int nested = change_enter(t);
+	int r = asp__live_remove((uintptr_t)p, &e, &si, (uintptr_t)t, nested);
+	if (ASP_UNLIKELY(r == -EAGAIN)) {
+		asp__change_end(t);
+		/* A handler inside its thread's side shard: p waits in the
+		 * record, still allocated; when that is full it is freed now
+		 * and its entry stays (counted as freed: the totals stay
+		 * right). */
 		if (t->depth == 0 && defer(t, (uintptr_t)p, 0, fn, 0, ASP_DEFER_FREE) == 0)
 			return 1;
 		if (t->depth == 0)
 			release_counted(t, fn, 0, NULL);
 		return 0;
 	}
-	found = asp__live_remove(s, (uintptr_t)p, &e);
-	if (!found)
-		found = pend_claim(t, (uintptr_t)p, nested, &e);
-	if (ASP_UNLIKELY(!found && nested &&
-	                 ((uintptr_t)p == asp_atomic_load_relaxed(&t->pend) ||
-	                  pset_find(t, (uintptr_t)p) != NULL) &&
-	                 t->depth == 0 && defer(t, (uintptr_t)p, 0, fn, 0, ASP_DEFER_FREE) == 0)) {
-		/* A handler frees a block its thread has pending: the
-		 * thread's next operation takes it. */
-		asp__live_unlock(s);
-		t->in_table--;
-		return 1;
-	}
+	int found = r == 1;
 	/* The shim's own frees (depth > 0) count only when the block is the
 	 * program's: a signal handler's, landing inside the shim. */
 	if (t->depth == 0 || found)
 		release_counted(t, fn, found, &e);
-	asp__live_unlock(s);
-	t->in_table--;
-	size = found ? e.size : 0;
-released:
+	if (found)
+		site_use_add(asp__site_use(t, si), e.site, e.size, -1);
+	asp__change_end(t);
 	if (found) {
-		if ((uintptr_t)p == t->last)
-			asp__count_temporary(t);
-		asp__net_shrink(t, size);
+		asp__last_freed(t, (uintptr_t)p, 1);
+		asp__net_shrink(t, e.size);
 	}
 	if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
 		asp__wait_frozen();
@@ -954,50 +615,23 @@ released:
  * Returns its entry's size (-1: untracked) with *e filled. */
 static int64_t untrack_realloc(struct asp_thread *t, void *p, struct asp_live_entry *e, int array)
 {
-	if (ASP_UNLIKELY(t->ndefer != 0) && t->in_table == 0)
+	if (ASP_UNLIKELY(t->ndefer != 0) && t->chg == 0)
 		flush_deferred(t);
-	if (own_may_take(t, (uintptr_t)p)) {
-		t->in_table++;
-		int taken = 0;
-		if (asp__pend_begin(t)) {
-			if (own_take(t, (uintptr_t)p, e)) {
-				if (!array)
-					asp_owned_add(&t->c.realloc_frees, 1);
-				asp_owned_add(&t->c.realloc_freed_bytes, e->size);
-				taken = 1;
-			}
-			asp__pend_end(t);
-		}
-		t->in_table--;
-		if (taken) {
-			if ((uintptr_t)p == t->last)
-				t->last = 0;
-			asp__net_shrink(t, e->size);
-			if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
-				asp__wait_frozen();
-			return (int64_t)e->size;
-		}
-	}
-	int nested = t->in_table++;
-	struct asp_shard *s = asp__live_lock((uintptr_t)p, (uintptr_t)t, nested);
-	int found = 0;
-	if (s != NULL) {
-		found = asp__live_remove(s, (uintptr_t)p, e);
-		if (!found)
-			found = pend_claim(t, (uintptr_t)p, nested, e);
-	} else {
+	uint32_t si = 0;
+	int nested = change_enter(t);
+	int r = asp__live_remove((uintptr_t)p, e, &si, (uintptr_t)t, nested);
+	if (r == -EAGAIN)
 		defer(t, (uintptr_t)p, 0, ASP_FN_REALLOC, 0, ASP_DEFER_UNTRACK);
-	}
+	int found = r == 1;
 	if (!array)
 		asp_owned_add(&t->c.realloc_frees, 1);
 	if (found) {
 		asp_owned_add(&t->c.realloc_freed_bytes, e->size);
+		site_use_add(asp__site_use(t, si), e->site, e->size, -1);
 	} else {
 		asp_owned_add(&t->c.untracked_frees, 1);
 	}
-	if (s != NULL)
-		asp__live_unlock(s);
-	t->in_table--;
+	asp__change_end(t);
 	if (found) {
 		if ((uintptr_t)p == t->last)
 			t->last = 0;
@@ -1014,21 +648,21 @@ static void retrack_realloc(struct asp_thread *t, void *p, const struct asp_live
                             int64_t old, size_t bytes, int array)
 {
 	enum asp_fn fn = array ? ASP_FN_REALLOCARRAY : ASP_FN_REALLOC;
-	int nested = t->in_table++;
-	struct asp_shard *s = old >= 0 ? asp__live_lock((uintptr_t)p, (uintptr_t)t, nested) : NULL;
-	if (s != NULL)
-		asp__live_insert(s, (uintptr_t)p, e->size, e->fn, e->site);
-	else if (old >= 0)
-		defer(t, (uintptr_t)p, e->size, e->fn, e->site, ASP_DEFER_INSERT);
+	uint32_t si = old >= 0 ? asp__site_index(t, e->site) : 0;
+	int nested = change_enter(t);
+	if (old >= 0) {
+		if (asp__live_insert((uintptr_t)p, e->size, e->fn, e->site, si, (uintptr_t)t,
+		                     nested) == -EAGAIN)
+			defer(t, (uintptr_t)p, e->size, e->fn, e->site, ASP_DEFER_INSERT);
+		site_use_add(asp__site_use(t, si), e->site, e->size, 1);
+	}
 	asp__count_failed(t, fn);
 	if (!array) {
 		asp_owned_add(&t->c.fn[fn].bytes, bytes);
 		asp_owned_add(&t->c.hist[asp_hist_bucket(bytes)], 1);
 		asp_owned_add(&t->c.realloc_failed_moves, 1);
 	}
-	if (s != NULL)
-		asp__live_unlock(s);
-	t->in_table--;
+	asp__change_end(t);
 	if (old >= 0)
 		asp__net_grow(t, (uint64_t)old);
 }
@@ -1080,8 +714,8 @@ static ASP_ALWAYS_INLINE int alloc_tracked(int fast, enum asp_fn fn, size_t size
 		asp__count_failed(t, fn);
 	else if (fast == ASP_FAST_STACKS)
 		track_alloc(t, ASP_FAST_STACKS, fn, p, size, site);
-	else if (!asp__track_alloc_fast(t, fn, p, size, site))
-		asp__track_alloc(t, ASP_FAST_TRACK, fn, p, size, site);
+	else if (!asp__track_put_fast(t, fn, p, size, site, 0))
+		track_put(t, ASP_FAST_TRACK, fn, p, size, site);
 	return 1;
 }
 

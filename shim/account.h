@@ -1,6 +1,31 @@
 /* account.h - what every interposed function does: forward to the
  * allocator underneath, then count the call in the thread's record and,
- * in track mode, the live table. override.c calls these and nothing else. */
+ * in track mode, the live table. override.c calls these and nothing else.
+ *
+ * The paths, by mode (asp__fast):
+ *   count          malloc, free, delete, strdup: the wrapper jumps to
+ *                  asp__malloc_count / asp__free_count / ... (account.c),
+ *                  which are asp__alloc_counted and asp__free_counted:
+ *                  the thread's counters and its last block.
+ *   count sampled  the same with the countdown to the next sample point
+ *                  (asp__count_sample_hit: a stack, sample.c's table).
+ *   track          asp__malloc_track -> asp__track_put_fast: the block's
+ *                  word, the counts and its site's figures in one change;
+ *                  asp__free_track -> asp__track_release_fast. What they
+ *                  do not take goes to asp__track_alloc and
+ *                  asp__track_release (account.c): the side table,
+ *                  deferred operations, the peak's detail, a gatherer.
+ *   track, stacks  asp__malloc_stacks -> asp__track_alloc (the stack, then
+ *                  per-stack totals); frees as track mode.
+ *   track sampled  every mode's path (asp__malloc_any, asp__free_any):
+ *                  asp__count_alloc -> asp__track_alloc with the sampled
+ *                  site; asp__free -> asp__track_release.
+ * Every other function (calloc, realloc, the memalign family, new) counts
+ * its result with asp__count_alloc, which takes the same path by mode.
+ * The rules each path keeps are written once: asp__count_block (a block
+ * in the counters), asp__last_set and asp__last_freed (temporary
+ * allocations), asp__change_begin and _end (table and counts together),
+ * asp__net_grow and _shrink (the in-use figures and the peak). */
 #ifndef ASP_ACCOUNT_H
 #define ASP_ACCOUNT_H
 
@@ -9,8 +34,10 @@
 #include <wchar.h>
 
 #include "glue.h"
+#include "live.h"
 #include "next.h"
 #include "sample.h"
+#include "sitemap.h"
 #include "snapshot.h"
 #include "thread.h"
 
@@ -105,22 +132,6 @@ void asp__count_failed(struct asp_thread *t, enum asp_fn fn);
 void *asp__count_null(struct asp_thread *t, enum asp_fn fn);
 void asp__account_thread_exit(struct asp_thread *t);
 
-struct asp_live_entry;
-
-/* The pending blocks (account.c): whoever must see counts and table agree
- * calls asp__pend_gather_begin, takes every shard, then asp__pend_quiesce,
- * reads, lets go and calls asp__pend_gather_end. asp__pend_blocks adds the
- * pending blocks to *blocks and *bytes (when not NULL) and puts their
- * entries in out[n..max); it returns n plus their number. */
-extern ASP_HIDDEN int asp__pend_gathering;
-void asp__pend_gather_begin(void);
-void asp__pend_quiesce(const struct asp_thread *self);
-void asp__pend_gather_end(void);
-size_t asp__pend_blocks(struct asp_live_entry *out, size_t n, size_t max, uint64_t *blocks,
-                        uint64_t *bytes);
-void asp__account_thread_gone(struct asp_thread *t);
-void asp__periodic(struct asp_thread *t);
-
 /* In-use totals: a thread's net change since it last published, and the
  * peak (account.c). A thread publishes when its net change passes
  * ASP_PEAK_STEP either way, so the peak is exact within that per thread
@@ -130,6 +141,8 @@ void asp__periodic(struct asp_thread *t);
 void asp__publish(struct asp_thread *t);
 void asp__peak_at_least(int64_t bytes);
 void asp__peak_check(struct asp_thread *t, int64_t net);
+void asp__periodic(struct asp_thread *t);
+void asp__account_thread_gone(struct asp_thread *t);
 
 /* Waits while another thread reads the heap for the exit report. */
 void asp__wait_frozen(void);
@@ -158,31 +171,82 @@ static inline void asp__net_shrink(struct asp_thread *t, uint64_t size)
 		asp__publish(t);
 }
 
-/* The pending block's protocol (account.c, "The pending block", says why
- * it holds). A thread may keep a block pending when nothing of its own is
- * in the table's code and its claims are few. */
-#define ASP_PEND_CLAIMS_MAX 64
+/* Changes -------------------------------------------------------------------
+ *
+ * A thread changes the table of live blocks and the counts that go with it
+ * inside a change: no lock, no read-modify-write, a store to its own
+ * record each way (t->chg, the depth). Whoever must see counts and table
+ * agree (the exit report, a dump, fork) is a gatherer: it raises
+ * asp__gathering, makes every thread fence (membarrier: the thread's side
+ * keeps only the compiler from reordering), then waits, briefly and never
+ * forever, for every other thread's chg to be 0. A thread that begins a
+ * change and sees the flag raised leaves it and waits for the flag to go
+ * down. A signal handler that lands inside its thread's change (chg > 0)
+ * makes its own inside it, without looking at the flag: the gatherer is
+ * still waiting for the outer one then. */
+extern ASP_HIDDEN int asp__gathering;
 
-static inline int asp__pend_usable(const struct asp_thread *t)
+static ASP_ALWAYS_INLINE int asp__change_begin(struct asp_thread *t)
 {
-	return asp__fence_others_ok && t->pend_claims < ASP_PEND_CLAIMS_MAX &&
-	       t->in_table == 0 && t->depth == 0;
-}
-
-/* Opens the owner's change: 0 when a reader gathers (the table then). */
-static inline int asp__pend_begin(struct asp_thread *t)
-{
-	asp_atomic_store_relaxed(&t->pend_seq, t->pend_seq + 1);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (ASP_LIKELY(asp_atomic_load_relaxed(&asp__pend_gathering) == 0))
+	uint32_t d = t->chg;
+	asp_atomic_store_relaxed(&t->chg, d + 1);
+	if (d != 0)
 		return 1;
-	asp_atomic_store_release(&t->pend_seq, t->pend_seq + 1);
+	if (ASP_LIKELY(asp__fence_others_ok))
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	else
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (ASP_LIKELY(asp_atomic_load_relaxed(&asp__gathering) == 0))
+		return 1;
+	asp_atomic_store_release(&t->chg, t->chg - 1);
 	return 0;
 }
 
-static inline void asp__pend_end(struct asp_thread *t)
+static ASP_ALWAYS_INLINE void asp__change_end(struct asp_thread *t)
 {
-	asp_atomic_store_release(&t->pend_seq, t->pend_seq + 1);
+	asp_atomic_store_release(&t->chg, t->chg - 1);
+}
+
+/* The gatherers: asp__gather_begin, then the side table's shards
+ * (live.h, asp__live_lock_all), the reading, and asp__gather_end. A
+ * thread stopped inside its change for more than 100 ms (a handler that
+ * never returns) is read as it is. */
+void asp__gather_begin(const struct asp_thread *self);
+void asp__gather_end(void);
+
+/* The blocks in use now by the counts: exact while gathered. */
+uint64_t asp__in_use_blocks(void);
+
+/* Sites in use ---------------------------------------------------------------
+ *
+ * Track mode: what each site holds of the heap, bytes and blocks, by site
+ * index (sitemap.h), in chunks each thread owns: a thread adds what it
+ * allocates and takes off what it frees, whoever allocated it, and the
+ * threads' figures add up to each site's. The detail of a snapshot (who
+ * holds the heap) reads them, never the table: its cost is the number of
+ * sites, not of blocks. With ALLOCSPY_SAMPLE, the estimates of the
+ * sampled blocks too. */
+struct asp_site_use {
+	int64_t bytes, blocks;
+	double est_bytes, est_blocks;
+};
+
+#define ASP_SITE_USE_CHUNK_BITS 7
+#define ASP_SITE_USE_CHUNK (1u << ASP_SITE_USE_CHUNK_BITS)
+
+/* Calls fn with every thread's entry of every site index (a site's figure
+ * is the sum of its entries), read as they are. */
+void asp__site_use_sum(void (*fn)(void *arg, uint32_t index, const struct asp_site_use *u),
+                       void *arg);
+
+/* t's entry for site index i, or NULL while it has none. */
+static ASP_ALWAYS_INLINE struct asp_site_use *asp__site_use(const struct asp_thread *t, uint32_t i)
+{
+	struct asp_site_use **dir = t->site_use;
+	struct asp_site_use *c;
+	if (ASP_LIKELY(dir != NULL) && ASP_LIKELY((c = dir[i >> ASP_SITE_USE_CHUNK_BITS]) != NULL))
+		return &c[i & (ASP_SITE_USE_CHUNK - 1)];
+	return NULL;
 }
 
 /* A block of size bytes handed out by fn, in the thread's counters. */
@@ -201,30 +265,63 @@ static inline void asp__check_epoch(struct asp_thread *t)
 		asp__periodic(t);
 }
 
-/* Track mode, the common case of asp__track_alloc inlined: nothing
- * deferred, no block pending, so p becomes the pending block. 0: not
- * taken (the caller calls asp__track_alloc). */
-static ASP_ALWAYS_INLINE int asp__track_alloc_fast(struct asp_thread *t, enum asp_fn fn, void *p,
-                                                 size_t size, uintptr_t site)
+/* The thread's last block ------------------------------------------------
+ * A block its thread frees before allocating anything else is a temporary
+ * allocation (heaptrack's). Every path that hands out a block notes it
+ * (asp__last_set; track mode notes its site too, t->last_site, for the
+ * per-stack totals), and every path that frees one asks asp__last_freed. */
+static ASP_ALWAYS_INLINE void asp__last_set(struct asp_thread *t, uintptr_t p, enum asp_fn fn)
 {
-	if (t->ndefer != 0 || !asp__pend_usable(t) || asp_atomic_load_relaxed(&t->pend) != 0)
-		return 0;
-	t->in_table++;
-	/* again: a signal handler's allocation may have made a block pending
-	 * before in_table rose */
-	if (asp_atomic_load_relaxed(&t->pend) != 0 || !asp__pend_begin(t)) {
-		t->in_table--;
-		return 0;
-	}
-	t->pend_size = size;
-	t->pend_fn = fn;
-	t->pend_site = site;
-	asp_atomic_store_release(&t->pend, (uintptr_t)p);
-	asp__count_block(t, fn, size);
-	asp__pend_end(t);
-	t->in_table--;
-	t->last = (uintptr_t)p;
+	t->last = p;
 	t->last_fn = fn;
+}
+
+/* p is freed: 1 when it was the thread's last block, the temporary
+ * counted (with stacks set, in its stack's totals too:
+ * asp__count_temporary); else 0. */
+static ASP_ALWAYS_INLINE int asp__last_freed(struct asp_thread *t, uintptr_t p, int stacks)
+{
+	if (p != t->last)
+		return 0;
+	if (stacks) {
+		asp__count_temporary(t);
+	} else {
+		asp_owned_add(&t->c.fn[t->last_fn].temporary, 1);
+		t->last = 0;
+	}
+	return 1;
+}
+
+/* Backtrace mode: an allocation of size bytes in its stack's totals. */
+void asp__site_add(struct asp_thread *t, uintptr_t site, size_t size);
+
+/* Track mode, with stacks or not, the common case of asp__track_alloc
+ * inlined, once site is known (with stacks set, counted in its stack's
+ * totals too): p goes into its word of the shadow (glibc's
+ * allocator: a word has one owner), its site already has an index and t an
+ * entry for it, and no handler's work waits. 0: not taken (the caller
+ * calls asp__track_alloc). */
+static ASP_ALWAYS_INLINE int asp__track_put_fast(struct asp_thread *t, enum asp_fn fn, void *p,
+                                                 size_t size, uintptr_t site, int stacks)
+{
+	if (ASP_UNLIKELY(t->ndefer != 0 || asp__live_shared))
+		return 0;
+	uint32_t si = asp__site_index(t, site);
+	uint64_t *w = asp__live_word((uintptr_t)p);
+	struct asp_site_use *u = asp__site_use(t, si);
+	if (ASP_UNLIKELY(w == NULL || u == NULL || !asp__live_fits((uintptr_t)p, size, si) ||
+	                 (si == 0 && site != 0)))
+		return 0;
+	if (ASP_UNLIKELY(!asp__change_begin(t)))
+		return 0;
+	asp_atomic_store_relaxed(w, asp__live_pack((uintptr_t)p, size, fn, si));
+	asp__count_block(t, fn, size);
+	if (stacks)
+		asp__site_add(t, site, size);
+	asp_owned_add(&u->bytes, size);
+	asp_owned_add(&u->blocks, 1);
+	asp__change_end(t);
+	asp__last_set(t, (uintptr_t)p, fn);
 	t->last_site = site;
 	asp__net_grow(t, size);
 	asp__check_epoch(t);
@@ -232,44 +329,35 @@ static ASP_ALWAYS_INLINE int asp__track_alloc_fast(struct asp_thread *t, enum as
 }
 
 /* Track mode, with stacks or not, the common case of asp__track_release
- * inlined: p is the thread's pending block. 0: not taken (the caller calls
- * asp__track_release); 1: counted, the caller frees p. */
+ * inlined: p's word holds it (glibc's allocator), t has an entry for its
+ * site, no handler's work waits and the heap is below the next peak
+ * detail. 0: not taken (the caller calls asp__track_release); 1: counted,
+ * the caller frees p. */
 static ASP_ALWAYS_INLINE int asp__track_release_fast(struct asp_thread *t, enum asp_fn fn, void *p,
                                                    int stacks)
 {
-	if ((uintptr_t)p != asp_atomic_load_relaxed(&t->pend) || t->ndefer != 0 ||
-	    !asp__pend_usable(t))
+	if (ASP_UNLIKELY(t->ndefer != 0 || asp__live_shared || t->net >= t->detail_room))
 		return 0;
-	/* The heap may be at its peak: who holds it, before it shrinks. */
-	if (ASP_UNLIKELY(t->net >= t->detail_room))
+	uint64_t *w = asp__live_word((uintptr_t)p);
+	if (ASP_UNLIKELY(w == NULL))
 		return 0;
-	t->in_table++;
-	if (!asp__pend_begin(t)) {
-		t->in_table--;
+	/* The allocator reads the block's header next: both misses at once
+	 * (a program that frees blocks all over its heap pays one each). */
+	__builtin_prefetch((const char *)p - 16);
+	uint64_t v = asp_atomic_load_relaxed(w);
+	struct asp_site_use *u = asp__site_use(t, asp__live_word_site(v));
+	if (ASP_UNLIKELY(!asp__live_holds(v, (uintptr_t)p) || u == NULL))
 		return 0;
-	}
-	/* again, inside the change: a free from another thread (or a signal
-	 * handler's allocation) may have taken it since */
-	if ((uintptr_t)p != asp_atomic_load_relaxed(&t->pend)) {
-		asp__pend_end(t);
-		t->in_table--;
+	if (ASP_UNLIKELY(!asp__change_begin(t)))
 		return 0;
-	}
-	uint64_t size = t->pend_size;
-	asp_atomic_store_relaxed(&t->pend, 0);
+	uint64_t size = asp__live_word_size(v);
+	asp_atomic_store_relaxed(w, 0);
 	asp_owned_add(&t->c.fn[fn].calls, 1);
 	asp_owned_add(&t->c.fn[fn].bytes, size);
-	asp__pend_end(t);
-	t->in_table--;
-	/* track mode keeps no per-stack totals: a temporary is one add */
-	if ((uintptr_t)p == t->last) {
-		if (stacks) {
-			asp__count_temporary(t);
-		} else {
-			asp_owned_add(&t->c.fn[t->last_fn].temporary, 1);
-			t->last = 0;
-		}
-	}
+	asp_owned_add(&u->bytes, -size);
+	asp_owned_add(&u->blocks, -1);
+	asp__change_end(t);
+	asp__last_freed(t, (uintptr_t)p, stacks);
 	asp__net_shrink(t, size);
 	if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
 		asp__wait_frozen();
@@ -283,8 +371,7 @@ static inline void asp__count_sampled(struct asp_thread *t, enum asp_fn fn, void
 {
 	asp__count_block(t, fn, size);
 	/* tagged by asp__count_sample_hit when this one is sampled */
-	t->last = (uintptr_t)p;
-	t->last_fn = fn;
+	asp__last_set(t, (uintptr_t)p, fn);
 	int64_t left = t->sample_left - (int64_t)size;
 	t->sample_left = left;
 	if (ASP_UNLIKELY(left <= 0))
@@ -300,13 +387,12 @@ static ASP_ALWAYS_INLINE void asp__count_alloc(struct asp_thread *t, int fast, e
 	if (fast != ASP_FAST_COUNT) {
 		if (fast == ASP_FAST_COUNT_SAMPLE)
 			asp__count_sampled(t, fn, p, size, site);
-		else if (fast != ASP_FAST_TRACK || !asp__track_alloc_fast(t, fn, p, size, site))
+		else if (fast != ASP_FAST_TRACK || !asp__track_put_fast(t, fn, p, size, site, 0))
 			asp__track_alloc(t, fast, fn, p, size, site);
 		return;
 	}
 	asp__count_block(t, fn, size);
-	t->last = (uintptr_t)p;
-	t->last_fn = fn;
+	asp__last_set(t, (uintptr_t)p, fn);
 	asp__check_epoch(t);
 }
 
@@ -343,9 +429,7 @@ static ASP_ALWAYS_INLINE void asp__free(void *p, enum asp_fn fn)
 			/* The thread's last block: whether it was sampled is
 			 * known without the filter (its tag). No site to count
 			 * it in when it was not. */
-			if (ASP_UNLIKELY((uintptr_t)p == t->last)) {
-				asp_owned_add(&t->c.fn[t->last_fn].temporary, 1);
-				t->last = 0;
+			if (asp__last_freed(t, (uintptr_t)p, 0)) {
 				asp__next.free(p);
 				return;
 			}
@@ -389,8 +473,7 @@ static ASP_ALWAYS_INLINE int asp__alloc_counted(enum asp_fn fn, size_t size, voi
 		return 1;
 	}
 	asp__count_block(t, fn, size);
-	t->last = (uintptr_t)p;
-	t->last_fn = fn;
+	asp__last_set(t, (uintptr_t)p, fn);
 	if (sampled) {
 		int64_t left = t->sample_left - (int64_t)size;
 		t->sample_left = left;
@@ -421,10 +504,7 @@ static ASP_ALWAYS_INLINE int asp__free_counted(void *p, enum asp_fn fn, int samp
 		return 0;
 	asp_owned_add(&t->c.fn[fn].calls, 1);
 	/* count mode: no site to count a temporary in */
-	if (ASP_UNLIKELY((uintptr_t)p == last)) {
-		asp_owned_add(&t->c.fn[t->last_fn].temporary, 1);
-		t->last = 0;
-	}
+	asp__last_freed(t, (uintptr_t)p, 0);
 	asp__next.free(p);
 	return 1;
 }

@@ -1,12 +1,13 @@
-/* live.c - the live-block table.
- *
- * 64 shards, chosen by the 64 MiB region of the address and, within it,
- * by its page (shard_of); each is an open-addressing table with linear
- * probing and backward-shift deletion (no tombstones), grown by doubling
- * at 3/4 load. Memory comes from mmap, never from the program's heap. */
+/* live.c - the live-block table: the shadow (a word per 32-byte granule,
+ * live.h) and the side table for what does not fit it: 64 shards, chosen
+ * by the 64 MiB region of the address and, within it, by its page
+ * (shard_of); each an open-addressing table with linear probing and
+ * backward-shift deletion (no tombstones), grown by doubling at 3/4 load.
+ * Memory comes from mmap, never from the program's heap. */
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "arena.h"
 #include "glue.h"
@@ -106,11 +107,6 @@ static inline size_t home(const struct asp_shard *s, uint64_t h)
 	return home_in(s->mask, h);
 }
 
-struct asp_shard *asp__live_shard(uintptr_t ptr)
-{
-	return shard_of(ptr);
-}
-
 struct asp_shard *asp__live_lock(uintptr_t ptr, uintptr_t self, int nested)
 {
 	struct asp_shard *s = shard_of(ptr);
@@ -181,7 +177,7 @@ static int grow(struct asp_shard *s)
 	return 0;
 }
 
-int asp__live_insert(struct asp_shard *s, uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site)
+static int side_insert(struct asp_shard *s, uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site)
 {
 	if (ASP_UNLIKELY(s->count >= s->limit) && grow(s) != 0)
 		return -ENOMEM;
@@ -192,7 +188,7 @@ int asp__live_insert(struct asp_shard *s, uintptr_t ptr, uint64_t size, unsigned
 	if (s->slots[i].ptr == ptr)
 		s->bytes -= s->slots[i].size;
 	else
-		s->count++;
+		s->count++, asp_atomic_add_relaxed(&asp__live_side_count, 1);
 	s->bytes += size;
 	s->slots[i] = (struct asp_live_entry){ ptr, size, fn, site };
 	return 0;
@@ -211,7 +207,7 @@ static ptrdiff_t lookup(const struct asp_shard *s, uint64_t h, uintptr_t ptr)
 	}
 }
 
-int asp__live_remove(struct asp_shard *s, uintptr_t ptr, struct asp_live_entry *out)
+static int side_remove(struct asp_shard *s, uintptr_t ptr, struct asp_live_entry *out)
 {
 	ptrdiff_t at = lookup(s, hash(ptr), ptr);
 	if (at < 0)
@@ -219,6 +215,7 @@ int asp__live_remove(struct asp_shard *s, uintptr_t ptr, struct asp_live_entry *
 	size_t i = (size_t)at;
 	*out = s->slots[i];
 	s->count--;
+	asp_atomic_add_relaxed(&asp__live_side_count, -1);
 	s->bytes -= out->size;
 	/* Backward shift: pull later entries of the probe run into the hole
 	 * unless their home lies cyclically in (i, j]. */
@@ -251,8 +248,153 @@ static int read_lock(struct asp_shard *s, uintptr_t self)
 	return 1;
 }
 
+/* The shadow ------------------------------------------------------------------ */
+
+uint64_t *asp__live_root[ASP_ROOT_LEAVES];
+int asp__live_shared;
+int64_t asp__live_side_count;
+
+#define LEAF_BYTES (ASP_LEAF_WORDS * sizeof(uint64_t))
+
+uint64_t *asp__live_word_make(uintptr_t p)
+{
+	uint64_t *w = asp__live_word(p);
+	if (ASP_LIKELY(w != NULL) || p >> ASP_ADDR_BITS != 0)
+		return w;
+	/* Reserved, not committed: the kernel backs a page of it when it is
+	 * first written. Listed as the shim's (the leak scan leaves it out). */
+	int saved = errno;
+	uint64_t *leaf = mmap(NULL, LEAF_BYTES, PROT_READ | PROT_WRITE,
+	                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	errno = saved;
+	if (leaf == MAP_FAILED)
+		return NULL;
+	uint64_t *none = NULL;
+	if (__atomic_compare_exchange_n(&asp__live_root[p >> ASP_LEAF_SHIFT], &none, leaf, 0,
+	                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		asp__arena_adopt(leaf, LEAF_BYTES);
+	} else {
+		munmap(leaf, LEAF_BYTES);	/* another thread's came first */
+		errno = saved;
+	}
+	return asp__live_word(p);
+}
+
+/* Claims the empty word w for v: 1, or 0 when it is not empty. A word has
+ * one owner under glibc: a store. */
+static inline int claim(uint64_t *w, uint64_t v)
+{
+	if (!asp__live_shared) {
+		asp_atomic_store_relaxed(w, v);
+		return 1;
+	}
+	uint64_t none = 0;
+	return __atomic_compare_exchange_n(w, &none, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+int asp__live_insert(uintptr_t p, uint64_t size, unsigned fn, uintptr_t site, uint32_t site_index,
+                     uintptr_t self, int nested)
+{
+	if (ASP_LIKELY(site_index != 0 || site == 0) && asp__live_fits(p, size, site_index)) {
+		uint64_t *w = asp__live_word_make(p);
+		if (ASP_LIKELY(w != NULL)) {
+			uint64_t v = asp__live_pack(p, size, fn, site_index);
+			uint64_t was = asp_atomic_load_relaxed(w);
+			/* the same block again, freed behind the shim's back; under
+			 * glibc, any block there was (they cannot share a granule) */
+			if (was != 0 && (asp__live_holds(was, p) || !asp__live_shared)) {
+				asp_atomic_store_relaxed(w, v);
+				return 0;
+			}
+			if (was == 0 && claim(w, v))
+				return 0;
+		}
+	}
+	struct asp_shard *s = asp__live_lock(p, self, nested);
+	if (s == NULL)
+		return -EAGAIN;
+	int r = side_insert(s, p, size, fn, site);
+	asp__live_unlock(s);
+	return r;
+}
+
+int asp__live_remove(uintptr_t p, struct asp_live_entry *out, uint32_t *site_index,
+                     uintptr_t self, int nested)
+{
+	uint64_t *w = asp__live_word(p);
+	if (w != NULL) {
+		uint64_t v = asp_atomic_load_relaxed(w);
+		if (asp__live_holds(v, p) &&
+		    (!asp__live_shared ? (asp_atomic_store_relaxed(w, 0), 1)
+		                       : __atomic_compare_exchange_n(w, &v, 0, 0, __ATOMIC_RELAXED,
+		                                                     __ATOMIC_RELAXED))) {
+			*out = (struct asp_live_entry){ p, asp__live_word_size(v), asp__live_word_fn(v),
+			                                asp__site_of(asp__live_word_site(v)) };
+			*site_index = asp__live_word_site(v);
+			return 1;
+		}
+	}
+	if (asp_atomic_load_relaxed(&asp__live_side_count) == 0)
+		return 0;
+	struct asp_shard *s = asp__live_lock(p, self, nested);
+	if (s == NULL)
+		return -EAGAIN;
+	int found = side_remove(s, p, out);
+	asp__live_unlock(s);
+	*site_index = 0;
+	return found;
+}
+
+/* The words of a leaf that may hold blocks: its pages the kernel backs
+ * (mincore), for fn(arg, word's address, word). */
+static void leaf_words(size_t leaf_no, const uint64_t *leaf, unsigned char *vec,
+                       void (*fn)(void *arg, uintptr_t p, uint64_t v), void *arg)
+{
+	if (mincore((void *)leaf, LEAF_BYTES, vec) != 0)
+		return;
+	const size_t per_page = 4096 / sizeof(uint64_t);
+	for (size_t pg = 0; pg < LEAF_BYTES / 4096; pg++) {
+		if (!(vec[pg] & 1))
+			continue;
+		for (size_t k = pg * per_page; k < (pg + 1) * per_page; k++) {
+			uint64_t v = asp_atomic_load_relaxed(&leaf[k]);
+			if (v == 0)
+				continue;
+			uintptr_t p = ((uintptr_t)leaf_no << ASP_LEAF_SHIFT) |
+			              ((uintptr_t)k << ASP_GRANULE_SHIFT) | (uintptr_t)((v & 3) << 3);
+			fn(arg, p, v);
+		}
+	}
+}
+
+/* Every word that holds a block, in address order. */
+static void shadow_walk(void (*fn)(void *arg, uintptr_t p, uint64_t v), void *arg)
+{
+	unsigned char *vec = NULL;
+	const size_t vec_bytes = LEAF_BYTES / 4096;
+	for (size_t i = 0; i < ASP_ROOT_LEAVES; i++) {
+		const uint64_t *leaf = asp_atomic_load_acquire(&asp__live_root[i]);
+		if (leaf == NULL)
+			continue;
+		if (vec == NULL && (vec = asp__scratch_alloc(vec_bytes)) == NULL)
+			return;
+		leaf_words(i, leaf, vec, fn, arg);
+	}
+	if (vec != NULL)
+		asp__scratch_free(vec, vec_bytes);
+}
+
+/* The readers ------------------------------------------------------------------ */
+
 int asp__live_find(uintptr_t ptr, struct asp_live_entry *out, uintptr_t self)
 {
+	const uint64_t *w = asp__live_word(ptr);
+	uint64_t v = w != NULL ? asp_atomic_load_relaxed(w) : 0;
+	if (asp__live_holds(v, ptr)) {
+		*out = (struct asp_live_entry){ ptr, asp__live_word_size(v), asp__live_word_fn(v),
+		                                asp__site_of(asp__live_word_site(v)) };
+		return 1;
+	}
 	uint64_t h = hash(ptr);
 	struct asp_shard *s = shard_of(ptr);
 	int mine = read_lock(s, self);
@@ -264,14 +406,38 @@ int asp__live_find(uintptr_t ptr, struct asp_live_entry *out, uintptr_t self)
 	return at >= 0;
 }
 
-void asp__live_totals(uint64_t *blocks, uint64_t *bytes, uintptr_t self)
+struct gather {
+	struct asp_live_entry *out;
+	size_t max, n;
+	uint64_t bytes;
+};
+
+static void gather_word(void *arg, uintptr_t p, uint64_t v)
 {
-	*blocks = *bytes = 0;
+	struct gather *g = arg;
+	if (g->out != NULL && g->n < g->max)
+		g->out[g->n] = (struct asp_live_entry){ p, asp__live_word_size(v), asp__live_word_fn(v),
+		                                        asp__site_of(asp__live_word_site(v)) };
+	g->n++;
+	g->bytes += asp__live_word_size(v);
+}
+
+/* The side table's entries into g. */
+static void side_gather(struct gather *g, uintptr_t self)
+{
 	for (size_t i = 0; i < ASP_SHARDS; i++) {
 		struct asp_shard *s = &g_shards[i];
+		if (asp_atomic_load_relaxed(&s->count) == 0)
+			continue;
 		int mine = read_lock(s, self);
-		*blocks += s->count;
-		*bytes += s->bytes;
+		for (size_t j = 0; s->mask && j <= s->mask; j++) {
+			if (s->slots[j].ptr == 0)
+				continue;
+			if (g->out != NULL && g->n < g->max)
+				g->out[g->n] = s->slots[j];
+			g->n++;
+			g->bytes += s->slots[j].size;
+		}
 		if (mine)
 			asp__live_unlock(s);
 	}
@@ -279,21 +445,19 @@ void asp__live_totals(uint64_t *blocks, uint64_t *bytes, uintptr_t self)
 
 size_t asp__live_snapshot(struct asp_live_entry *out, size_t max, uintptr_t self)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < ASP_SHARDS; i++) {
-		struct asp_shard *s = &g_shards[i];
-		int mine = read_lock(s, self);
-		for (size_t j = 0; s->mask && j <= s->mask; j++) {
-			if (s->slots[j].ptr == 0)
-				continue;
-			if (n < max)
-				out[n] = s->slots[j];
-			n++;
-		}
-		if (mine)
-			asp__live_unlock(s);
-	}
-	return n;
+	struct gather g = { out, max, 0, 0 };
+	shadow_walk(gather_word, &g);
+	side_gather(&g, self);
+	return g.n;
+}
+
+void asp__live_totals(uint64_t *blocks, uint64_t *bytes, uintptr_t self)
+{
+	struct gather g = { NULL, 0, 0, 0 };
+	shadow_walk(gather_word, &g);
+	side_gather(&g, self);
+	*blocks = g.n;
+	*bytes = g.bytes;
 }
 
 uint64_t asp__live_lock_all(uintptr_t self, uint64_t *skipped)
@@ -339,14 +503,16 @@ void asp__live_repair(uint64_t skipped)
 			s->slots = n;
 			s->mask = slots - 1;
 			s->limit = slots / 4 * 3;
+			asp__live_side_count -= (int64_t)s->count;
 			s->count = 0;
 			s->bytes = 0;
 			for (size_t j = 0; j < slots; j++)
 				if (old[j].ptr != 0)
-					asp__live_insert(s, old[j].ptr, old[j].size, (unsigned)old[j].fn,
+					side_insert(s, old[j].ptr, old[j].size, (unsigned)old[j].fn,
 					                 old[j].site);
 		} else if (slots == 0) {
 			s->slots = NULL;
+			asp__live_side_count -= (int64_t)s->count;
 			s->mask = s->limit = s->count = 0;
 			s->bytes = 0;
 		}

@@ -1,6 +1,28 @@
-/* live.h - the exact table of live blocks: pointer -> requested size and
- * allocation site, in mmap'd memory, sharded by address so that threads
- * rarely meet on a lock. */
+/* live.h - the exact table of live blocks: each block's requested size,
+ * the function that handed it out and its site, found from its address.
+ *
+ * The shadow. One word for every 32-byte granule of the address space,
+ * in leaves of 2^25 words (256 MiB reserved, for 1 GiB of addresses),
+ * each mapped when a block first starts in its gigabyte and backed by the
+ * kernel only where written: the word of the granule a block starts in
+ * holds the block. So an insert and a remove are a store each, at a place
+ * the address gives: no lock, no hash, no table to grow, and neighbouring
+ * blocks (the allocator hands them out side by side) share cache lines.
+ * Its memory is a quarter of the span of the heap's small blocks at most
+ * (a word per 32 bytes), far less where blocks are large.
+ *
+ * glibc's chunks are at least 32 bytes apart, so no two of its blocks
+ * start in one granule: a word has one owner at a time, and the
+ * allocator's own synchronisation orders the free of a block (its word
+ * cleared first) before the allocation that hands the address out again.
+ * Under another allocator (tcmalloc has 8-byte objects) blocks may share a
+ * granule: a word is then claimed with a compare-and-swap, and a block
+ * whose granule is taken goes to the side table.
+ *
+ * The side table: a block the shadow cannot hold (its granule taken, its
+ * size 4 GiB or more, its site without an index, its address beyond 47
+ * bits or not 8-aligned) goes into a small open-addressing hash table,
+ * sharded, each shard under a lock that remembers its holder (below). */
 #ifndef ASP_LIVE_H
 #define ASP_LIVE_H
 
@@ -8,6 +30,7 @@
 #include <stdint.h>
 
 #include "glue.h"
+#include "sitemap.h"
 
 struct asp_live_entry {
 	uintptr_t ptr;		/* 0: an empty slot */
@@ -16,63 +39,120 @@ struct asp_live_entry {
 	uintptr_t site;		/* the caller, or a stack id with backtraces */
 };
 
-#define ASP_SHARDS 64
+/* The shadow ---------------------------------------------------------------- */
 
-struct asp_shard;
+#define ASP_SHARDS 64		/* of the side table */
+#define ASP_GRANULE_SHIFT 5
+#define ASP_LEAF_SHIFT 30
+#define ASP_ADDR_BITS 47
+#define ASP_LEAF_WORDS ((size_t)1 << (ASP_LEAF_SHIFT - ASP_GRANULE_SHIFT))
+#define ASP_ROOT_LEAVES ((size_t)1 << (ASP_ADDR_BITS - ASP_LEAF_SHIFT))
 
-/* A shard's lock remembers its holder: self is the caller's identity (its
- * thread record; 0 for none). The table's users count an operation while
- * they hold the shard, so whoever holds every shard (fork, the exit report)
- * sees counts and table agree, and never waits for a thread that waits for
- * it: a holder of a shard waits for nothing but the arena's leaf lock.
- *
- * Takes the shard of ptr. With nested set (a signal handler may have
- * interrupted this thread inside the table) it only tries once, so a
- * thread never holds one shard while it waits for another. NULL when the
- * shard cannot be had now: self holds it already, or nested and busy. */
-struct asp_shard *asp__live_lock(uintptr_t ptr, uintptr_t self, int nested);
-void asp__live_unlock(struct asp_shard *s);
+/* The leaves, by gigabyte of address space (NULL: none yet). */
+extern ASP_HIDDEN uint64_t *asp__live_root[ASP_ROOT_LEAVES];
 
-/* The shard of ptr, for a caller that holds every shard (fork's child). */
-struct asp_shard *asp__live_shard(uintptr_t ptr);
+/* 1 when blocks may share a granule (an allocator other than glibc's):
+ * words are then claimed with a compare-and-swap. */
+extern ASP_HIDDEN int asp__live_shared;
 
-/* With s held: 0, or -ENOMEM when the table could not grow. The same
- * address again replaces its entry (it was freed behind the shim's back). */
-int asp__live_insert(struct asp_shard *s, uintptr_t ptr, uint64_t size, unsigned fn,
-                     uintptr_t site);
+/* A word: bits 0-1 the block's offset in its granule (in 8-byte units),
+ * 2-6 its function + 1 (0: an empty word), 7-31 its site's index
+ * (sitemap.h), 32-63 its size. */
+static inline uint64_t asp__live_pack(uintptr_t p, uint64_t size, unsigned fn, uint32_t site_index)
+{
+	return size << 32 | (uint64_t)site_index << 7 | (uint64_t)(fn + 1) << 2 | ((p >> 3) & 3);
+}
 
-/* With s held: 1 and the entry when ptr was live (it is removed), else 0. */
-int asp__live_remove(struct asp_shard *s, uintptr_t ptr, struct asp_live_entry *out);
+/* Whether a block of size bytes at p with that site index fits a word. */
+static inline int asp__live_fits(uintptr_t p, uint64_t size, uint32_t site_index)
+{
+	return size <= UINT32_MAX && site_index <= ASP_SITE_INDEX_MAX && (p & 7) == 0 &&
+	       p >> ASP_ADDR_BITS == 0;
+}
 
-/* Whether the thread whose identity is holder is stuck: in a signal
- * handler (fork's prepare, a fatal signal's report) that landed while it
- * was inside the table, so that it lets go of its shard only when the
- * handler is done, and may be waiting for the caller. Set by thread.c. */
-extern ASP_HIDDEN int (*asp__live_stuck)(uintptr_t holder);
+/* Whether word w holds the block at p. */
+static inline int asp__live_holds(uint64_t w, uintptr_t p)
+{
+	return w != 0 && (w & 3) == ((p >> 3) & 3) && (p & 7) == 0;
+}
 
-/* The readers take each shard in turn as self; a shard self holds already
- * (asp__live_lock_all, or a signal handler inside the table), or a stuck
- * thread holds, is read as it is. */
+static inline uint64_t asp__live_word_size(uint64_t w) { return w >> 32; }
+static inline unsigned asp__live_word_fn(uint64_t w) { return (unsigned)((w >> 2) & 31) - 1; }
+static inline uint32_t asp__live_word_site(uint64_t w) { return (uint32_t)(w >> 7) & ASP_SITE_INDEX_MAX; }
+
+/* The word of p's granule, or NULL when its leaf is not mapped (or p is
+ * beyond 47 bits). */
+static inline uint64_t *asp__live_word(uintptr_t p)
+{
+	if (ASP_UNLIKELY(p >> ASP_ADDR_BITS != 0))
+		return NULL;
+	uint64_t *leaf = asp_atomic_load_acquire(&asp__live_root[p >> ASP_LEAF_SHIFT]);
+	if (ASP_UNLIKELY(leaf == NULL))
+		return NULL;
+	return &leaf[(p >> ASP_GRANULE_SHIFT) & (ASP_LEAF_WORDS - 1)];
+}
+
+/* The same, mapping p's leaf when it has none; NULL when it cannot. */
+uint64_t *asp__live_word_make(uintptr_t p);
+
+/* The changes, made by a thread inside a change (account.h): self is its
+ * record (its identity as a side shard's holder), nested set when a
+ * signal handler may have landed inside its own thread's change (a side
+ * shard it holds is then never waited for). */
+
+/* p, handed out with size, fn and its site (and the site's index, 0 when
+ * it has none): into its word, or the side table. 0; -EAGAIN: nested and
+ * the side shard busy (the caller defers it); -ENOMEM. The same address
+ * again replaces its entry (freed behind the shim's back). */
+int asp__live_insert(uintptr_t p, uint64_t size, unsigned fn, uintptr_t site, uint32_t site_index,
+                     uintptr_t self, int nested);
+
+/* p leaves the table: 1 with its entry (and its site's index) when it was
+ * there, 0 when not, -EAGAIN: nested and the side shard busy. */
+int asp__live_remove(uintptr_t p, struct asp_live_entry *out, uint32_t *site_index,
+                     uintptr_t self, int nested);
+
+/* The side table's blocks: 0 while it is empty (a remove that misses the
+ * shadow then looks no further). */
+extern ASP_HIDDEN int64_t asp__live_side_count;
+
+/* The readers ------------------------------------------------------------------
+ * Whoever must see the table whole (fork, the exit report) first makes
+ * every thread leave its change and start no other (account.h,
+ * asp__gather_begin), then takes the side table's shards (lock_all); a
+ * shard it holds already or a stuck thread holds is read as it is. */
 
 /* 1 and the entry when ptr is live, else 0. */
 int asp__live_find(uintptr_t ptr, struct asp_live_entry *out, uintptr_t self);
 
+/* Every entry, the shadow's in address order then the side table's, into
+ * out (at most max); returns how many there are. */
+size_t asp__live_snapshot(struct asp_live_entry *out, size_t max, uintptr_t self);
+
 /* The number of live blocks and their bytes. */
 void asp__live_totals(uint64_t *blocks, uint64_t *bytes, uintptr_t self);
 
-/* Copies every entry into out (at most max) and returns how many there are. */
-size_t asp__live_snapshot(struct asp_live_entry *out, size_t max, uintptr_t self);
+/* The side shard of ptr, taken as self: NULL when self holds it already,
+ * or, nested, when it is busy (a signal handler never waits for its own
+ * thread). For the table's own code, and its tests. */
+struct asp_shard;
+struct asp_shard *asp__live_lock(uintptr_t ptr, uintptr_t self, int nested);
+void asp__live_unlock(struct asp_shard *s);
 
-/* Every shard, in order, for whoever must see the whole table still: fork's
- * prepare handler and the exit report. Shards self holds already are left
- * alone; so are those a stuck thread holds (it may be waiting for this
- * one): they go into *skipped. Returns the set it took (bit i: shard i),
- * for unlock_all. */
+/* A side shard's lock remembers its holder: whether the thread whose
+ * identity is holder is stuck (in a signal handler, fork's prepare or a
+ * fatal signal's report, that landed while it held a shard, so that it
+ * lets go only when the handler is done, and may be waiting for the
+ * caller). Set by thread.c. */
+extern ASP_HIDDEN int (*asp__live_stuck)(uintptr_t holder);
+
+/* Every side shard, in order (but those self holds already, and those a
+ * stuck thread holds: in *skipped). Returns the set taken, for unlock_all. */
 uint64_t asp__live_lock_all(uintptr_t self, uint64_t *skipped);
 void asp__live_unlock_all(uint64_t taken);
 
-/* fork's child: the shards another forking thread held (skipped by
- * lock_all) are rebuilt from their slots and free. */
+/* fork's child: the side shards another thread held (skipped by lock_all)
+ * are rebuilt from their slots and free. */
 void asp__live_repair(uint64_t skipped);
 
 #endif

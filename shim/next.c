@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "glue.h"
+#include "live.h"
 #include "next.h"
 
 struct asp_next asp__next;
@@ -205,6 +206,11 @@ int asp__next_init(void)
 	n.Exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
 	if (n.Exit_ == NULL)
 		n.Exit_ = n.exit_;
+	/* glibc's allocator (free comes from the C library, which defines
+	 * _exit too): its blocks are at least 32 bytes apart. Another one's
+	 * may share a granule of the table of live blocks (live.h). */
+	asp__live_shared = !(home.hi != 0 && (uintptr_t)n.exit_ >= home.lo &&
+	                     (uintptr_t)n.exit_ < home.hi);
 	asp__next = n;
 	errno = saved;
 	asp_atomic_store_release(&g_state, 2);

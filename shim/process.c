@@ -77,6 +77,7 @@
 #include "process.h"
 #include "report.h"
 #include "sample.h"
+#include "sitemap.h"
 #include "snapshot.h"
 #include "stack.h"
 #include "thread.h"
@@ -367,9 +368,8 @@ static void atfork_prepare(void)
 	asp__stack_atfork_prepare();
 	asp__snapshot_atfork_prepare();
 	uint64_t skipped;
-	asp__pend_gather_begin();
+	asp__gather_begin(t);
 	uint64_t taken = asp__live_lock_all((uintptr_t)t, &skipped);
-	asp__pend_quiesce(t);
 	asp__threads_atfork_prepare();
 	asp_lock(&g_start_lock);
 	asp__sample_atfork_prepare(t);
@@ -390,7 +390,7 @@ static void unlock_after_fork(int child)
 	asp_unlock(&g_start_lock);
 	asp__threads_atfork_release();
 	asp__live_unlock_all(g_fork_shards);
-	asp__pend_gather_end();
+	asp__gather_end();
 	asp__snapshot_atfork_release();
 	asp__stack_atfork_release();
 	asp__loader_fork_open();
@@ -417,8 +417,10 @@ static void atfork_child(void)
 	asp__snapshot_atfork_child();
 	asp__report_atfork_child();
 	/* Gatherers of the parent's other threads are gone: only the fork's
-	 * own count is left, let go below. */
-	asp__pend_gathering = 1;
+	 * own count is left, let go below. A site index another thread was
+	 * adding is free again. */
+	asp__gathering = 1;
+	asp__sitemap_atfork_child();
 	uint64_t skipped = g_fork_skipped;
 	unlock_after_fork(1);
 	asp__live_repair(skipped);

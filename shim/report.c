@@ -102,9 +102,8 @@ static void gather(struct figures *f, enum reason reason, int need_entries)
 	f->tracked = asp__opt.mode == ASP_MODE_TRACK;
 	struct asp_thread *self = asp__thread_self();
 	uint64_t skipped;
-	asp__pend_gather_begin();
+	asp__gather_begin(self);
 	uint64_t taken = asp__live_lock_all((uintptr_t)self, &skipped);
-	asp__pend_quiesce(self);
 	f->t_ns = asp_now_ns(CLOCK_MONOTONIC);
 	if (reason != REASON_INTERVAL) {
 		asp_atomic_store_release(&asp__frozen, asp_gettid());
@@ -113,26 +112,38 @@ static void gather(struct figures *f, enum reason reason, int need_entries)
 	}
 	asp__threads_sum(&f->c);
 	asp__totals(&f->c, &f->tot);
-	if (f->tracked) {
+	if (f->tracked && !need_entries) {
 		asp__live_totals(&f->in_use_blocks, &f->in_use_bytes, (uintptr_t)self);
-		asp__pend_blocks(NULL, 0, 0, &f->in_use_blocks, &f->in_use_bytes);
-		if (need_entries) {
-			f->capentries = f->in_use_blocks + 1;
+	} else if (f->tracked) {
+		/* One walk of the table, into room for the blocks the counts
+		 * give (exact now: every thread is out of its change), and a
+		 * second into more when the table held more (blocks freed
+		 * behind the shim's back, a thread stopped in its change). */
+		size_t want = asp__in_use_blocks() + 64;
+		for (int tries = 0; tries < 2; tries++) {
+			f->capentries = want;
 			f->entries = asp__scratch_alloc(f->capentries * sizeof *f->entries);
-			if (f->entries != NULL) {
-				size_t n = asp__live_snapshot(f->entries, f->capentries, (uintptr_t)self);
-				if (n > f->capentries)
-					n = f->capentries;
-				f->nentries = asp__pend_blocks(f->entries, n, f->capentries, NULL, NULL);
+			if (f->entries == NULL)
+				break;
+			size_t n = asp__live_snapshot(f->entries, f->capentries, (uintptr_t)self);
+			if (n <= f->capentries) {
+				f->nentries = n;
+				for (size_t i = 0; i < n; i++)
+					f->in_use_bytes += f->entries[i].size;
+				f->in_use_blocks = n;
+				break;
 			}
-			if (f->nentries > f->capentries)
-				f->nentries = f->capentries;
+			asp__scratch_free(f->entries, f->capentries * sizeof *f->entries);
+			f->entries = NULL;
+			want = n + n / 8 + 64;
 		}
+		if (f->entries == NULL)
+			asp__live_totals(&f->in_use_blocks, &f->in_use_bytes, (uintptr_t)self);
 	} else {
 		f->in_use_blocks = f->tot.allocs - f->tot.frees;
 	}
 	asp__live_unlock_all(taken);
-	asp__pend_gather_end();
+	asp__gather_end();
 	/* The peak is never below what is in use now. */
 	f->peak = asp_atomic_load_relaxed(&asp__figures.peak);
 	if (f->tracked && (int64_t)f->in_use_bytes > f->peak)
@@ -1139,7 +1150,7 @@ static pid_t g_dumping;
 void asp__periodic(struct asp_thread *t)
 {
 	t->epoch = asp_atomic_load_relaxed(&asp__epoch);
-	if (asp__opt.interval_ms <= 0 || t->depth != 0 || t->in_table != 0)
+	if (asp__opt.interval_ms <= 0 || t->depth != 0 || t->chg != 0)
 		return;
 	uint64_t now = asp_now_ns(CLOCK_MONOTONIC);
 	uint64_t last = asp_atomic_load_relaxed(&g_last_dump_ns);

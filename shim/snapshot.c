@@ -9,12 +9,19 @@
  * are kept, every other one is dropped and the interval doubles, as massif
  * culls.
  *
- * Detail (who held the memory) is read from the live table: the blocks
- * grouped by site. With ALLOCSPY_SAMPLE, only the sampled blocks, each
- * weighted by what it stands for (sample.h): the detail is an estimate. The peak's: a free that finds the heap 5% above the
- * last peak detail takes a new one first, so the kept one is within 5% of
- * the peak; since each costs one pass over the table and they are 5% apart,
- * all of them together cost about twenty passes over the largest table. */
+ * Detail (who held the memory) is read from what each site holds
+ * (account.h, "Sites in use"), added up over the threads: its cost is
+ * one entry per site and thread, whatever the number of blocks. With
+ * ALLOCSPY_SAMPLE, only the sampled blocks, each weighted by what it
+ * stands for (sample.h): the detail is an estimate. The peak's: a free
+ * that finds the heap 5% above the last peak detail takes a new one
+ * first, so the kept one is within 5% of the peak, and no sooner than the
+ * heap has grown by ASP_DETAIL_GROWTH bytes for each entry the last one
+ * read: a heap that grows steadily pays at most one entry read per
+ * ASP_DETAIL_GROWTH bytes of its peak for all its peak details, and a
+ * program with few sites about 20 x ln(peak / 4 KiB) details. The exit
+ * report's own last snapshot groups the table's blocks, which it reads
+ * anyway. */
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -33,6 +40,7 @@
 #define ASP_DETAIL_MAX 64	/* sites kept in one snapshot's detail */
 #define ASP_DETAIL_EVERY 10	/* every tenth snapshot has detail */
 #define ASP_GROUP_SLOTS (1u << 16)
+#define ASP_DETAIL_GROWTH 256	/* bytes of heap growth per entry a peak detail read */
 
 uint64_t asp__snapshot_volume_step = UINT64_MAX;
 int64_t asp__snapshot_peak_next = INT64_MAX;
@@ -70,6 +78,59 @@ void asp__snapshot_init(void)
 	g_next = g_interval;
 	asp__snapshot_volume_step = g_interval / 4;
 	asp__snapshot_peak_next = 4096;
+}
+
+/* The ASP_DETAIL_MAX sites of g[0..slots) that hold the most, largest
+ * first, into memory of their own; *n their number. A slot's site 0 is
+ * empty, unless by_index is set: then g is by site index (the site is
+ * asp__site_of(index)), s gets the slots' sums, and est, when not NULL
+ * (ALLOCSPY_SAMPLE), gives the figures of the sampled sites, the only
+ * ones kept. Without by_index, est replaces the figures of every slot. */
+static struct asp_snap_detail *largest(struct asp_snap_detail *g, uint32_t slots, uint32_t *n,
+                                       struct asp_snapshot *s, const struct estimate *est)
+{
+	if (s != NULL) {
+		s->in_use = s->blocks = 0;
+		for (uint32_t j = 0; j < slots; j++) {
+			s->in_use += (int64_t)g[j].bytes;
+			s->blocks += (int64_t)g[j].blocks;
+			uintptr_t site = asp__site_of(j);
+			g[j].site = site != 0 ? site : j == 0 && g[j].blocks != 0 ? 1 : 0;
+			if (est != NULL && !asp__site_sampled(site))
+				g[j].site = 0;
+		}
+	}
+	for (uint32_t j = 0; est != NULL && j < slots; j++) {
+		g[j].bytes = asp__sample_round(est[j].bytes);
+		g[j].blocks = asp__sample_round(est[j].blocks);
+	}
+	/* The largest ASP_DETAIL_MAX, by selection: few, and rare. */
+	struct asp_snap_detail *d = asp__scratch_alloc(ASP_DETAIL_MAX * sizeof *d);
+	if (d == NULL)
+		return NULL;
+	uint32_t k = 0;
+	for (uint32_t j = 0; j < slots; j++) {
+		if (g[j].site == 0 || (int64_t)g[j].bytes <= 0)
+			continue;
+		if (k < ASP_DETAIL_MAX) {
+			d[k++] = g[j];
+		} else {
+			uint32_t least = 0;
+			for (uint32_t m = 1; m < k; m++)
+				if (d[m].bytes < d[least].bytes)
+					least = m;
+			if (g[j].bytes > d[least].bytes)
+				d[least] = g[j];
+		}
+	}
+	for (uint32_t a = 1; a < k; a++)
+		for (uint32_t b = a; b > 0 && d[b].bytes > d[b - 1].bytes; b--) {
+			struct asp_snap_detail x = d[b];
+			d[b] = d[b - 1];
+			d[b - 1] = x;
+		}
+	*n = k;
+	return d;
 }
 
 /* The blocks e[0..all) grouped by site, largest first, at most
@@ -125,71 +186,73 @@ again:
 		}
 	}
 	asp_atomic_store_relaxed(&g_group_sites, sites);
-	for (uint32_t j = 0; est != NULL && j < slots; j++) {
-		g[j].bytes = asp__sample_round(est[j].bytes);
-		g[j].blocks = asp__sample_round(est[j].blocks);
-	}
-	/* The largest ASP_DETAIL_MAX, by selection: few, and rare. */
-	struct asp_snap_detail *d = asp__scratch_alloc(ASP_DETAIL_MAX * sizeof *d);
-	if (d == NULL)
-		return NULL;
-	uint32_t k = 0;
-	for (uint32_t j = 0; j < slots; j++) {
-		if (g[j].site == 0)
-			continue;
-		if (k < ASP_DETAIL_MAX) {
-			d[k++] = g[j];
-		} else {
-			uint32_t least = 0;
-			for (uint32_t m = 1; m < k; m++)
-				if (d[m].bytes < d[least].bytes)
-					least = m;
-			if (g[j].bytes > d[least].bytes)
-				d[least] = g[j];
-		}
-	}
-	for (uint32_t a = 1; a < k; a++)
-		for (uint32_t b = a; b > 0 && d[b].bytes > d[b - 1].bytes; b--) {
-			struct asp_snap_detail x = d[b];
-			d[b] = d[b - 1];
-			d[b - 1] = x;
-		}
-	*n = k;
-	return d;
+	return largest(g, slots, n, NULL, est);
 }
 
-/* The same of the whole table, read now. */
-/* The table's copy: kept from one snapshot to the next (only the thread
- * that claimed the snapshot uses it), replaced by a larger one when the
- * table outgrows it, so that a snapshot neither maps fresh pages nor
- * unmaps them (each unmap interrupts every CPU that runs the program). */
-static struct asp_live_entry *g_table;
-static size_t g_table_cap;
+/* The same of the whole heap, read now: from what each site holds
+ * (account.h, "Sites in use"), the threads' entries added up by site
+ * index, never from the table: its cost is one entry per site and
+ * thread. *read gets that number of entries. */
+struct site_sum {
+	struct asp_snap_detail *g;	/* by site index */
+	struct estimate *est;
+	uint32_t n;
+	uint64_t read;
+};
 
-static struct asp_snap_detail *detail_of(struct asp_thread *t, uint32_t *n, struct asp_snapshot *s)
+static void sum_site(void *arg, uint32_t index, const struct asp_site_use *u)
 {
-	uint64_t blocks, bytes;
-	asp__live_totals(&blocks, &bytes, (uintptr_t)t);
-	asp__pend_blocks(NULL, 0, 0, &blocks, &bytes);	/* the threads' pending ones */
-	size_t cap = blocks + blocks / 4 + 64 + (size_t)asp__threads_active_max;
-	if (cap > g_table_cap) {
-		struct asp_live_entry *e = asp__pages_alloc(2 * cap * sizeof *e);
-		if (e == NULL)
-			return NULL;
-		if (g_table != NULL)
-			asp__pages_free(g_table, g_table_cap * sizeof *g_table);
-		g_table = e;
-		g_table_cap = 2 * cap;
+	struct site_sum *x = arg;
+	x->read++;
+	if (index >= x->n)
+		return;
+	x->g[index].bytes += (uint64_t)u->bytes;
+	x->g[index].blocks += (uint64_t)u->blocks;
+	if (x->est != NULL) {
+		x->est[index].bytes += u->est_bytes;
+		x->est[index].blocks += u->est_blocks;
 	}
-	cap = g_table_cap;
-	size_t all = asp__live_snapshot(g_table, cap, (uintptr_t)t);
-	if (all > cap)
-		all = cap;
-	/* and the threads' pending blocks, as they are now */
-	all = asp__pend_blocks(g_table, all, cap, NULL, NULL);
-	if (all > cap)
-		all = cap;
-	return group(g_table, all, n, s, g_group, g_group_est);
+}
+
+/* The sums' memory: kept from one snapshot to the next (only the thread
+ * that claimed the snapshot uses it), replaced by a larger one when the
+ * sites outgrow it, so that a snapshot neither maps fresh pages nor unmaps
+ * them (each unmap interrupts every CPU that runs the program). */
+static struct asp_snap_detail *g_sums;
+static struct estimate *g_sums_est;
+static size_t g_sums_cap;
+
+static struct asp_snap_detail *detail_of(struct asp_thread *t, uint32_t *n, struct asp_snapshot *s,
+                                         uint64_t *read)
+{
+	(void)t;
+	uint32_t sites = asp_atomic_load_acquire(&asp__site_count);
+	size_t cap = (size_t)sites + ASP_SITE_USE_CHUNK;
+	if (cap > g_sums_cap) {
+		size_t want = 2 * cap;
+		struct asp_snap_detail *g = asp__pages_alloc(want * sizeof *g);
+		struct estimate *est = asp__sample_mean != 0 ? asp__pages_alloc(want * sizeof *est) : NULL;
+		if (g == NULL || (asp__sample_mean != 0 && est == NULL)) {
+			if (g != NULL)
+				asp__pages_free(g, want * sizeof *g);
+			return NULL;
+		}
+		if (g_sums != NULL)
+			asp__pages_free(g_sums, g_sums_cap * sizeof *g_sums);
+		if (g_sums_est != NULL)
+			asp__pages_free(g_sums_est, g_sums_cap * sizeof *g_sums_est);
+		g_sums = g;
+		g_sums_est = est;
+		g_sums_cap = want;
+	} else {
+		memset(g_sums, 0, cap * sizeof *g_sums);
+		if (g_sums_est != NULL)
+			memset(g_sums_est, 0, cap * sizeof *g_sums_est);
+	}
+	struct site_sum x = { g_sums, g_sums_est, (uint32_t)cap, 0 };
+	asp__site_use_sum(sum_site, &x);
+	*read = x.read;
+	return largest(g_sums, (uint32_t)cap, n, s, g_sums_est);
 }
 
 static void drop_detail(struct asp_snapshot *s)
@@ -258,7 +321,7 @@ void asp__snapshot_note(struct asp_thread *t, uint64_t volume, int64_t in_use)
 {
 	/* Not from a signal handler inside the table: reading the table
 	 * then could wait for a shard while this thread holds another. */
-	if (g_snaps == NULL || t->in_table != 0)
+	if (g_snaps == NULL || t->chg != 0)
 		return;
 	uint64_t total = asp_atomic_add_relaxed(&asp__figures.volume, volume);
 	if (total < asp_atomic_load_relaxed(&g_next) || !claim())
@@ -271,7 +334,8 @@ void asp__snapshot_note(struct asp_thread *t, uint64_t volume, int64_t in_use)
 		s.in_use = in_use;
 		s.blocks = asp_atomic_load_relaxed(&asp__figures.in_use_blocks) + t->net_blocks;
 		if (g_taken++ % ASP_DETAIL_EVERY == 0) {
-			s.detail = detail_of(t, &s.ndetail, &s);
+			uint64_t read;
+			s.detail = detail_of(t, &s.ndetail, &s, &read);
 			asp__peak_at_least(s.in_use);
 		}
 		store(&s, total);
@@ -282,11 +346,12 @@ void asp__snapshot_note(struct asp_thread *t, uint64_t volume, int64_t in_use)
 
 void asp__snapshot_peak(struct asp_thread *t, int64_t seen)
 {
-	if (g_snaps == NULL || t->in_table != 0 || !claim())
+	if (g_snaps == NULL || t->chg != 0 || !claim())
 		return;
 	if (seen >= asp_atomic_load_relaxed(&asp__snapshot_peak_next)) {
 		/* Raised first: the other threads' frees stop asking for this
-		 * peak while its detail is read. */
+		 * peak while its detail is read; raised again below, by what
+		 * the detail cost. */
 		asp_atomic_store_relaxed(&asp__snapshot_peak_next, seen + seen / 20 + 1);
 		t->depth++;
 		struct asp_snapshot s = { 0 };
@@ -295,7 +360,17 @@ void asp__snapshot_peak(struct asp_thread *t, int64_t seen)
 		s.in_use = seen;
 		s.blocks = asp_atomic_load_relaxed(&asp__figures.in_use_blocks) + t->net_blocks;
 		s.peak = 1;
-		s.detail = detail_of(t, &s.ndetail, &s);
+		uint64_t read = 0;
+		s.detail = detail_of(t, &s.ndetail, &s, &read);
+		/* The next detail once the heap is 5% larger, and at least
+		 * ASP_DETAIL_GROWTH bytes larger for each entry this one read:
+		 * all of a run's peak details together read one entry per
+		 * ASP_DETAIL_GROWTH bytes of its peak, and no more than about
+		 * 20 x ln(peak / 4 KiB) of them are taken. */
+		int64_t step = seen / 20 + 1;
+		if ((int64_t)(read * ASP_DETAIL_GROWTH) > step)
+			step = (int64_t)(read * ASP_DETAIL_GROWTH);
+		asp_atomic_store_relaxed(&asp__snapshot_peak_next, seen + step);
 		asp__peak_at_least(s.in_use);
 		sigset_t old;
 		asp_lock_nosig(&g_lock, &old);
@@ -402,12 +477,13 @@ void asp__snapshot_atfork_release(void)
 
 void asp__snapshot_atfork_child(void)
 {
-	/* A snapshot was under way in the parent: the table's copy may be
-	 * the one it was replacing, already unmapped. The child takes a new
-	 * one. */
+	/* A snapshot was under way in the parent: the sums' memory may be
+	 * the one it was replacing, already unmapped. The child takes new
+	 * memory. */
 	if (g_busy != 0) {
-		g_table = NULL;
-		g_table_cap = 0;
+		g_sums = NULL;
+		g_sums_est = NULL;
+		g_sums_cap = 0;
 	}
 	g_busy = 0;
 }

@@ -329,11 +329,11 @@ static uintptr_t intern(struct asp_thread *t, const uintptr_t *f, int n, int qui
 	uint64_t h = hash_frames(f, n);
 	struct stripe *st = &g_stripes[h % ASP_STACK_STRIPES];
 	uint32_t id = find(st, h, f, n);
-	if (id == 0 && t->in_table == 0)
+	if (id == 0 && t->chg == 0)
 		id = add(st, h, f, n, quiet);
 	/* Not from a signal handler: it may have landed in the middle of
 	 * the comparison above. */
-	if (id != 0 && t->in_table == 0 && t->depth == 1) {
+	if (id != 0 && t->chg == 0 && t->depth == 1) {
 		t->stack_id = 0;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		memcpy(t->stack_frames, f, (size_t)n * sizeof *f);

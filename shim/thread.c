@@ -254,32 +254,26 @@ struct asp_thread *asp__thread_self_slow(void)
 		fold(t);
 		g_dying--;
 		struct asp_thread keep = *t;
-		/* Cleared around what other threads read without the lock:
-		 * the link (a walker would see the list end here) and the
-		 * pending block, which its thread left without its exit
-		 * (account.c) and which stays: the new thread's next
-		 * allocation puts it in the table. */
-		memset(t, 0, offsetof(struct asp_thread, pend));
-		memset(&t->pend_claims, 0,
-		       offsetof(struct asp_thread, next) - offsetof(struct asp_thread, pend_claims));
+		/* Cleared but for the link (a walker would see the list end
+		 * here) and what stays with the record: what its thread added
+		 * to the per-site figures is summed with every record's. */
+		memset(t, 0, offsetof(struct asp_thread, next));
 		t->sites = keep.sites;
 		t->site_mask = keep.site_mask;
 		t->nsites = keep.nsites;
 		t->stack_cache = keep.stack_cache;
-		_Static_assert(offsetof(struct asp_thread, pend) <
-		               offsetof(struct asp_thread, pend_claims) &&
-		               offsetof(struct asp_thread, pend_claims) <
-		               offsetof(struct asp_thread, next),
-		               "the pending block's fields, then the rest, then the link");
-		if (keep.pend_seq & 1u)
-			asp_atomic_store_release(&t->pend_seq, keep.pend_seq + 1);
+		t->site_use = keep.site_use;
+		_Static_assert(offsetof(struct asp_thread, next) + sizeof(void *) ==
+		               sizeof(struct asp_thread) ||
+		               offsetof(struct asp_thread, next) + sizeof(void *) +
+		               ASP_CACHE_LINE > sizeof(struct asp_thread),
+		               "the link comes last");
 	} else {
 		t = asp__arena_alloc(sizeof *t);
 		if (t == NULL) {
 			/* Out of memory for records: share the first one. The
 			 * counts stay right up to lost updates; nothing crashes. */
 			t = g_records;
-			t->pend_claims = UINT32_MAX;	/* shared: no pending block */
 			goto out;
 		}
 		t->next = g_records;
@@ -440,7 +434,7 @@ void asp__loader_enter(struct asp_thread *t)
 	for (;;) {
 		asp_atomic_store_relaxed(&t->in_loader, 1);
 		gate_fence(0);
-		if (!asp_atomic_load_relaxed(&g_forking) || t->in_table != 0 || t->stuck)
+		if (!asp_atomic_load_relaxed(&g_forking) || t->chg != 0 || t->stuck)
 			return;
 		asp_atomic_store_release(&t->in_loader, 0);
 		while (asp_atomic_load_acquire(&g_forking))

@@ -134,6 +134,14 @@ struct asp_deferred {
 
 struct asp_stack_cache;
 struct asp_sc_entry;
+struct asp_site_use;
+
+/* A thread's cache of site indexes (sitemap.h). */
+#define ASP_SITE_CACHE_BITS 6
+struct asp_site_cache {
+	uintptr_t site;
+	uint32_t index;		/* 0: empty */
+};
 
 struct asp_thread {
 	struct asp_counts c;
@@ -151,7 +159,6 @@ struct asp_thread {
 				 * unless forward says otherwise */
 	int forward;		/* > 0: calls are forwarded to the allocator
 				 * uncounted: the caller counts the block */
-	int in_table;		/* > 0: inside the live table's code */
 	int stuck;		/* in a handler (fork's prepare, a fatal
 				 * signal's report) that holds what it holds
 				 * until it is done (live.h) */
@@ -165,26 +172,17 @@ struct asp_thread {
 	uint32_t epoch;		/* the periodic-work epoch last seen */
 	uint32_t ndefer;
 	struct asp_deferred defer[ASP_MAX_DEFERRED];
-	/* The pending block (account.c): the thread's last allocation, kept
-	 * out of the table until its next one, so that a block freed at once
-	 * never takes a shard. */
-	uintptr_t pend;		/* 0: none */
-	uint64_t pend_size;
-	uintptr_t pend_site;
-	uint32_t pend_fn;
-	uint32_t pend_seq;	/* odd while its owner changes it and the counts
-				 * without a shard */
-	/* The blocks pending before the last one (account.c, "The pending
-	 * set"): ASP_PSET_SLOTS entries (struct asp_live_entry), open
-	 * addressing without moves; NULL until the first. */
-	void *pset;
-	uint32_t pset_used;	/* slots not empty: blocks and tombstones */
-	uint32_t pset_live;	/* the owner's adds less its own takes */
-	uint32_t pset_pages;	/* the set's pages written since it was last
-				 * cleared, bit i for page i: the rest hold
-				 * zeros, and are neither read nor cleared */
-	uint32_t pend_claims;	/* pending blocks other threads freed: past a
-				 * few, this record keeps none */
+	/* > 0 while the thread changes the table and the counts that go with
+	 * it (account.h, "Changes"): the depth, a signal handler's change
+	 * inside the thread's own adding one. Whoever must see counts and
+	 * table agree waits for it to be 0. */
+	uint32_t chg;
+	/* The site indexes it used last (sitemap.h). */
+	struct asp_site_cache site_cache[1u << ASP_SITE_CACHE_BITS];
+	/* Track mode: what each site holds of the heap, as this thread
+	 * changed it (account.c, "Sites in use"): chunks of entries by site
+	 * index, NULL until the first. Stays with the record. */
+	struct asp_site_use **site_use;
 	/* The stack this thread interned last (stack.c): the same again
 	 * costs a comparison, not a lookup. */
 	uint32_t stack_n;

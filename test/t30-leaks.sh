@@ -31,8 +31,8 @@ else
 	not_ok "leak_exit_regs: built" "missing $PROGS/leak_exit_regs: run make test-progs"
 fi
 
-# par_pending: threads that keep hundreds of blocks at once (each thread's
-# pending set, account.c) and free others' (claims); with stacks too.
+# par_pending: threads that keep hundreds of blocks at once and free each
+# other's; with stacks too.
 if [ -x "$PROGS/par_pending" ]; then
 	leak_parity par_pending "$PROGS/par_pending"
 	SHIM_ENV=ALLOCSPY_BACKTRACE=16 leak_parity "par_pending (16 frames)" "$PROGS/par_pending"

@@ -1,5 +1,6 @@
-/* test_live - the live-block table: insert, find, remove, growth, and
- * backward-shift deletion keeping every other entry findable. */
+/* test_live - the live-block table: the shadow (a word per 32-byte
+ * granule) and the side table beside it: insert, find, remove, what goes
+ * where, the walk in address order, threads, signal handlers, fork. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -7,26 +8,25 @@
 #include <stdint.h>
 
 #include "live.h"
+#include "sitemap.h"
 #include "unit.h"
 
-/* Addresses as a 16-byte aligned allocator hands them out. */
+/* Addresses as glibc hands them out: at least 32 bytes apart. */
 static uintptr_t addr(uint64_t i)
 {
-	return 0x100000 + i * 16;
+	return 0x100000 + i * 32;
 }
 
-/* One table operation as the shim makes them: take the shard, operate,
- * let go. self is the caller's identity (0: none); nested, a signal
- * handler's try. -EDEADLK when the shard could not be had. */
+/* A site and its index, as the shim makes them. */
+static uint32_t index_of(uintptr_t site)
+{
+	return asp__site_index_slow(NULL, site);
+}
+
 static int insert_as(uintptr_t self, int nested, uintptr_t p, uint64_t size, unsigned fn,
                      uintptr_t site)
 {
-	struct asp_shard *s = asp__live_lock(p, self, nested);
-	if (s == NULL)
-		return -EDEADLK;
-	int r = asp__live_insert(s, p, size, fn, site);
-	asp__live_unlock(s);
-	return r;
+	return asp__live_insert(p, size, fn, site, index_of(site), self, nested);
 }
 
 static int insert(uintptr_t p, uint64_t size, unsigned fn, uintptr_t site)
@@ -34,19 +34,15 @@ static int insert(uintptr_t p, uint64_t size, unsigned fn, uintptr_t site)
 	return insert_as(0, 0, p, size, fn, site);
 }
 
-static int remove_as(uintptr_t self, uintptr_t p, struct asp_live_entry *e)
+static int remove_as(uintptr_t self, int nested, uintptr_t p, struct asp_live_entry *e)
 {
-	struct asp_shard *s = asp__live_lock(p, self, 0);
-	if (s == NULL)
-		return -EDEADLK;
-	int r = asp__live_remove(s, p, e);
-	asp__live_unlock(s);
-	return r;
+	uint32_t si;
+	return asp__live_remove(p, e, &si, self, nested);
 }
 
 static int remove_(uintptr_t p, struct asp_live_entry *e)
 {
-	return remove_as(0, p, e);
+	return remove_as(0, 0, p, e);
 }
 
 TEST(insert_find_remove)
@@ -54,19 +50,52 @@ TEST(insert_find_remove)
 	struct asp_live_entry e;
 	ASSERT_EQ(insert(addr(1), 100, 3, 0xabc), 0);
 	ASSERT(asp__live_find(addr(1), &e, 0));
+	ASSERT_EQ(e.ptr, addr(1));
 	ASSERT_EQ(e.size, 100);
 	ASSERT_EQ(e.fn, 3);
 	ASSERT_EQ(e.site, 0xabc);
 	ASSERT(!asp__live_find(addr(2), &e, 0));
-	ASSERT(remove_(addr(1), &e));
+	ASSERT(!asp__live_find(addr(1) + 16, &e, 0));	/* the granule's other half */
+	ASSERT_EQ(asp__live_side_count, 0);		/* all in the shadow */
+	ASSERT_EQ(remove_(addr(1), &e), 1);
 	ASSERT_EQ(e.size, 100);
-	ASSERT(!remove_(addr(1), &e));
+	ASSERT_EQ(e.site, 0xabc);
+	ASSERT_EQ(remove_(addr(1), &e), 0);
 	uint64_t blocks, bytes;
 	asp__live_totals(&blocks, &bytes, 0);
 	ASSERT_EQ(blocks, 0);
 	ASSERT_EQ(bytes, 0);
 }
 
+/* A word holds sizes below 4 GiB, 25 bits of site index, 8-aligned
+ * addresses below 2^47; the rest goes to the side table, found the same. */
+TEST(what_the_shadow_cannot_hold_goes_aside)
+{
+	struct asp_live_entry e;
+	uintptr_t odd = addr(5) + 4;
+	ASSERT_EQ(insert(addr(3), (uint64_t)1 << 32, 1, 0x10), 0);
+	ASSERT_EQ(insert(odd, 7, 2, 0x20), 0);
+	ASSERT_EQ(insert((uintptr_t)1 << 47, 9, 3, 0x30), 0);
+	ASSERT_EQ(asp__live_insert(addr(9), 11, 4, 0x40, 0, 0, 0), 0);	/* no index */
+	ASSERT_EQ(asp__live_side_count, 4);
+	ASSERT(asp__live_find(addr(3), &e, 0));
+	ASSERT_EQ(e.size, (uint64_t)1 << 32);
+	ASSERT(asp__live_find(addr(9), &e, 0));
+	ASSERT_EQ(e.site, 0x40);
+	uint64_t blocks, bytes;
+	asp__live_totals(&blocks, &bytes, 0);
+	ASSERT_EQ(blocks, 4);
+	ASSERT_EQ(bytes, ((uint64_t)1 << 32) + 7 + 9 + 11);
+	ASSERT_EQ(remove_(odd, &e), 1);
+	ASSERT_EQ(e.site, 0x20);
+	ASSERT_EQ(remove_((uintptr_t)1 << 47, &e), 1);
+	ASSERT_EQ(remove_(addr(3), &e), 1);
+	ASSERT_EQ(remove_(addr(9), &e), 1);
+	ASSERT_EQ(asp__live_side_count, 0);
+}
+
+/* glibc's allocator: a word has one owner; the same address again (freed
+ * behind the shim's back) replaces its entry. */
 TEST(reinsert_same_address_counts_once)
 {
 	uint64_t blocks, bytes;
@@ -77,45 +106,65 @@ TEST(reinsert_same_address_counts_once)
 	ASSERT_EQ(bytes, 30);
 }
 
-/* 300,000 blocks: every shard grows several times; then every other block
- * is removed, which shifts probe runs back, and all survivors are found. */
-TEST(growth_and_backward_shift)
+/* Another allocator: blocks 16 bytes apart share a granule; the first
+ * takes the word, the second the side table, and both come back. */
+TEST(shared_granules)
+{
+	asp__live_shared = 1;
+	struct asp_live_entry e;
+	for (uint64_t i = 0; i < 1000; i++)
+		ASSERT_EQ(insert(0x200000 + i * 16, i, 0, 0x99), 0);
+	ASSERT_EQ(asp__live_side_count, 500);
+	uint64_t blocks, bytes;
+	asp__live_totals(&blocks, &bytes, 0);
+	ASSERT_EQ(blocks, 1000);
+	ASSERT_EQ(bytes, 999 * 1000 / 2);
+	for (uint64_t i = 0; i < 1000; i += 2)
+		ASSERT_EQ(remove_(0x200000 + i * 16, &e), 1);
+	/* The words are free again: the next in each granule takes its word. */
+	for (uint64_t i = 0; i < 1000; i += 2)
+		ASSERT_EQ(insert(0x200000 + i * 16, 1, 0, 0x99), 0);
+	for (uint64_t i = 0; i < 1000; i++) {
+		ASSERT_EQ(remove_(0x200000 + i * 16, &e), 1);
+		ASSERT_EQ(e.size, i % 2 ? i : 1);
+	}
+	ASSERT_EQ(asp__live_side_count, 0);
+	asp__live_totals(&blocks, &bytes, 0);
+	ASSERT_EQ(blocks, 0);
+}
+
+/* 300,000 blocks over a span of gigabytes (several leaves), every other
+ * one removed: the rest are found, and the walk gives them in order. */
+TEST(many_blocks_and_the_walk)
 {
 	const uint64_t n = 300000;
 	struct asp_live_entry e;
 	for (uint64_t i = 0; i < n; i++)
-		ASSERT_EQ(insert(addr(i), i, 0, i), 0);
+		ASSERT_EQ(insert(addr(i * 1000), i, 0, 1 + i % 7), 0);
 	uint64_t blocks, bytes;
 	asp__live_totals(&blocks, &bytes, 0);
 	ASSERT_EQ(blocks, n);
 	ASSERT_EQ(bytes, n * (n - 1) / 2);
 	for (uint64_t i = 0; i < n; i += 2)
-		ASSERT(remove_(addr(i), &e));
+		ASSERT_EQ(remove_(addr(i * 1000), &e), 1);
 	for (uint64_t i = 0; i < n; i++) {
-		int found = asp__live_find(addr(i), &e, 0);
+		int found = asp__live_find(addr(i * 1000), &e, 0);
 		ASSERT_EQ(found, i % 2);
 		if (found)
-			ASSERT_EQ(e.site, i);
+			ASSERT_EQ(e.site, 1 + i % 7);
 	}
-	asp__live_totals(&blocks, &bytes, 0);
-	ASSERT_EQ(blocks, n / 2);
-}
-
-TEST(snapshot_lists_every_entry)
-{
-	static struct asp_live_entry out[1000];
-	for (uint64_t i = 0; i < 1000; i++)
-		insert(addr(i), 1, 0, 0);
-	ASSERT_EQ(asp__live_snapshot(out, 1000, 0), 1000);
-	uint64_t sum = 0;
-	for (size_t i = 0; i < 1000; i++)
-		sum += (out[i].ptr - 0x100000) / 16;
-	ASSERT_EQ(sum, 999 * 1000 / 2);
+	static struct asp_live_entry out[150000];
+	ASSERT_EQ(asp__live_snapshot(out, n / 2, 0), n / 2);
+	for (size_t i = 0; i < n / 2; i++) {
+		ASSERT_EQ(out[i].ptr, addr((2 * i + 1) * 1000));
+		ASSERT_EQ(out[i].size, 2 * i + 1);
+	}
 	/* Too small a buffer: it says how many there are. */
-	ASSERT_EQ(asp__live_snapshot(out, 10, 0), 1000);
+	ASSERT_EQ(asp__live_snapshot(out, 10, 0), n / 2);
 }
 
-/* Four threads insert and remove their own ranges at once. */
+/* Four threads insert and remove their own ranges at once, and free each
+ * other's blocks. */
 static void *churn(void *arg)
 {
 	uint64_t base = (uint64_t)(uintptr_t)arg * 1000000;
@@ -143,23 +192,23 @@ TEST(threads)
 	ASSERT_EQ(bytes, 4 * 2500 * 8);
 }
 
-/* A signal handler that inserts while its thread is inside the table must
- * not wait: it only tries the shard, and gives up when the shard is its own
- * thread's (or busy). The thread's identity is the same in the handler.
- * Its addresses lie past the loop's, in the same 64 MiB region (a
- * region's blocks share 4 shards): it lands on the shard the loop holds
- * about once in 4. */
+/* A signal handler that lands while its thread holds a side shard gives
+ * up (the shim defers its operation) instead of waiting for itself; its
+ * operations in the shadow never wait at all. The blocks are 4 GiB (side
+ * table) in the thread's loop and the handler's odd ones. */
 #define SELF ((uintptr_t)0x5e1f)
+#define BIG ((uint64_t)1 << 32)
 static volatile uint64_t sig_ok, sig_gave_up, sig_next = 1000000;
 static volatile int inside;
 
 static void on_alarm(int sig)
 {
 	(void)sig;
-	int r = insert_as(SELF, inside, addr(sig_next++), 1, 0, 0);
+	uint64_t i = sig_next++;
+	int r = insert_as(SELF, inside, addr(i), i % 2 ? BIG : 1, 0, 0);
 	if (r == 0)
 		sig_ok++;
-	else if (r == -EDEADLK)
+	else if (r == -EAGAIN)
 		sig_gave_up++;
 }
 
@@ -174,19 +223,19 @@ TEST(signal_handler_inside_the_table)
 	for (uint64_t round = 0; round < 400 && (sig_gave_up == 0 || round < 20); round++) {
 		for (uint64_t i = 0; i < 20000; i++) {
 			inside = 1;
-			mine += insert_as(SELF, 0, addr(i), 8, 0, 0) == 0;
+			mine += insert_as(SELF, 0, addr(i), BIG, 0, 0) == 0;
 			inside = 0;
 		}
 		for (uint64_t i = 0; i < 20000; i++) {
 			inside = 1;
-			remove_as(SELF, addr(i), &e);
+			remove_as(SELF, 0, addr(i), &e);
 			inside = 0;
 		}
 	}
 	struct itimerval off = { { 0, 0 }, { 0, 0 } };
 	setitimer(ITIMER_REAL, &off, NULL);
 	ASSERT(sig_ok > 0);
-	ASSERT(sig_gave_up > 0);	/* it did land inside the table */
+	ASSERT(sig_gave_up > 0);	/* it did land inside the side table */
 	uint64_t blocks, bytes;
 	asp__live_totals(&blocks, &bytes, 0);
 	ASSERT_EQ(blocks, sig_ok);
@@ -197,7 +246,7 @@ TEST(signal_handler_inside_the_table)
  * it held already is left as it was, and the others are let go. */
 TEST(lock_all_skips_what_self_holds)
 {
-	ASSERT_EQ(insert(addr(3), 24, 0, 0), 0);
+	ASSERT_EQ(insert(addr(3), BIG + 24, 0, 0), 0);
 	struct asp_shard *mine = asp__live_lock(addr(3), SELF, 0);
 	ASSERT(mine != NULL);
 	uint64_t skipped;
@@ -207,7 +256,7 @@ TEST(lock_all_skips_what_self_holds)
 	uint64_t blocks, bytes;
 	asp__live_totals(&blocks, &bytes, SELF);	/* no wait for itself */
 	ASSERT_EQ(blocks, 1);
-	ASSERT_EQ(bytes, 24);
+	ASSERT_EQ(bytes, BIG + 24);
 	asp__live_unlock_all(taken);
 	/* Still held: another identity's try fails, the owner's goes on. */
 	ASSERT(asp__live_lock(addr(3), 0x77, 1) == NULL);
@@ -234,8 +283,8 @@ static void fork_past_a_stuck_holder(int with_entries)
 	/* Two addresses in one shard (the same page), nothing else there. */
 	uintptr_t p = 0x7f0000000000, q = p + 64;
 	if (with_entries) {
-		ASSERT_EQ(insert(p, 40, 1, 0), 0);
-		ASSERT_EQ(insert(q, 50, 2, 0), 0);
+		ASSERT_EQ(insert(p, BIG + 40, 1, 0), 0);
+		ASSERT_EQ(insert(q, BIG + 50, 2, 0), 0);
 	}
 	struct asp_shard *held = asp__live_lock(p, STUCK, 0);
 	ASSERT(held != NULL);
@@ -251,11 +300,11 @@ static void fork_past_a_stuck_holder(int with_entries)
 	struct asp_live_entry e;
 	ASSERT_EQ(asp__live_find(p, &e, 0), with_entries);
 	ASSERT_EQ(asp__live_find(q, &e, 0), with_entries);
-	ASSERT_EQ(insert(p + 128, 60, 3, 0), 0);
+	ASSERT_EQ(insert(p + 128, BIG + 60, 3, 0), 0);
 	uint64_t blocks, bytes;
 	asp__live_totals(&blocks, &bytes, 0);
 	ASSERT_EQ(blocks, with_entries ? 3 : 1);
-	ASSERT_EQ(bytes, with_entries ? 150 : 60);
+	ASSERT_EQ(bytes, with_entries ? 3 * BIG + 150 : BIG + 60);
 	alarm(0);
 }
 
@@ -269,8 +318,9 @@ TEST(fork_lets_go_of_an_empty_shard_a_stuck_thread_holds)
 	fork_past_a_stuck_holder(0);
 }
 
-UNIT_MAIN(UNIT(insert_find_remove), UNIT(reinsert_same_address_counts_once),
-          UNIT(growth_and_backward_shift), UNIT(snapshot_lists_every_entry), UNIT(threads),
+UNIT_MAIN(UNIT(insert_find_remove), UNIT(what_the_shadow_cannot_hold_goes_aside),
+          UNIT(reinsert_same_address_counts_once), UNIT(shared_granules),
+          UNIT(many_blocks_and_the_walk), UNIT(threads),
           UNIT(signal_handler_inside_the_table), UNIT(lock_all_skips_what_self_holds),
           UNIT(fork_repairs_a_shard_a_stuck_thread_holds),
           UNIT(fork_lets_go_of_an_empty_shard_a_stuck_thread_holds))
