@@ -302,7 +302,8 @@ struct result {
 	bool has_top;
 	size_t top;		/* the stack that holds most of value */
 	uint64_t top_value;
-	bool matched;		/* a function's budget: some stack passes through it */
+	bool matched;		/* a function's budget: some stack of the dump
+				 * passes through it */
 };
 
 struct checker {
@@ -366,6 +367,10 @@ static int check_one(struct checker *c, const asp_budget_t *b, struct result *r,
 			r->top_value = s->v;
 		}
 	}
+	/* A function no stack of the dump names at all is most likely
+	 * misspelt: notes() says so. */
+	for (size_t i = 0; b->function && !r->matched && i < c->d->nstacks; i++)
+		r->matched = passes_through(&c->p.stacks[i], b->function);
 	r->estimate = f->estimate && b->function;
 	r->top_estimate = f->estimate;
 	r->exceeded = r->value > b->max;

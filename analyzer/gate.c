@@ -13,19 +13,19 @@
 #include "fmt.h"
 
 const struct asp_metric_info asp_metrics[ASP_M_COUNT] = {
-	[ASP_M_ALLOCS] = { "allocs", ASP_U_COUNT, "allocs" },
-	[ASP_M_FREES] = { "frees", ASP_U_COUNT, "frees" },
-	[ASP_M_BYTES] = { "bytes", ASP_U_BYTES, "bytes allocated" },
-	[ASP_M_IN_USE] = { "in_use", ASP_U_BYTES, "bytes in use" },
-	[ASP_M_PEAK] = { "peak", ASP_U_BYTES, "bytes at the peak" },
-	[ASP_M_LEAKED] = { "leaked", ASP_U_BYTES, "bytes leaked" },
-	[ASP_M_ERRORS] = { "errors", ASP_U_COUNT, "errors" },
-	[ASP_M_STRDUP_CALLS] = { "strdup_calls", ASP_U_COUNT, "strdup calls" },
-	[ASP_M_STRDUP_BYTES] = { "strdup_bytes", ASP_U_BYTES, "strdup bytes" },
-	[ASP_M_REF_OPS] = { "ref_ops", ASP_U_COUNT, "ref ops" },
-	[ASP_M_TIME] = { "time", ASP_U_SECONDS, "wall seconds" },
-	[ASP_M_USER_TIME] = { "user_time", ASP_U_SECONDS, "user seconds" },
-	[ASP_M_SYS_TIME] = { "sys_time", ASP_U_SECONDS, "sys seconds" },
+	[ASP_M_ALLOCS] = { "allocs", ASP_U_COUNT },
+	[ASP_M_FREES] = { "frees", ASP_U_COUNT },
+	[ASP_M_BYTES] = { "bytes", ASP_U_BYTES },
+	[ASP_M_IN_USE] = { "in_use", ASP_U_BYTES },
+	[ASP_M_PEAK] = { "peak", ASP_U_BYTES },
+	[ASP_M_LEAKED] = { "leaked", ASP_U_BYTES },
+	[ASP_M_ERRORS] = { "errors", ASP_U_COUNT },
+	[ASP_M_STRDUP_CALLS] = { "strdup_calls", ASP_U_COUNT },
+	[ASP_M_STRDUP_BYTES] = { "strdup_bytes", ASP_U_BYTES },
+	[ASP_M_REF_OPS] = { "ref_ops", ASP_U_COUNT },
+	[ASP_M_TIME] = { "time", ASP_U_SECONDS },
+	[ASP_M_USER_TIME] = { "user_time", ASP_U_SECONDS },
+	[ASP_M_SYS_TIME] = { "sys_time", ASP_U_SECONDS },
 };
 
 const char *asp_metric_names(void)
@@ -94,9 +94,9 @@ int asp_dump_figure(const asp_dump_t *d, enum asp_metric m, asp_figure_t *f,
 	case ASP_M_IN_USE:
 	case ASP_M_PEAK:
 		if (m == ASP_M_IN_USE ? !d->has_in_use_bytes : !d->has_peak) {
-			snprintf(why, ASP_WHY_MAX, "%s: unknown in count mode "
+			snprintf(why, ASP_WHY_MAX, "%s unknown in count mode "
 				 "(ALLOCSPY_MODE=count keeps no sizes of freed blocks)",
-				 asp_metrics[m].what);
+				 m == ASP_M_IN_USE ? "the bytes in use are" : "the peak is");
 			return -1;
 		}
 		f->n = m == ASP_M_IN_USE ? d->in_use_bytes : d->peak_bytes;
@@ -110,7 +110,7 @@ int asp_dump_figure(const asp_dump_t *d, enum asp_metric m, asp_figure_t *f,
 		 * no leak check), as compare counts it. */
 		if (!d->count_mode && d->has_in_use_bytes && d->in_use_blocks == 0)
 			return 0;
-		snprintf(why, ASP_WHY_MAX, "bytes leaked: unknown, no leak check in this dump (%s)",
+		snprintf(why, ASP_WHY_MAX, "the bytes leaked are unknown: no leak check in this dump (%s)",
 			 d->count_mode ? "ALLOCSPY_MODE=count runs none" :
 			 d->leak_check && !strcmp(d->leak_check, "no") ? "ALLOCSPY_LEAK_CHECK=no" :
 			 "it did not run");

@@ -34,7 +34,6 @@ enum asp_unit { ASP_U_COUNT, ASP_U_BYTES, ASP_U_SECONDS };
 extern const struct asp_metric_info {
 	const char *name;	/* as --fail-if names it: "in_use" */
 	enum asp_unit unit;
-	const char *what;	/* as a sentence names it: "bytes in use" */
 } asp_metrics[ASP_M_COUNT];
 
 /* "allocs, frees, bytes, ...": every metric's name, for messages. */
