@@ -79,6 +79,9 @@ static const char usage_text[] =
 "                     peak>+5%,allocs>+10%,in_use>+0. Metrics: allocs, frees,\n"
 "                     bytes, in_use, peak, leaked, errors, strdup_calls,\n"
 "                     strdup_bytes, ref_ops, time, user_time, sys_time\n"
+"  --help             write this text\n"
+"  --version          write the version\n"
+"\n"
 "Budgets of check (each may be given more than once; SIZE is bytes, or\n"
 "with K, M or G for KiB, MiB, GiB; FUNCTION: sums the stacks through it):\n"
 "  --max-peak=[FUNCTION:]SIZE     the bytes in use at the peak\n"
@@ -87,8 +90,6 @@ static const char usage_text[] =
 "  --max-allocs=[FUNCTION:]N      the blocks allocated\n"
 "  --max-bytes=[FUNCTION:]SIZE    the bytes allocated\n"
 "  --max-errors=N                 the heap errors (0 in a dump without them)\n"
-"  --help             write this text\n"
-"  --version          write the version\n"
 "\n"
 "Exit status: 0 done, 1 a budget exceeded (check), a regression (compare\n"
 "--fail-if) or the report could not be written, 2 a usage error or a bad dump.\n";
