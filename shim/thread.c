@@ -326,6 +326,18 @@ void asp__threads_sum(struct asp_counts *out)
  * row gives up on an exact sum (another thread folding all the while). */
 #define ASP_SUM_TRIES 64
 
+/* counts_add from the last word to the first: the frees (after the
+ * allocation functions in struct asp_counts) are read before the
+ * allocations, so that a thread that frees its own blocks while it is read
+ * never shows more frees than allocations. */
+static void counts_add_backwards(struct asp_counts *dst, const struct asp_counts *src)
+{
+	uint64_t *d = (uint64_t *)dst;
+	const uint64_t *s = (const uint64_t *)src;
+	for (size_t i = ASP_COUNTS_WORDS; i-- > 0;)
+		d[i] += asp_atomic_load_relaxed(&s[i]);
+}
+
 int asp__threads_sum_nolock(struct asp_counts *out)
 {
 	for (int round = 0;; round++) {
@@ -340,7 +352,7 @@ int asp__threads_sum_nolock(struct asp_counts *out)
 		counts_add(out, &g_dead);
 		for (struct asp_thread *t = asp_atomic_load_acquire(&g_records); t;
 		     t = asp_atomic_load_acquire(&t->next))
-			counts_add(out, &t->c);
+			counts_add_backwards(out, &t->c);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (asp_atomic_load_relaxed(&g_folds) == before)
 			return 0;

@@ -290,7 +290,8 @@ void asp__threads_sum(struct asp_counts *out);
 
 /* The same without the registry's lock, for a reader that must not wait
  * for it, from any thread or signal handler (allocspy.h's figures): the
- * counts of threads that run meanwhile are as far as they got, and a
+ * counts of threads that run meanwhile are as far as they got (each
+ * record's frees read before its allocations), and a
  * thread's exit or a record's reuse, which moves counts into the dead
  * total, makes it read again. 0, or -1 when such moves kept coming (out
  * may then count an exiting thread's figures twice or not at all). */

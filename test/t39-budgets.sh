@@ -399,6 +399,101 @@ check "asp_figures built -no-pie is not position-independent" "EXEC" \
 	"$(cc -no-pie -D_GNU_SOURCE -pthread -I"$TOP/include" -o "$TMP/figs" "$TOP/test/progs/asp_figures.c" &&
 		readelf -h "$TMP/figs" | sed -n 's/^ *Type: *\([A-Z]*\).*/\1/p')"
 
+# From any thread, while others allocate and exit, and from a signal
+# handler: 8 threads of 20,000 malloc and free pairs, 50 times over, while
+# another thread reads the figures without a pause. No read shows more
+# frees than allocations or fewer than 0 blocks in use, each worker's own
+# figures are its 20,000 pairs exactly, and the process's grow by them.
+cat >"$TMP/busy.c" <<'SRC'
+#include <allocspy.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static volatile int stop;
+static volatile int in_handler;
+static int exact, odd;
+static long reads;
+static void *volatile sink;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void *churn(void *arg)
+{
+	asp_heap_figures_t a, b;
+
+	(void)arg;
+	asp_heap_figures(NULL, &a);
+	for (int i = 0; i < 20000; i++) {
+		void *p = malloc(16 + i % 100);
+		sink = p;
+		free(p);
+	}
+	asp_heap_figures(NULL, &b);
+	pthread_mutex_lock(&mu);
+	exact += b.allocs - a.allocs == 20000 && b.frees - a.frees == 20000 &&
+		 b.in_use_bytes == a.in_use_bytes;
+	pthread_mutex_unlock(&mu);
+	return NULL;
+}
+
+static void *reader(void *arg)
+{
+	asp_heap_figures_t p, t;
+
+	(void)arg;
+	while (!stop) {
+		asp_heap_figures(&p, &t);
+		odd += p.frees > p.allocs || p.in_use_blocks < 0 || p.peak_bytes < p.in_use_bytes;
+		reads++;
+	}
+	return NULL;
+}
+
+static void on_signal(int sig)
+{
+	asp_heap_figures_t p;
+
+	(void)sig;
+	in_handler += asp_heap_figures(&p, NULL) == 0 && p.allocs > 0;
+}
+
+int main(void)
+{
+	asp_heap_figures_t p0, p1;
+	pthread_t r, t[8];
+
+	if (asp_heap_figures(&p0, NULL) != 0)
+		return 2;
+	signal(SIGUSR1, on_signal);
+	pthread_create(&r, NULL, reader, NULL);
+	for (int round = 0; round < 50; round++) {
+		for (int i = 0; i < 8; i++)
+			pthread_create(&t[i], NULL, churn, NULL);
+		raise(SIGUSR1);
+		for (int i = 0; i < 8; i++)
+			pthread_join(t[i], NULL);
+	}
+	stop = 1;
+	pthread_join(r, NULL);
+	asp_heap_figures(&p1, NULL);
+	printf("workers exact: %d of 400; inconsistent reads: %d (%s); in the handler: %d of 50; "
+	       "the process: %s\n", exact, odd, reads > 0 ? "read" : "never read", in_handler,
+	       p1.allocs - p0.allocs >= 8000000 && p1.frees - p0.frees >= 8000000 &&
+	       p1.allocs - p0.allocs - (p1.frees - p0.frees) < 100 ? "8,000,000 pairs more" : "wrong");
+	return 0;
+}
+SRC
+if cc -O2 -pthread -I"$TOP/include" -o "$TMP/busy" "$TMP/busy.c" 2>"$TMP/cc.err"; then
+	for mode in track count; do
+		check "asp_heap_figures from a busy reader thread and a signal handler, $mode mode" \
+			"workers exact: 400 of 400; inconsistent reads: 0 (read); in the handler: 50 of 50; the process: 8,000,000 pairs more
+status 0" "$(env ALLOCSPY_MODE=$mode ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT=none LD_PRELOAD="$LIB" "$TMP/busy"; echo "status $?")"
+	done
+else
+	not_ok "busy.c compiles" "$(cat "$TMP/cc.err")"
+fi
+
 # The header in strict C11 and in C++, no link flag: one block and its
 # bytes, or -1 without the shim.
 cat >"$TMP/strict.c" <<'SRC'
