@@ -490,7 +490,7 @@ int asp_check_text(FILE *out, const asp_dump_t *d, const asp_budget_t *b, size_t
 			asp_put_text(out, b[i].function);
 		}
 		fprintf(out, ", over the budget of %s", asp_fmt_count(m, b[i].max));
-		if (r[i].has_top) {
+		if (r[i].has_top && c.have_profile) {
 			fprintf(out, "; top stack: %s%s %s at ", r[i].top_estimate ? "about " : "",
 				asp_fmt_count(t, r[i].top_value),
 				asp_metrics[b[i].metric].unit == ASP_U_BYTES ? "bytes" : what);
@@ -555,7 +555,7 @@ int asp_check_json(json_t **out, const asp_dump_t *d, const asp_budget_t *b, siz
 			"value", (json_int_t)r[i].value,
 			"exceeded", r[i].exceeded,
 			"estimate", r[i].estimate,
-			"top_stack", r[i].has_top ? json_pack("{s:I,s:b,s:o}",
+			"top_stack", r[i].has_top && c.have_profile ? json_pack("{s:I,s:b,s:o}",
 				"value", (json_int_t)r[i].top_value,
 				"estimate", r[i].top_estimate,
 				"frames", frames_json(&c.p, &c.p.stacks[r[i].top])) : json_null()));

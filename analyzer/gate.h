@@ -70,7 +70,7 @@ typedef struct asp_fail_term {
 	bool relative;
 	double percent;		/* relative */
 	asp_figure_t amount;	/* absolute */
-	char text[96];		/* the term as given */
+	char text[256];		/* the term as given */
 } asp_fail_term_t;
 
 typedef struct asp_fail_if {
