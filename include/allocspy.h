@@ -91,7 +91,8 @@ typedef struct asp_heap_figures {
 } asp_heap_figures_t;
 
 /* What asp_heap_figures returns when liballocspy.so does not count this
- * process: it is not preloaded, or its exit report has begun. */
+ * process: it is not preloaded (or not first: another allocator's malloc
+ * is the one the program calls), or its exit report has begun. */
 #define ASP_FIGURES_UNAVAILABLE (-1)
 
 /* glibc's RTLD_DEFAULT, which <dlfcn.h> names only with _GNU_SOURCE. */

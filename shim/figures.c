@@ -10,6 +10,7 @@
  * any thread may call it at any moment, a signal handler too, and what it
  * reads is only what the allocation paths write with plain stores. */
 #include <allocspy.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -39,6 +40,22 @@ static struct asp_thread *own_record(void)
 	return NULL;
 }
 
+/* Whether the program's calls reach the shim: its malloc is the first in
+ * the global scope, as when it is preloaded. A shim loaded later (dlopen
+ * with RTLD_GLOBAL) defines the same symbols but sees none of the
+ * program's calls, and its figures would be those of nothing. Found at
+ * the first call, which follows the header's own dlsym. */
+static int interposing(void)
+{
+	static int known;	/* 0: not yet; 1: yes; -1: no */
+	int k = asp_atomic_load_relaxed(&known);
+	if (k == 0) {
+		k = dlsym(RTLD_DEFAULT, "malloc") == asp__fn_address(ASP_FN_MALLOC) ? 1 : -1;
+		asp_atomic_store_relaxed(&known, k);
+	}
+	return k > 0;
+}
+
 static void from_totals(struct asp_heap_figures *f, const struct asp_counts *c)
 {
 	struct asp_totals tot;
@@ -54,8 +71,10 @@ static void from_totals(struct asp_heap_figures *f, const struct asp_counts *c)
 ASP_EXTERN int asp_heap_figures_read(struct asp_heap_figures *process,
                                      struct asp_heap_figures *thread, size_t size)
 {
-	/* Counting: not before start-up, not once the exit report began. */
-	if (asp_atomic_load_acquire(&asp__state) != 1 || asp_atomic_load_relaxed(&asp__fast) == 0)
+	/* Counting: not before start-up, not once the exit report began,
+	 * and not in a process whose calls go elsewhere. */
+	if (asp_atomic_load_acquire(&asp__state) != 1 || asp_atomic_load_relaxed(&asp__fast) == 0 ||
+	    !interposing())
 		return ASP_FIGURES_UNAVAILABLE;
 	if (size > sizeof(struct asp_heap_figures))
 		size = sizeof(struct asp_heap_figures);

@@ -494,6 +494,49 @@ else
 	not_ok "busy.c compiles" "$(cat "$TMP/cc.err")"
 fi
 
+# The shim must be the program's allocator: loaded with dlopen (even
+# RTLD_GLOBAL), or preloaded after another allocator, it sees none of the
+# program's calls, and the figures are unavailable.
+cat >"$TMP/dlo.c" <<'SRC'
+#include <allocspy.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void *volatile sink;
+
+int main(int argc, char **argv)
+{
+	asp_heap_figures_t a, b;
+	int rc, rc2;
+
+	if (argc > 1 && !dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL))
+		return 2;
+	rc = asp_heap_figures(&a, NULL);
+	sink = malloc(100);
+	free(sink);
+	rc2 = asp_heap_figures(&b, NULL);
+	printf("%d %d +%llu\n", rc, rc2, rc ? 0ULL : (unsigned long long)(b.allocs - a.allocs));
+	return 0;
+}
+SRC
+if cc -O0 -I"$TOP/include" -o "$TMP/dlo" "$TMP/dlo.c" 2>"$TMP/cc.err"; then
+	check "asp_heap_figures: a shim loaded by dlopen(RTLD_GLOBAL) answers -1" "-1 -1 +0" \
+		"$(env ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT=none "$TMP/dlo" "$LIB")"
+	check "asp_heap_figures: the same program with the shim preloaded: one block" "0 0 +1" \
+		"$(env ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT=none LD_PRELOAD="$LIB" "$TMP/dlo" "$LIB")"
+	JE=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+	if [ -f "$JE" ]; then
+		check "asp_heap_figures: the shim preloaded after jemalloc answers -1, before it one block" \
+			"-1 -1 +0 | 0 0 +1" \
+			"$(env ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT=none LD_PRELOAD="$JE:$LIB" "$TMP/dlo") | $(env ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT=none LD_PRELOAD="$LIB:$JE" "$TMP/dlo")"
+	else
+		ok "asp_heap_figures: the shim preloaded after jemalloc answers -1 # SKIP no $JE"
+	fi
+else
+	not_ok "dlo.c compiles" "$(cat "$TMP/cc.err")"
+fi
+
 # The header in strict C11 and in C++, no link flag: one block and its
 # bytes, or -1 without the shim.
 cat >"$TMP/strict.c" <<'SRC'
