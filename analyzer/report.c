@@ -9,9 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "compare.h"
 #include "export.h"
 #include "fmt.h"
+#include "gate.h"
 #include "html.h"
 #include "leaks.h"
 #include "load.h"
@@ -24,7 +26,8 @@ static const char usage_text[] =
 "usage: allocspy-report [--json] [summary] DUMP\n"
 "       allocspy-report [--json] leaks [--show-leak-kinds=KINDS]\n"
 "                             [--gen-suppressions] DUMP\n"
-"       allocspy-report [--json] compare DUMP1 DUMP2 [DUMP...]\n"
+"       allocspy-report [--json] compare [--fail-if=EXPR] DUMP1 DUMP2 [DUMP...]\n"
+"       allocspy-report [--json] check BUDGET... DUMP\n"
 "       allocspy-report timeline [--svg FILE] [--json] DUMP\n"
 "       allocspy-report export --format=FORMAT [--weight=WEIGHT] [-o FILE] DUMP\n"
 "       allocspy-report merge [-o FILE] DUMP...\n"
@@ -39,6 +42,10 @@ static const char usage_text[] =
 "  compare DUMP1 DUMP2 ...\n"
 "                     the figures and leak kinds side by side, with ratios\n"
 "                     against DUMP1, then the allocation sites that changed most\n"
+"  check BUDGET... DUMP\n"
+"                     exit 1 with one line per budget the dump exceeds (the\n"
+"                     figure, the budget, the stack that holds most of it),\n"
+"                     0 within every budget\n"
 "  timeline DUMP      the heap in use over time as a chart, then the stacks\n"
 "                     that held the peak\n"
 "  export DUMP        the dump in another tool's format, on stdout or in FILE\n"
@@ -65,14 +72,31 @@ static const char usage_text[] =
 "                     alloc_bytes (the default), allocs, inuse_bytes (at the\n"
 "                     end), peak_bytes or temporary\n"
 "  -o FILE            export, merge, html: write to FILE instead of stdout\n"
+"  --fail-if=EXPR     compare: exit 1 naming each rise of a figure from DUMP1\n"
+"                     to a later dump beyond its threshold; EXPR is a comma-\n"
+"                     separated list of METRIC>+N%, METRIC>+N (a count, or\n"
+"                     bytes with K, M, G; seconds for the times), as in\n"
+"                     peak>+5%,allocs>+10%,in_use>+0. Metrics: allocs, frees,\n"
+"                     bytes, in_use, peak, leaked, errors, strdup_calls,\n"
+"                     strdup_bytes, ref_ops, time, user_time, sys_time\n"
 "  --help             write this text\n"
 "  --version          write the version\n"
 "\n"
-"Exit status: 0 done, 1 the report could not be written, 2 a usage error\n"
-"or a bad dump.\n";
+"Budgets of check (each may be given more than once; SIZE is bytes, or\n"
+"with K, M or G for KiB, MiB, GiB; FUNCTION: sums the stacks through it):\n"
+"  --max-peak=[FUNCTION:]SIZE     the bytes in use at the peak\n"
+"  --max-in-use=[FUNCTION:]SIZE   the bytes in use when the dump was written\n"
+"  --max-leaked=[FUNCTION:]SIZE   the bytes definitely and indirectly lost\n"
+"  --max-allocs=[FUNCTION:]N      the blocks allocated\n"
+"  --max-bytes=[FUNCTION:]SIZE    the bytes allocated\n"
+"  --max-errors=N                 the heap errors (0 in a dump without them)\n"
+"\n"
+"Exit status: 0 done, 1 a budget exceeded (check), a regression (compare\n"
+"--fail-if) or the report could not be written, 2 a usage error or a bad dump.\n";
 
 enum command {
-	CMD_SUMMARY, CMD_LEAKS, CMD_COMPARE, CMD_TIMELINE, CMD_EXPORT, CMD_MERGE, CMD_HTML
+	CMD_SUMMARY, CMD_LEAKS, CMD_COMPARE, CMD_TIMELINE, CMD_EXPORT, CMD_MERGE, CMD_HTML,
+	CMD_CHECK
 };
 
 /* The commands, and how many dumps each takes. */
@@ -87,6 +111,7 @@ static const struct command_info {
 	[CMD_EXPORT] = { "export", 1, 1 },
 	[CMD_MERGE] = { "merge", 1, SIZE_MAX },
 	[CMD_HTML] = { "html", 1, 2 },
+	[CMD_CHECK] = { "check", 1, 1 },
 };
 
 struct opts {
@@ -102,7 +127,16 @@ struct opts {
 	unsigned kinds;
 	char **files;
 	size_t nfiles;
+	asp_budget_t *budgets;	/* check */
+	size_t nbudgets;
+	asp_fail_if_t fail_if;	/* compare */
 };
+
+static int out_of_memory(void)
+{
+	asp_error(NULL, "out of memory");
+	return ASP_EXIT_OUTPUT;
+}
 
 /* A usage error: one line, and where to look. */
 static int usage_error(const char *fmt, const char *arg)
@@ -142,6 +176,29 @@ static const char *value(const char *name, int argc, char **argv, int *i, bool *
 	return argv[++*i];
 }
 
+/* A budget option of check at argv[*i] into o->budgets: 1 taken, 0 not a
+ * budget option, or the exit status of a usage error. */
+static int budget(struct opts *o, int argc, char **argv, int *i, bool *missing)
+{
+	char err[ASP_ERR_MAX];
+
+	for (const char *const *name = asp_check_options; *name; name++) {
+		const char *v = value(*name, argc, argv, i, missing);
+		int rc;
+
+		if (!v)
+			continue;
+		rc = asp_budget_parse(&o->budgets[o->nbudgets], *name, v, err, sizeof err);
+		if (rc == -ENOMEM)
+			return out_of_memory();
+		if (rc < 0)
+			return usage_error("%s", err);
+		o->nbudgets++;
+		return 1;
+	}
+	return 0;
+}
+
 /* Fills o from argv. Options may come before the command or after it
  * (--json leaks DUMP, leaks --json DUMP); an option's value may follow
  * it as the next word (--show-leak-kinds definite). Returns -1 to go on,
@@ -150,6 +207,8 @@ static int parse(struct opts *o, int argc, char **argv)
 {
 	bool options = true, have_cmd = false, missing = false;
 	const char *kinds = NULL, *format = NULL, *weight = NULL, *v;
+	char err[ASP_ERR_MAX];
+	int rc;
 
 	o->kinds = ASP_KINDS_DEFAULT;
 	for (int i = 1; i < argc; i++) {
@@ -184,6 +243,15 @@ static int parse(struct opts *o, int argc, char **argv)
 			weight = v;
 		} else if ((v = value("-o", argc, argv, &i, &missing))) {
 			o->output = v;
+		} else if ((v = value("--fail-if", argc, argv, &i, &missing))) {
+			rc = asp_fail_if_parse(&o->fail_if, v, err, sizeof err);
+			if (rc == -ENOMEM)
+				return out_of_memory();
+			if (rc < 0)
+				return usage_error("%s", err);
+		} else if (!missing && (rc = budget(o, argc, argv, &i, &missing)) != 0) {
+			if (rc != 1)
+				return rc;
 		} else if (missing) {
 			return usage_error("%s needs a value", a);
 		} else {
@@ -208,6 +276,14 @@ static int parse(struct opts *o, int argc, char **argv)
 				   format ? "--format" : "--weight");
 	if (o->cmd != CMD_EXPORT && o->cmd != CMD_MERGE && o->cmd != CMD_HTML && o->output)
 		return usage_error("%s", "-o is an option of the export, merge and html commands");
+	if (o->cmd != CMD_CHECK && o->nbudgets)
+		return usage_error("%s is an option of the check command",
+				   o->budgets[0].option);
+	if (o->cmd == CMD_CHECK && !o->nbudgets)
+		return usage_error("%s", "check needs a budget: --max-peak, --max-in-use, "
+				   "--max-leaked, --max-allocs, --max-bytes or --max-errors");
+	if (o->cmd != CMD_COMPARE && o->fail_if.n)
+		return usage_error("%s", "--fail-if is an option of the compare command");
 	if (o->svg && (!*o->svg || o->json))
 		return usage_error("%s", *o->svg ? "--svg and --json together" :
 				   "--svg needs a file name");
@@ -232,12 +308,6 @@ static int parse(struct opts *o, int argc, char **argv)
 		return usage_error("%s", commands[o->cmd].max_dumps == 2 ?
 				   "two dumps at most" : "one dump only");
 	return -1;
-}
-
-static int out_of_memory(void)
-{
-	asp_error(NULL, "out of memory");
-	return ASP_EXIT_OUTPUT;
 }
 
 /* Writes j and frees it; NULL means memory ran out. */
@@ -392,6 +462,64 @@ static int html(const struct opts *o, const asp_dump_t *d)
 	return ASP_EXIT_OK;
 }
 
+/* compare, then --fail-if's regressions: exit status 1 when there is one. */
+static int compare(const struct opts *o, const asp_dump_t *d)
+{
+	char err[ASP_ERR_MAX];
+	asp_regression_t *r = NULL;
+	size_t nr = 0, bad = 0;
+	int rc = ASP_EXIT_OK;
+
+	if (o->fail_if.n) {
+		int e = asp_fail_if_eval(&o->fail_if, d, o->nfiles, &r, &nr, &bad, err, sizeof err);
+
+		if (e == -1) {
+			asp_error(d[bad].file, "%s", err);
+			return ASP_EXIT_USAGE;
+		}
+		if (e < 0)
+			return out_of_memory();
+	}
+	if (o->json) {
+		json_t *j = asp_compare_json(d, o->nfiles);
+
+		if (j && o->fail_if.n && json_object_set_new(j, "fail_if",
+				asp_fail_if_json(&o->fail_if, d, r, nr)) < 0) {
+			json_decref(j);
+			j = NULL;
+		}
+		rc = put_json(j);
+	} else if (asp_compare_text(stdout, d, o->nfiles) < 0) {
+		rc = out_of_memory();
+	} else if (nr) {
+		putc('\n', stdout);
+		asp_fail_if_put(stdout, &o->fail_if, d, r, nr);
+	}
+	free(r);
+	return rc == ASP_EXIT_OK && nr ? ASP_EXIT_OVER : rc;
+}
+
+/* The budgets: exit status 1 when one is exceeded. */
+static int check(const struct opts *o, const asp_dump_t *d)
+{
+	char err[ASP_ERR_MAX];
+	json_t *j = NULL;
+	int n, rc;
+
+	if (o->json)
+		n = asp_check_json(&j, d, o->budgets, o->nbudgets, err, sizeof err);
+	else
+		n = asp_check_text(stdout, d, o->budgets, o->nbudgets, err, sizeof err);
+	if (n == -1) {
+		asp_error(d->file, "%s", err);
+		return ASP_EXIT_USAGE;
+	}
+	if (n < 0)
+		return out_of_memory();
+	rc = o->json ? put_json(j) : ASP_EXIT_OK;
+	return rc == ASP_EXIT_OK && n > 0 ? ASP_EXIT_OVER : rc;
+}
+
 static int run(const struct opts *o, asp_dump_t *d)
 {
 	char err[ASP_ERR_MAX];
@@ -422,11 +550,9 @@ static int run(const struct opts *o, asp_dump_t *d)
 		asp_leaks_text(stdout, d, o->kinds, o->gen_suppressions);
 		return ASP_EXIT_OK;
 	case CMD_COMPARE:
-		if (o->json)
-			return put_json(asp_compare_json(d, o->nfiles));
-		if (asp_compare_text(stdout, d, o->nfiles) < 0)
-			return out_of_memory();
-		return ASP_EXIT_OK;
+		return compare(o, d);
+	case CMD_CHECK:
+		return check(o, d);
 	case CMD_TIMELINE:
 		return timeline(o, d);
 	case CMD_EXPORT:
@@ -463,8 +589,12 @@ int main(int argc, char **argv)
 	int rc;
 
 	o.files = calloc((size_t)argc, sizeof *o.files);
-	if (!o.files)
+	o.budgets = calloc((size_t)argc, sizeof *o.budgets);
+	if (!o.files || !o.budgets) {
+		free(o.files);
+		free(o.budgets);
 		return out_of_memory();
+	}
 	rc = parse(&o, argc, argv);
 	if (rc < 0) {
 		d = calloc(o.nfiles ? o.nfiles : 1, sizeof *d);
@@ -474,5 +604,9 @@ int main(int argc, char **argv)
 		asp_dump_free(&d[i]);
 	free(d);
 	free(o.files);
+	for (size_t i = 0; i < o.nbudgets; i++)
+		asp_budget_free(&o.budgets[i]);
+	free(o.budgets);
+	asp_fail_if_free(&o.fail_if);
 	return finish(rc);
 }

@@ -7,6 +7,8 @@
 enum asp_exit {
 	ASP_EXIT_OK = 0,	/* the report was written */
 	ASP_EXIT_OUTPUT = 1,	/* it could not be: stdout failed, or memory */
+	ASP_EXIT_OVER = 1,	/* check: a budget exceeded; compare --fail-if:
+				 * a regression */
 	ASP_EXIT_USAGE = 2,	/* a usage error, or a missing or bad dump */
 };
 

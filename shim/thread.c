@@ -68,6 +68,8 @@ static asp_lock_t g_lock = ASP_LOCK_INIT;
 static struct asp_thread *g_records;	/* every record, live or dying */
 static size_t g_dying;
 static struct asp_counts g_dead;	/* records folded at thread exit */
+static uint32_t g_folds;		/* odd while a fold moves counts (see
+					 * asp__threads_sum_nolock) */
 static uint32_t g_serial;
 static struct asp_thread_summary *g_summaries;
 static size_t g_nsummaries;		/* threads seen, even past the cap */
@@ -122,14 +124,18 @@ static struct asp_thread_summary *summary_of(const struct asp_thread *t)
 }
 
 
-/* Moves what t counted into the dead total and its thread line. Lock held. */
+/* Moves what t counted into the dead total and its thread line. Lock held.
+ * Readers without the lock see g_folds odd meanwhile, and changed after. */
 static void fold(struct asp_thread *t)
 {
 	struct asp_thread_summary *s = summary_of(t);
+	asp_atomic_store_relaxed(&g_folds, g_folds + 1);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	counts_add(&g_dead, &t->c);
 	if (s != NULL)
 		summary_add(s, &t->c);
 	memset(&t->c, 0, sizeof t->c);
+	asp_atomic_store_release(&g_folds, g_folds + 1);
 }
 
 /* The key destructor: the thread is exiting. */
@@ -308,6 +314,45 @@ void asp__threads_sum(struct asp_counts *out)
 	for (struct asp_thread *t = g_records; t; t = t->next)
 		counts_add(out, &t->c);
 	asp_unlock_nosig(&g_lock, &old);
+}
+
+/* A fold is a few hundred adds: a reader that meets one that long in a
+ * row gives up on an exact sum (another thread folding all the while). */
+#define ASP_SUM_TRIES 64
+
+/* counts_add from the last word to the first: the frees (after the
+ * allocation functions in struct asp_counts) are read before the
+ * allocations, so that a thread that frees its own blocks while it is read
+ * never shows more frees than allocations. */
+static void counts_add_backwards(struct asp_counts *dst, const struct asp_counts *src)
+{
+	uint64_t *d = (uint64_t *)dst;
+	const uint64_t *s = (const uint64_t *)src;
+	for (size_t i = ASP_COUNTS_WORDS; i-- > 0;)
+		d[i] += asp_atomic_load_relaxed(&s[i]);
+}
+
+int asp__threads_sum_nolock(struct asp_counts *out)
+{
+	for (int round = 0;; round++) {
+		uint32_t before = asp_atomic_load_acquire(&g_folds);
+		if (before & 1u) {
+			if (round >= ASP_SUM_TRIES)
+				return -1;
+			sched_yield();
+			continue;
+		}
+		memset(out, 0, sizeof *out);
+		counts_add(out, &g_dead);
+		for (struct asp_thread *t = asp_atomic_load_acquire(&g_records); t;
+		     t = asp_atomic_load_acquire(&t->next))
+			counts_add_backwards(out, &t->c);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (asp_atomic_load_relaxed(&g_folds) == before)
+			return 0;
+		if (round >= ASP_SUM_TRIES)
+			return -1;
+	}
 }
 
 /* The name of a live thread of this process, from /proc. */

@@ -286,6 +286,15 @@ extern ASP_HIDDEN int asp__threads_active_max;
 /* Sums every record, folded or live, into out. */
 void asp__threads_sum(struct asp_counts *out);
 
+/* The same without the registry's lock, for a reader that must not wait
+ * for it, from any thread or signal handler (allocspy.h's figures): the
+ * counts of threads that run meanwhile are as far as they got (each
+ * record's frees read before its allocations), and a
+ * thread's exit or a record's reuse, which moves counts into the dead
+ * total, makes it read again. 0, or -1 when such moves kept coming (out
+ * may then count an exiting thread's figures twice or not at all). */
+int asp__threads_sum_nolock(struct asp_counts *out);
+
 /* Copies the thread lines (live threads with their current counts) into
  * out, at most max; returns how many threads there were in all. */
 size_t asp__threads_summaries(struct asp_thread_summary *out, size_t max);
