@@ -187,7 +187,7 @@ UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(B)/test/unit/%)
 UNIT_SHIM_OBJ := $(addprefix $(B)/shim/,arena.o live.o next.o sitemap.o thread.o)
 
 $(B)/test/unit/%: test/unit/%.c test/unit/unit.h $(UNIT_SHIM_OBJ) | $(B)/test/unit
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -D_GNU_SOURCE -Ishim -o $@ $< $(UNIT_SHIM_OBJ) $(JANSSON_LIBS) -ldl -lpthread
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -D_GNU_SOURCE -Ishim -Icommon -o $@ $< $(UNIT_SHIM_OBJ) $(JANSSON_LIBS) -ldl -lpthread
 
 # test/soak/*.c and *.cc: the torture cases of test/soak.sh (make soak).
 SOAK_C   := $(wildcard test/soak/*.c)

@@ -39,6 +39,7 @@
 
 #include "account.h"
 #include "arena.h"
+#include "errors.h"
 #include "live.h"
 #include "sitemap.h"
 #include "next.h"
@@ -153,6 +154,14 @@ ASP_COLD void asp__count_failed(struct asp_thread *t, enum asp_fn fn)
 {
 	asp_owned_add(&t->c.fn[fn].calls, 1);
 	asp_owned_add(&t->c.fn[fn].failed, 1);
+}
+
+ASP_COLD void asp__count_failed_arg(struct asp_thread *t, enum asp_fn fn, const char *arg,
+                                    uint64_t value, uintptr_t site)
+{
+	asp__count_failed(t, fn);
+	if (arg != NULL && asp__fishy(value) && asp__fast >= ASP_FAST_TRACK)
+		asp__error_fishy(t, fn, arg, value, site);
 }
 
 ASP_COLD void *asp__count_null(struct asp_thread *t, enum asp_fn fn)
@@ -573,7 +582,17 @@ static inline void peak_before_free(struct asp_thread *t)
 	}
 }
 
-int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p)
+/* A free found no live block at p (r is 0): an invalid free, reported as
+ * valgrind reports it, unless the shim itself frees (depth > 0). */
+static inline int invalid_free(struct asp_thread *t, enum asp_fn fn, void *p, uintptr_t caller)
+{
+	if (t->depth != 0)
+		return 0;
+	asp__error_invalid_free(t, fn, (uintptr_t)p, caller);
+	return 1;
+}
+
+int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p, uintptr_t caller)
 {
 	if (ASP_UNLIKELY(t->ndefer != 0) && t->chg == 0)
 		flush_deferred(t);
@@ -602,18 +621,25 @@ int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p)
 	if (found)
 		site_use_add(asp__site_use(t, si), e.site, e.size, -1);
 	asp__change_end(t);
-	if (found) {
-		asp__last_freed(t, (uintptr_t)p, 1);
-		asp__net_shrink(t, e.size);
-	}
+	if (!found)
+		return invalid_free(t, fn, p, caller);
+	asp__freed_note(t, (uintptr_t)p, asp__live_pack((uintptr_t)p, e.size, e.fn, si), caller);
+	if (!asp__families_match(e.fn, fn) && t->depth == 0)
+		asp__error_mismatch(t, fn, &e, caller);
+	asp__last_freed(t, (uintptr_t)p, 1);
+	asp__net_shrink(t, e.size);
 	if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
 		asp__wait_frozen();
 	return 0;
 }
 
 /* realloc's first half: p leaves the table and the free is counted.
- * Returns its entry's size (-1: untracked) with *e filled. */
-static int64_t untrack_realloc(struct asp_thread *t, void *p, struct asp_live_entry *e, int array)
+ * Returns its entry's size with *e filled; -1: p is no live block (an
+ * invalid realloc, reported: the caller leaves p alone and returns NULL,
+ * as valgrind does); -2: the caller goes on without it (a signal handler
+ * inside its thread's side shard, or reallocarray's own block). */
+static int64_t untrack_realloc(struct asp_thread *t, void *p, struct asp_live_entry *e, int array,
+                               uintptr_t caller)
 {
 	if (ASP_UNLIKELY(t->ndefer != 0) && t->chg == 0)
 		flush_deferred(t);
@@ -635,19 +661,29 @@ static int64_t untrack_realloc(struct asp_thread *t, void *p, struct asp_live_en
 	if (found) {
 		if ((uintptr_t)p == t->last)
 			t->last = 0;
+		asp__freed_note(t, (uintptr_t)p, asp__live_pack((uintptr_t)p, e->size, e->fn, si),
+		                caller);
+		if (!asp__families_match(e->fn, ASP_FN_FREE))
+			asp__error_mismatch(t, array ? ASP_FN_REALLOCARRAY : ASP_FN_REALLOC, e, caller);
 		asp__net_shrink(t, e->size);
+	} else if (r == 0 && !array && t->in_reallocarray == 0) {
+		asp__error_invalid_free(t, ASP_FN_REALLOC, (uintptr_t)p, caller);
 	}
 	if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
 		asp__wait_frozen();
-	return found ? (int64_t)e->size : -1;
+	/* (valgrind 3.19 never sees reallocarray: the blocks it made are
+	 * no live blocks to the table, and go on to the allocator) */
+	return found ? (int64_t)e->size : r == 0 && !array && t->in_reallocarray == 0 ? -1 : -2;
 }
 
 /* A failed realloc leaves p where it was: back into the table, and the
  * attempt counted as valgrind does (an alloc of the new size). */
 static void retrack_realloc(struct asp_thread *t, void *p, const struct asp_live_entry *e,
-                            int64_t old, size_t bytes, int array)
+                            int64_t old, size_t bytes, int array, uintptr_t site)
 {
 	enum asp_fn fn = array ? ASP_FN_REALLOCARRAY : ASP_FN_REALLOC;
+	if (!array && asp__fishy(bytes))
+		asp__error_fishy(t, fn, "size", bytes, site);
 	uint32_t si = old >= 0 ? asp__site_index(t, e->site) : 0;
 	int nested = change_enter(t);
 	if (old >= 0) {
@@ -676,7 +712,7 @@ static inline void count_result(struct asp_thread *t, enum asp_fn fn, void *p, s
 	if (ASP_LIKELY(p != NULL))
 		asp__count_alloc(t, asp__fast, fn, p, size, site);
 	else
-		asp__count_failed(t, fn);
+		asp__count_failed_arg(t, fn, fn == ASP_FN_CALLOC ? NULL : "size", size, site);
 }
 
 /* The wrappers' paths (account.h). Count mode's, taken when the wrapper
@@ -711,7 +747,7 @@ static ASP_ALWAYS_INLINE int alloc_tracked(int fast, enum asp_fn fn, size_t size
 	void *p = asp__next.malloc(size);
 	*out = p;
 	if (ASP_UNLIKELY(p == NULL))
-		asp__count_failed(t, fn);
+		asp__count_failed_arg(t, fn, "size", size, site);
 	else if (fast == ASP_FAST_STACKS)
 		track_alloc(t, ASP_FAST_STACKS, fn, p, size, site);
 	else if (!asp__track_put_fast(t, fn, p, size, site, 0))
@@ -869,6 +905,13 @@ void *asp__calloc(size_t n, size_t size, uintptr_t site)
 	}
 	void *p = asp__next.calloc(n, size);
 	struct asp_thread *t = enter();
+	/* (valgrind refuses an overflowing product before it looks) */
+	if (ASP_UNLIKELY(p == NULL) && t != NULL && asp__fast >= ASP_FAST_TRACK && !overflow) {
+		if (asp__fishy(n))
+			asp__error_fishy(t, ASP_FN_CALLOC, "nmemb", n, site);
+		if (asp__fishy(size))
+			asp__error_fishy(t, ASP_FN_CALLOC, "size", size, site);
+	}
 	if (ASP_LIKELY(t != NULL))
 		count_result(t, ASP_FN_CALLOC, p, overflow ? bytes : program_size(n, size, bytes, site),
 		             site);
@@ -939,9 +982,20 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 		if (fast == ASP_FAST_COUNT_SAMPLE && asp__sample_maybe((uintptr_t)p))
 			asp__sample_take(t, (uintptr_t)p, &was, 0);
 	} else {
-		old = untrack_realloc(t, p, &e, array);
+		old = untrack_realloc(t, p, &e, array, site);
+		if (old == -1) {
+			/* No live block: reported, left alone, counted as valgrind
+			 * counts a realloc it refuses (an alloc of the size asked
+			 * and a free), and NULL. */
+			retrack_realloc(t, p, &e, -1, bytes, array, site);
+			return NULL;
+		}
 	}
+	/* glibc's reallocarray calls realloc, the shim's: that realloc of
+	 * the block just taken out of the table is no invalid one */
+	t->in_reallocarray += array;
 	void *q = array ? asp__next.reallocarray(p, n, size) : asp__next.realloc(p, bytes);
+	t->in_reallocarray -= array;
 	if (q == NULL && (bytes != 0 || overflow)) {
 		/* Failed: p is untouched and still live. */
 		if (fast <= ASP_FAST_COUNT_SAMPLE) {
@@ -954,7 +1008,7 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 				asp_owned_add(&t->c.realloc_failed_moves, 1);
 			}
 		} else {
-			retrack_realloc(t, p, &e, old, bytes, array);
+			retrack_realloc(t, p, &e, old, bytes, array, site);
 		}
 		return NULL;
 	}

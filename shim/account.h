@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <wchar.h>
 
+#include "errors.h"
 #include "glue.h"
 #include "live.h"
 #include "next.h"
@@ -118,9 +119,11 @@ static inline int asp__last_sampled(const struct asp_thread *t, uintptr_t p)
 	return (p | 1) == t->last;
 }
 
-/* Track mode: p leaves the table. Returns 0 when the caller frees p now,
- * 1 when p's free was deferred (a signal handler inside the table). */
-int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p);
+/* Track mode: p, freed by fn called from caller, leaves the table.
+ * Returns 0 when the caller frees p now, 1 when it must not: p's free was
+ * deferred (a signal handler inside the table), or p is no live block (an
+ * invalid free, which valgrind does not pass on either). */
+int asp__track_release(struct asp_thread *t, enum asp_fn fn, void *p, uintptr_t caller);
 void asp__free_slow(void *p, enum asp_fn fn);
 void asp__count_temporary(struct asp_thread *t);
 /* ... and the free of p, that block, before any other allocation: a
@@ -128,6 +131,10 @@ void asp__count_temporary(struct asp_thread *t);
  * the caller must not free it). */
 int asp__count_temporary_sampled(struct asp_thread *t, void *p);
 void asp__count_failed(struct asp_thread *t, enum asp_fn fn);
+/* The same, for an argument arg of that value, which is reported when it
+ * is fishy (errors.h), in track mode, with the call's site. */
+void asp__count_failed_arg(struct asp_thread *t, enum asp_fn fn, const char *arg, uint64_t value,
+                           uintptr_t site);
 /* The same, returning NULL. */
 void *asp__count_null(struct asp_thread *t, enum asp_fn fn);
 void asp__account_thread_exit(struct asp_thread *t);
@@ -328,13 +335,26 @@ static ASP_ALWAYS_INLINE int asp__track_put_fast(struct asp_thread *t, enum asp_
 	return 1;
 }
 
+/* Track mode: p, whose word was w, freed from caller, among the thread's
+ * recent frees (errors.h tells a free of it again from them). */
+static ASP_ALWAYS_INLINE void asp__freed_note(struct asp_thread *t, uintptr_t p, uint64_t w,
+                                             uintptr_t caller)
+{
+	uint32_t n = t->nfreed;
+	struct asp_freed *f = &t->freed[n & (ASP_FREED_RING - 1)];
+	f->ptr = p;
+	f->word = w;
+	f->site = caller;
+	asp_atomic_store_release(&t->nfreed, n + 1);
+}
+
 /* Track mode, with stacks or not, the common case of asp__track_release
  * inlined: p's word holds it (glibc's allocator), t has an entry for its
  * site, no handler's work waits and the heap is below the next peak
  * detail. 0: not taken (the caller calls asp__track_release); 1: counted,
  * the caller frees p. */
 static ASP_ALWAYS_INLINE int asp__track_release_fast(struct asp_thread *t, enum asp_fn fn, void *p,
-                                                   int stacks)
+                                                   int stacks, uintptr_t caller)
 {
 	if (ASP_UNLIKELY(t->ndefer != 0 || asp__live_shared || t->net >= t->detail_room))
 		return 0;
@@ -346,7 +366,9 @@ static ASP_ALWAYS_INLINE int asp__track_release_fast(struct asp_thread *t, enum 
 	__builtin_prefetch((const char *)p - 16);
 	uint64_t v = asp_atomic_load_relaxed(w);
 	struct asp_site_use *u = asp__site_use(t, asp__live_word_site(v));
-	if (ASP_UNLIKELY(!asp__live_holds(v, (uintptr_t)p) || u == NULL))
+	/* a block of another family (free of new's): a mismatch, reported */
+	if (ASP_UNLIKELY(!asp__live_holds(v, (uintptr_t)p) || u == NULL ||
+	                 asp__fn_family[asp__live_word_fn(v)] != asp__fn_family[fn]))
 		return 0;
 	if (ASP_UNLIKELY(!asp__change_begin(t)))
 		return 0;
@@ -357,6 +379,7 @@ static ASP_ALWAYS_INLINE int asp__track_release_fast(struct asp_thread *t, enum 
 	asp_owned_add(&u->bytes, -size);
 	asp_owned_add(&u->blocks, -1);
 	asp__change_end(t);
+	asp__freed_note(t, (uintptr_t)p, v, caller);
 	asp__last_freed(t, (uintptr_t)p, stacks);
 	asp__net_shrink(t, size);
 	if (ASP_UNLIKELY(asp_atomic_load_relaxed(&asp__frozen) != 0))
@@ -409,7 +432,7 @@ static inline void *asp__alloc(enum asp_fn fn, size_t size, uintptr_t site)
 	if (ASP_LIKELY(p != NULL))
 		asp__count_alloc(t, fast, fn, p, size, site);
 	else
-		asp__count_failed(t, fn);
+		asp__count_failed_arg(t, fn, "size", size, site);
 	return p;
 }
 
@@ -445,9 +468,10 @@ static ASP_ALWAYS_INLINE void asp__free(void *p, enum asp_fn fn)
 			return;
 	} else {
 		/* one copy of the fast path for each mode that has one */
-		int taken = fast == ASP_FAST_TRACK ? asp__track_release_fast(t, fn, p, 0)
-		          : fast == ASP_FAST_STACKS && asp__track_release_fast(t, fn, p, 1);
-		if (!taken && asp__track_release(t, fn, p) != 0)
+		uintptr_t caller = (uintptr_t)__builtin_return_address(0);
+		int taken = fast == ASP_FAST_TRACK ? asp__track_release_fast(t, fn, p, 0, caller)
+		          : fast == ASP_FAST_STACKS && asp__track_release_fast(t, fn, p, 1, caller);
+		if (!taken && asp__track_release(t, fn, p, caller) != 0)
 			return;
 	}
 	asp__next.free(p);
@@ -519,9 +543,10 @@ static ASP_ALWAYS_INLINE int asp__free_tracked(void *p, enum asp_fn fn, int stac
 	struct asp_thread *t = asp__thread_peek();
 	if (ASP_UNLIKELY(p == NULL || asp__inner_owns(p) || t == NULL))
 		return -1;
-	if (asp__track_release_fast(t, fn, p, stacks))
+	uintptr_t caller = (uintptr_t)__builtin_return_address(0);
+	if (asp__track_release_fast(t, fn, p, stacks, caller))
 		return 1;
-	return asp__track_release(t, fn, p) == 0;
+	return asp__track_release(t, fn, p, caller) == 0;
 }
 
 /* The wrappers of malloc, free and delete (override.c) are a few tests

@@ -974,33 +974,15 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 	return 0;
 }
 
-int asp__alloc_frames(unsigned fn, const char *out[3])
+int asp__fn_frames(unsigned fn, const char *out[3])
 {
 	static const char *const frames[ASP_FN_COUNT][3] = {
-		[ASP_FN_MALLOC] = { "malloc" },
-		[ASP_FN_CALLOC] = { "calloc" },
-		[ASP_FN_REALLOC] = { "realloc" },
-		[ASP_FN_REALLOCARRAY] = { "reallocarray" },
-		[ASP_FN_POSIX_MEMALIGN] = { "posix_memalign" },
-		[ASP_FN_ALIGNED_ALLOC] = { "aligned_alloc" },
-		[ASP_FN_MEMALIGN] = { "memalign" },
-		[ASP_FN_VALLOC] = { "valloc" },
-		[ASP_FN_PVALLOC] = { "pvalloc" },
-		[ASP_FN_STRDUP] = { "malloc", "strdup" },
-		[ASP_FN_STRNDUP] = { "malloc", "strndup" },
-		[ASP_FN_WCSDUP] = { "malloc", "wcsdup" },
-		[ASP_FN_NEW] = { "_Znwm" },
-		[ASP_FN_NEW_ARR] = { "_Znam" },
-		[ASP_FN_NEW_NOTHROW] = { "_ZnwmRKSt9nothrow_t" },
-		[ASP_FN_NEW_ARR_NOTHROW] = { "_ZnamRKSt9nothrow_t" },
-		[ASP_FN_NEW_ALIGNED] = { "_ZnwmSt11align_val_t" },
-		[ASP_FN_NEW_ARR_ALIGNED] = { "_ZnamSt11align_val_t" },
-		[ASP_FN_G_STRDUP] = { "malloc", "g_malloc", "g_strdup" },
-		[ASP_FN_G_STRNDUP] = { "malloc", "g_malloc", "g_strndup" },
-		[ASP_FN_G_MEMDUP2] = { "malloc", "g_malloc", "g_memdup2" },
+#define ASP_FN_FRAMES(id, name, family, f0, f1, f2) [ASP_FN_##id] = { f0, f1, f2 },
+		ASP_FNS(ASP_FN_FRAMES)
+#undef ASP_FN_FRAMES
 	};
 	int n = 0;
-	for (; fn < ASP_FN_COUNT && n < 3 && frames[fn][n]; n++)
+	for (; fn < ASP_FN_COUNT && n < 3 && frames[fn][n][0] != '\0'; n++)
 		out[n] = frames[fn][n];
 	if (n == 0)
 		out[n++] = "malloc";

@@ -34,10 +34,11 @@ struct asp_leak_result {
 	size_t nrecords;
 };
 
-/* The frames valgrind shows above the program's for a block made by fn:
+/* The frames valgrind shows above the program's for a block made by fn (or
+ * for a call of fn, a free function):
  * "malloc", or "malloc", "strdup" (valgrind does not intercept strdup).
  * Returns how many names (at most 3) were put in out. */
-int asp__alloc_frames(unsigned fn, const char *out[3]);
+int asp__fn_frames(unsigned fn, const char *out[3]);
 
 /* The program's frames of a record's site: raw return addresses. */
 size_t asp__site_frames(uintptr_t site, const uintptr_t **out, uintptr_t *one);

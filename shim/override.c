@@ -292,7 +292,8 @@ ASP_EXTERN void g_ref_string_release(char *str)
 	asp__g_box_release(G_SYM("g_ref_string_release"), str, NULL);
 }
 
-/* The interposer of each function, for the "at" line of a loss record.
+/* The interposer of each function, for the "at" line of a loss record or
+ * an error.
  * Taken through local aliases: inside a shared library, malloc's address
  * is the canonical one, which for a non-PIE executable that calls malloc
  * is that executable's PLT slot, not this code. */
@@ -301,6 +302,8 @@ ASP_EXTERN void g_ref_string_release(char *str)
 /* (malloc is defined in assembly above: its alias too) */
 extern __typeof__(malloc) asp_local_malloc ASP_HIDDEN;
 __asm__(".hidden asp_local_malloc\n.set asp_local_malloc, malloc\n");
+extern __typeof__(free) asp_local_free ASP_HIDDEN;
+__asm__(".hidden asp_local_free\n.set asp_local_free, free\n");
 LOCAL(calloc)
 LOCAL(realloc)
 LOCAL(reallocarray)
@@ -321,6 +324,13 @@ LOCAL(_ZnamSt11align_val_t)
 LOCAL(g_strdup)
 LOCAL(g_strndup)
 LOCAL(g_memdup2)
+LOCAL(_ZdlPv)
+LOCAL(_ZdaPv)
+LOCAL(_ZdlPvm)
+LOCAL(_ZdaPvm)
+LOCAL(_ZdlPvSt11align_val_t)
+LOCAL(_ZdaPvSt11align_val_t)
+LOCAL(malloc_usable_size)
 
 const void *asp__fn_address(unsigned fn)
 {
@@ -346,6 +356,14 @@ const void *asp__fn_address(unsigned fn)
 		[ASP_FN_G_STRDUP] = (const void *)asp_local_g_strdup,
 		[ASP_FN_G_STRNDUP] = (const void *)asp_local_g_strndup,
 		[ASP_FN_G_MEMDUP2] = (const void *)asp_local_g_memdup2,
+		[ASP_FN_FREE] = (const void *)asp_local_free,
+		[ASP_FN_DELETE] = (const void *)asp_local__ZdlPv,
+		[ASP_FN_DELETE_ARR] = (const void *)asp_local__ZdaPv,
+		[ASP_FN_DELETE_SIZED] = (const void *)asp_local__ZdlPvm,
+		[ASP_FN_DELETE_ARR_SIZED] = (const void *)asp_local__ZdaPvm,
+		[ASP_FN_DELETE_ALIGNED] = (const void *)asp_local__ZdlPvSt11align_val_t,
+		[ASP_FN_DELETE_ARR_ALIGNED] = (const void *)asp_local__ZdaPvSt11align_val_t,
+		[ASP_FN_USABLE_SIZE] = (const void *)asp_local_malloc_usable_size,
 	};
 	return fn < ASP_FN_COUNT ? table[fn] : NULL;
 }

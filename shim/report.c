@@ -24,6 +24,7 @@
 
 #include "account.h"
 #include "arena.h"
+#include "errors.h"
 #include "leak.h"
 #include "live.h"
 #include "loader.h"
@@ -35,6 +36,7 @@
 #include "snapshot.h"
 #include "sort.h"
 #include "stack.h"
+#include "suppress.h"
 #include "symbols.h"
 #include "text.h"
 
@@ -260,7 +262,7 @@ static void loss_records_text(struct asp_text *t, const struct asp_leak_result *
 		/* The interposer stands for valgrind's replacement: "at malloc",
 		 * then "by strdup" for the functions that called it. */
 		const char *names[3];
-		int nn = asp__alloc_frames(r->fn, names);
+		int nn = asp__fn_frames(r->fn, names);
 		uintptr_t at = (uintptr_t)asp__fn_address(r->fn);
 		asp_dwline_t shim = { .module = asp__symbols_object(at) };
 		for (int k = 0; k < nn; k++)
@@ -273,6 +275,138 @@ static void loss_records_text(struct asp_text *t, const struct asp_leak_result *
 		if (asp__sample_mean != 0 && !asp__site_sampled(r->site))
 			line(t, "   (not sampled by ALLOCSPY_SAMPLE: the caller only)\n");
 		line(t, "\n");
+	}
+}
+
+/* The frames of a call to fn from site: the interposer stands for
+ * valgrind's replacement ("at free"), then the program's frames. One frame
+ * only when site is a caller taken where stacks are otherwise taken
+ * (one_frame: a free's, errors.h). */
+static void call_frames(struct asp_text *t, unsigned fn, uintptr_t site, int one_frame)
+{
+	const char *names[3];
+	int nn = asp__fn_frames(fn, names);
+	uintptr_t at = (uintptr_t)asp__fn_address(fn);
+	asp_dwline_t shim = { .module = asp__symbols_object(at) };
+	for (int k = 0; k < nn; k++)
+		put_frame(t, k == 0 ? "   at" : "   by", at, &shim, asp__symbols_demangle(names[k]));
+	const uintptr_t *pcs;
+	uintptr_t one = site;
+	size_t n = one_frame ? (pcs = &one, site != 0) : asp__site_frames(site, &pcs, &one);
+	for (size_t k = 0; k < n && !frame_lines(t, pcs[k]); k++)
+		;
+}
+
+/* The free function valgrind would show for a block of fn's family. */
+static unsigned freer_of(unsigned fn)
+{
+	return asp__fn_family[fn] == ASP_FAMILY_NEW ? ASP_FN_DELETE
+	     : asp__fn_family[fn] == ASP_FAMILY_NEW_ARR ? ASP_FN_DELETE_ARR : ASP_FN_FREE;
+}
+
+/* " Address 0x... is N bytes inside a block of size S alloc'd". */
+static void address_line(struct asp_text *t, const struct asp_heap_error *e, const char *what)
+{
+	line(t, " Address 0x");
+	asp__text_hex_lower(t, e->addr);
+	asp__text_str(t, " is ");
+	asp__text_commas(t, e->addr - e->block);
+	asp__text_str(t, " bytes inside a block of size ");
+	asp__text_commas(t, e->size);
+	asp__text_str(t, what);
+}
+
+/* What an address that is no block is: a global's, or nothing known. */
+static void elsewhere_line(struct asp_text *t, uintptr_t addr)
+{
+	uintptr_t start = 0;
+	const char *name = asp__symbols_data(addr, &start);
+	line(t, " Address 0x");
+	asp__text_hex_lower(t, addr);
+	if (name != NULL) {
+		asp__text_room(t, strlen(name) + 64);
+		asp__text_str(t, " is ");
+		asp__text_commas(t, addr - start);
+		asp__text_str(t, " bytes inside data symbol \"");
+		asp__text_str(t, name);
+		asp__text_str(t, "\"\n");
+	} else {
+		asp__text_str(t, " is not stack'd, malloc'd or (recently) free'd\n");
+	}
+}
+
+/* Track mode: valgrind's heap errors (errors.h), each context once, in the
+ * order they were first seen, as valgrind prints them when they happen. */
+static void errors_text(struct asp_text *t)
+{
+	size_t n;
+	uint64_t total;
+	const struct asp_heap_error *v = asp__errors(&n, &total);
+	for (size_t i = 0; v != NULL && i < n; i++) {
+		const struct asp_heap_error *e = &v[i];
+		if (e->suppressed)
+			continue;
+		asp__text_room(t, 4096);
+		if (e->kind == ASP_ERR_FISHY) {
+			line(t, "Argument '");
+			asp__text_str(t, e->arg);
+			asp__text_str(t, "' of function ");
+			asp__text_str(t, asp__fn_names[e->fn]);
+			asp__text_str(t, " has a fishy (possibly negative) value: -");
+			asp__text_u64(t, (uint64_t)-(int64_t)e->value);
+			asp__text_str(t, "\n");
+			call_frames(t, e->fn, e->site, 0);
+			line(t, "\n");
+			continue;
+		}
+		line(t, e->kind == ASP_ERR_MISMATCHED_FREE ? "Mismatched free() / delete / delete []\n"
+		                                            : "Invalid free() / delete / delete[] / realloc()\n");
+		call_frames(t, e->fn, e->site, 0);
+		switch (e->where) {
+		case ASP_AT_BLOCK:
+			address_line(t, e, " alloc'd\n");
+			call_frames(t, e->block_fn, e->alloc_site, 0);
+			break;
+		case ASP_AT_FREED:
+			address_line(t, e, " free'd\n");
+			call_frames(t, freer_of(e->block_fn), e->free_site, 1);
+			line(t, " Block was alloc'd at\n");
+			call_frames(t, e->block_fn, e->alloc_site, 0);
+			break;
+		case ASP_AT_STACK:
+			line(t, " Address 0x");
+			asp__text_hex_lower(t, e->addr);
+			asp__text_str(t, " is on thread ");
+			asp__text_u64(t, e->thread);
+			asp__text_str(t, "'s stack\n");
+			break;
+		default:
+			elsewhere_line(t, e->addr);
+			break;
+		}
+		line(t, "\n");
+	}
+}
+
+/* valgrind's ERROR SUMMARY: the heap errors, and with a full leak check
+ * each loss record of the kinds ALLOCSPY_ERRORS_FOR_LEAK_KINDS names. */
+static void error_summary(const struct figures *f, uint64_t *errors, uint64_t *contexts,
+                          uint64_t *suppressed, uint64_t *suppressed_contexts)
+{
+	asp__errors_summary(errors, contexts, suppressed, suppressed_contexts);
+	if (!f->leaks_ran || asp__opt.leak_check != ASP_LEAK_FULL)
+		return;
+	for (size_t i = 0; i < f->leaks.nrecords; i++) {
+		const struct asp_loss_record *r = &f->leaks.records[i];
+		if (!(asp__opt.error_kinds & (1 << r->kind)))
+			continue;
+		if (r->suppressed) {
+			(*suppressed)++;
+			(*suppressed_contexts)++;
+		} else {
+			(*errors)++;
+			(*contexts)++;
+		}
 	}
 }
 
@@ -351,6 +485,8 @@ static void summary_text(struct asp_text *t, const struct figures *f)
 		asp__text_str(t, ")\n");
 		line(t, "\n");
 	}
+	if (f->tracked)
+		errors_text(t);
 	line(t, "HEAP SUMMARY:\n");
 	if (f->tracked) {
 		bytes_in_blocks(t, "    in use at exit: ", f->in_use_bytes, f->in_use_blocks);
@@ -383,6 +519,20 @@ static void summary_text(struct asp_text *t, const struct figures *f)
 			heuristic_lines(t, l);
 			bytes_in_blocks(t, "        suppressed: ", l->suppressed_bytes, l->suppressed_blocks);
 		}
+	}
+	if (f->tracked) {
+		uint64_t errors, contexts, suppressed, scontexts;
+		error_summary(f, &errors, &contexts, &suppressed, &scontexts);
+		line(t, "\n");
+		line(t, "ERROR SUMMARY: ");
+		asp__text_commas(t, errors);
+		asp__text_str(t, " errors from ");
+		asp__text_commas(t, contexts);
+		asp__text_str(t, " contexts (suppressed: ");
+		asp__text_commas(t, suppressed);
+		asp__text_str(t, " from ");
+		asp__text_commas(t, scontexts);
+		asp__text_str(t, ")\n");
 	}
 
 	const struct asp_counts *c = &f->c;
@@ -604,12 +754,16 @@ static json_t *refs_json(const struct figures *f)
 }
 
 /* The frames of a loss record's site as a JSON array. */
+/* A stack of one frame, a caller's, where sites are stack ids (a free's
+ * caller, errors.h): its key in a stack index. */
+#define CALLER_ONLY ((uintptr_t)1 << 62)
+
 static json_t *site_frames(uintptr_t site)
 {
 	json_t *a = json_array();
 	const uintptr_t *frames;
-	uintptr_t one;
-	size_t n = asp__site_frames(site, &frames, &one);
+	uintptr_t one = site & ~CALLER_ONLY;
+	size_t n = site & CALLER_ONLY ? (frames = &one, 1) : asp__site_frames(site, &frames, &one);
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(a, jint(frames[i]));
 	return a;
@@ -899,7 +1053,7 @@ static void leaks_json(json_t *root, const struct figures *f, struct stack_index
 		if (asp__sample_mean != 0)
 			json_object_set_new(rec, "sampled", json_boolean(asp__site_sampled(r->site)));
 		const char *names[3];
-		int nn = asp__alloc_frames(r->fn, names);
+		int nn = asp__fn_frames(r->fn, names);
 		json_t *alloc = json_array();
 		for (int k = 0; k < nn; k++)
 			json_array_append_new(alloc, json_string(names[k]));
@@ -1027,6 +1181,70 @@ static json_t *modules_json(void)
 	}
 }
 
+static const char *const error_kinds[ASP_ERR_KINDS] = {
+	[ASP_ERR_INVALID_FREE] = "invalid_free",
+	[ASP_ERR_MISMATCHED_FREE] = "mismatched_free",
+	[ASP_ERR_FISHY] = "fishy_value",
+};
+
+/* Track mode: the heap errors valgrind's ERROR SUMMARY counts (errors.h),
+ * the suppressed ones left out, and the summary. */
+static void errors_json(json_t *root, const struct figures *f, struct stack_index *x)
+{
+	size_t n;
+	uint64_t total;
+	const struct asp_heap_error *v = asp__errors(&n, &total);
+	json_t *a = json_array();
+	for (size_t i = 0; v != NULL && i < n; i++) {
+		const struct asp_heap_error *e = &v[i];
+		if (e->suppressed)
+			continue;
+		json_t *o = json_pack("{s:s,s:o,s:s,s:o}", "kind", error_kinds[e->kind],
+		                      "count", jint(e->count), "function", asp__fn_names[e->fn],
+		                      "stack", jint(stack_number(x, e->site)));
+		if (e->kind == ASP_ERR_FISHY) {
+			json_object_set_new(o, "argument", json_string(e->arg));
+			json_object_set_new(o, "value", json_integer((json_int_t)e->value));
+			json_array_append_new(a, o);
+			continue;
+		}
+		json_object_set_new(o, "address", jint(e->addr));
+		static const char *const where[] = {
+			[ASP_AT_NONE] = "unknown", [ASP_AT_BLOCK] = "block", [ASP_AT_FREED] = "freed",
+			[ASP_AT_STACK] = "stack", [ASP_AT_ELSEWHERE] = "unknown",
+		};
+		const char *w = where[e->where];
+		uintptr_t start = 0;
+		const char *sym = e->where == ASP_AT_ELSEWHERE ? asp__symbols_data(e->addr, &start) : NULL;
+		if (sym != NULL) {
+			w = "global";
+			json_object_set_new(o, "symbol", json_string(sym));
+			json_object_set_new(o, "offset", jint(e->addr - start));
+		}
+		json_object_set_new(o, "where", json_string(w));
+		if (e->where == ASP_AT_STACK)
+			json_object_set_new(o, "thread", jint(e->thread));
+		if (e->where == ASP_AT_BLOCK || e->where == ASP_AT_FREED) {
+			json_t *b = json_pack("{s:o,s:o,s:o,s:s,s:o}", "address", jint(e->block),
+			                      "offset", jint(e->addr - e->block), "size", jint(e->size),
+			                      "function", asp__fn_names[e->block_fn],
+			                      "alloc_stack", jint(stack_number(x, e->alloc_site)));
+			if (e->where == ASP_AT_FREED)
+				json_object_set_new(b, "free_stack", jint(stack_number(x, e->free_site |
+				                    (asp__opt.backtrace > 1 || asp__sample_mean != 0 ?
+				                     CALLER_ONLY : 0))));
+			json_object_set_new(o, "block", b);
+		}
+		json_array_append_new(a, o);
+	}
+	json_object_set_new(root, "errors", a);
+	uint64_t errors, contexts, suppressed, scontexts;
+	error_summary(f, &errors, &contexts, &suppressed, &scontexts);
+	json_object_set_new(root, "error_summary", json_pack("{s:o,s:o,s:o,s:o}", "errors", jint(errors),
+	                    "contexts", jint(contexts), "suppressed", jint(suppressed),
+	                    "suppressed_contexts", jint(scontexts)));
+}
+
 static json_t *dump_json(const struct figures *f)
 {
 	json_t *root = json_pack("{s:s,s:i}", "format", "allocspy-dump", "version", 1);
@@ -1048,6 +1266,8 @@ static json_t *dump_json(const struct figures *f)
 		                 THREAD_STACKS_MAX + (size_t)asp__opt.snapshots * 8);
 		if (f->leaks_ran)
 			leaks_json(root, f, &x);
+		if (f->tracked)
+			errors_json(root, f, &x);
 		struct asp_snapshot_list sl = { 0 };
 		if (f->tracked)
 			asp__snapshots(&sl, f->t_ns, f->tot.bytes_allocated, f->tot.bytes_freed,
@@ -1217,6 +1437,10 @@ void asp__finish(void)
 	int sig = asp__fatal_signal();
 	gather(f, sig ? REASON_SIGNAL : REASON_EXIT, 1);
 	leak_check(f);
+	size_t nerrors;
+	uint64_t all_errors;
+	struct asp_heap_error *errors = asp__errors(&nerrors, &all_errors);
+	asp__suppress_errors(errors, nerrors);
 	asp_atomic_store_release(&asp__frozen, 0);
 	write_dump(f);
 	write_text(f);
@@ -1229,6 +1453,11 @@ void asp__finish(void)
 		if (kinds & asp__opt.error_kinds)
 			g_exit_status = asp__opt.error_exitcode;
 	}
+	/* valgrind's --error-exitcode counts the heap errors too */
+	uint64_t heap_errors, contexts, suppressed, scontexts;
+	asp__errors_summary(&heap_errors, &contexts, &suppressed, &scontexts);
+	if (f->tracked && heap_errors > 0 && asp__opt.error_exitcode >= 0)
+		g_exit_status = asp__opt.error_exitcode;
 	figures_free(f);
 	errno = saved;
 }

@@ -38,6 +38,9 @@ struct supp_line {
 
 struct supp {
 	char *name;
+	int free_kind;		/* Memcheck:Free: an invalid or mismatched free */
+	int fishy_kind;		/* Memcheck:FishyValue: a fishy argument */
+	char *extra;		/* FishyValue's "function(argument)" line */
 	int kinds;		/* ASP_KIND_* bits; 0 for all */
 	int lsan;		/* one "leak:" pattern, matched anywhere */
 	struct supp_line lines[ASP_MAX_SUPP_FRAMES];
@@ -155,8 +158,12 @@ static void load_file(const char *file, struct supp **list)
 			cur->name = strdup(l);
 			state = 2;
 		} else if (state == 2) {
-			/* Memcheck:Leak only; other error kinds never match a leak. */
-			state = strcmp(l, "Memcheck:Leak") == 0 ? 3 : 4;
+			/* Memcheck:Leak for the loss records, Memcheck:Free for
+			 * the invalid and mismatched frees (errors.h); other
+			 * kinds never match anything the shim finds. */
+			cur->free_kind = strcmp(l, "Memcheck:Free") == 0;
+			cur->fishy_kind = strcmp(l, "Memcheck:FishyValue") == 0;
+			state = strcmp(l, "Memcheck:Leak") == 0 || cur->free_kind || cur->fishy_kind ? 3 : 4;
 		} else if (state == 3) {
 			if (strncmp(l, "match-leak-kinds:", 17) == 0) {
 				cur->kinds = parse_kinds(trim(l + 17));
@@ -171,7 +178,11 @@ static void load_file(const char *file, struct supp **list)
 					sl->kind = LINE_OBJ;
 					sl->pattern = strdup(l + 4);
 				} else {
-					continue;	/* src: and the like: not ours */
+					/* FishyValue's "malloc(size)"; src: and the
+					 * like: not ours */
+					if (cur->fishy_kind && cur->extra == NULL && cur->nlines == 0)
+						cur->extra = strdup(l);
+					continue;
 				}
 				cur->nlines++;
 			}
@@ -252,7 +263,7 @@ static int lsan_matches(const char *pattern, const struct frame *f, int nf)
 static int record_frames(const struct asp_loss_record *rec, struct frame *frames, int cap, int *cut)
 {
 	const char *alloc[3];
-	int nf = asp__alloc_frames(rec->fn, alloc);
+	int nf = asp__fn_frames(rec->fn, alloc);
 	for (int k = 0; k < nf; k++)
 		frames[k] = (struct frame){ asp__symbols_demangle(alloc[k]), alloc[k], NULL, NULL };
 	const uintptr_t *pcs;
@@ -358,15 +369,76 @@ int asp__suppress_max_frames(void)
 	return deepest;
 }
 
-void asp__suppress_apply(struct asp_leak_result *r)
+/* Every entry of the ALLOCSPY_SUPPRESSIONS files (kept: the records
+ * point at their names, and the process is ending). */
+static struct supp *load_all(void)
 {
-	if (asp__opt.suppressions[0] == '\0' || r->nrecords == 0)
-		return;
-	struct supp *list = NULL;
+	static struct supp *list;
+	static int loaded;
+	if (loaded++)
+		return list;
 	char files[ASP_PATH_MAX];
 	memcpy(files, asp__opt.suppressions, sizeof files);
 	for (char *save = NULL, *f = strtok_r(files, ":", &save); f; f = strtok_r(NULL, ":", &save))
 		load_file(f, &list);
+	return list;
+}
+
+/* The frames of a call of fn from site (the function first, then the
+ * program's), as valgrind shows them; one frame for a caller alone. */
+static int call_frames(unsigned fn, uintptr_t site, struct frame *frames, int cap)
+{
+	const char *names[3];
+	int nf = asp__fn_frames(fn, names);
+	for (int k = 0; k < nf; k++)
+		frames[k] = (struct frame){ asp__symbols_demangle(names[k]), names[k], NULL, NULL };
+	const uintptr_t *pcs;
+	uintptr_t one;
+	size_t n = asp__site_frames(site, &pcs, &one);
+	for (size_t k = 0; k < n && nf < cap; k++) {
+		asp_dwline_t l[16];
+		if (asp__symbols_is_shim(pcs[k]))
+			continue;
+		size_t nl = asp__symbolize_lines(pcs[k] - 1, l, ASP_ARRAY_SIZE(l));
+		for (size_t j = 0; j < nl && nf < cap; j++) {
+			frames[nf++] = (struct frame){ l[j].fn, l[j].raw, l[j].module, l[j].file };
+			if (!l[j].inlined && l[j].fn != NULL && strcmp(l[j].fn, "main") == 0)
+				return nf;
+		}
+	}
+	return nf;
+}
+
+void asp__suppress_errors(struct asp_heap_error *v, size_t n)
+{
+	if (asp__opt.suppressions[0] == '\0' || n == 0)
+		return;
+	const struct supp *list = load_all();
+	static struct frame frames[3 + 4 * ASP_MAX_BACKTRACE];
+	for (size_t i = 0; i < n; i++) {
+		struct asp_heap_error *e = &v[i];
+		int fishy = e->kind == ASP_ERR_FISHY;
+		char call[64];
+		snprintf(call, sizeof call, "%s(%s)", asp__fn_names[e->fn], fishy ? e->arg : "");
+		int nf = call_frames(e->fn, e->site, frames, (int)ASP_ARRAY_SIZE(frames));
+		for (const struct supp *s = list; s; s = s->next) {
+			if (s->lsan || (fishy ? !s->fishy_kind || s->extra == NULL || !glob(s->extra, call)
+			                      : !s->free_kind))
+				continue;
+			if (frames_match(s->lines, s->nlines, frames, nf) == 1) {
+				e->suppressed = 1;
+				e->suppression = s->name;
+				break;
+			}
+		}
+	}
+}
+
+void asp__suppress_apply(struct asp_leak_result *r)
+{
+	if (asp__opt.suppressions[0] == '\0' || r->nrecords == 0)
+		return;
+	struct supp *list = load_all();
 	if (list == NULL)
 		return;
 
@@ -379,7 +451,7 @@ void asp__suppress_apply(struct asp_leak_result *r)
 		int nf = record_frames(rec, frames, (int)ASP_ARRAY_SIZE(frames), &cut);
 		for (const struct supp *s = list; s; s = s->next) {
 			int kind_bit = 1 << rec->kind;
-			if (s->kinds != 0 && !(s->kinds & kind_bit))
+			if (s->free_kind || s->fishy_kind || (s->kinds != 0 && !(s->kinds & kind_bit)))
 				continue;
 			int hit = s->lsan ? lsan_matches(s->lines[0].pattern, frames, nf)
 			                  : frames_match(s->lines, s->nlines, frames, nf);

@@ -89,26 +89,30 @@ static int ready(void)
 	return g_ready > 0;
 }
 
-/* Without libdw: the function symbols of a mapped ELF file, from .symtab,
- * else .dynsym. */
-static void table_symbols(int mod, const char *path)
+/* The symbols of the ELF file at path, from .symtab, else .dynsym: each
+ * defined one of a type types takes (bit STT_x) and of non-zero size goes
+ * to fn, with the file mapped; fn returns nonzero to stop. Returns 0, or
+ * -1 when the file gave no table. */
+static int each_symbol(const char *path, unsigned types,
+                       int (*fn)(void *arg, const ElfW(Sym) *sym, const char *name, size_t n),
+                       void *arg)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0)
-		return;
+		return -1;
 	const unsigned char *map = MAP_FAILED;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
 		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED)
-		return;
+		return -1;
 	size_t size = (size_t)st.st_size;
 	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)map;
 	if (size < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
 	    eh->e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
 	    eh->e_shoff == 0 || eh->e_shoff + (size_t)eh->e_shnum * sizeof(ElfW(Shdr)) > size)
-		return;
+		return -1;
 	const ElfW(Shdr) *sh = (const ElfW(Shdr) *)(map + eh->e_shoff);
 	for (int want = SHT_SYMTAB; want >= 0; want = want == SHT_SYMTAB ? SHT_DYNSYM : -1) {
 		for (int i = 0; i < eh->e_shnum; i++) {
@@ -119,24 +123,93 @@ static void table_symbols(int mod, const char *path)
 			    str->sh_offset + str->sh_size > size || sh[i].sh_entsize != sizeof(ElfW(Sym)))
 				continue;
 			const ElfW(Sym) *syms = (const ElfW(Sym) *)(map + sh[i].sh_offset);
-			size_t n = sh[i].sh_size / sizeof(ElfW(Sym)), k = 0;
+			size_t n = sh[i].sh_size / sizeof(ElfW(Sym));
 			const char *strtab = (const char *)(map + str->sh_offset);
-			asp_dwcand_t *c = malloc((n ? n : 1) * sizeof *c);
-			if (c == NULL)
-				return;
 			for (size_t j = 0; j < n; j++) {
-				int type = ELF64_ST_TYPE(syms[j].st_info);
-				if ((type != STT_FUNC && type != STT_GNU_IFUNC) || syms[j].st_shndx == SHN_UNDEF ||
+				unsigned type = ELF64_ST_TYPE(syms[j].st_info);
+				if (!(types & (1u << type)) || syms[j].st_shndx == SHN_UNDEF ||
 				    syms[j].st_size == 0 || syms[j].st_name >= str->sh_size ||
 				    memchr(strtab + syms[j].st_name, 0, str->sh_size - syms[j].st_name) == NULL)
 					continue;
-				c[k++] = (asp_dwcand_t){ syms[j].st_value, syms[j].st_size, strtab + syms[j].st_name };
+				if (fn(arg, &syms[j], strtab + syms[j].st_name, n))
+					return 0;
 			}
-			asp_dwsym_sort(c, k);
-			asp_dwsym_set_symbols(g_dw, mod, c, k);
-			return;
+			return 0;
 		}
 	}
+	return -1;
+}
+
+struct fn_syms {
+	asp_dwcand_t *c;
+	size_t k;
+};
+
+static int add_fn_symbol(void *arg, const ElfW(Sym) *sym, const char *name, size_t n)
+{
+	struct fn_syms *f = arg;
+	if (f->c == NULL && (f->c = malloc((n ? n : 1) * sizeof *f->c)) == NULL)
+		return 1;
+	f->c[f->k++] = (asp_dwcand_t){ sym->st_value, sym->st_size, name };
+	return 0;
+}
+
+/* Without libdw: the function symbols of a mapped ELF file. */
+static void table_symbols(int mod, const char *path)
+{
+	struct fn_syms f = { NULL, 0 };
+	each_symbol(path, 1u << STT_FUNC | 1u << STT_GNU_IFUNC, add_fn_symbol, &f);
+	if (f.c == NULL)
+		return;
+	asp_dwsym_sort(f.c, f.k);
+	asp_dwsym_set_symbols(g_dw, mod, f.c, f.k);
+}
+
+/* The data symbol that holds an address: the object first, then its
+ * symbols (the address less the object's bias). */
+struct data_find {
+	uintptr_t addr, bias;
+	const char *path;
+	uintptr_t start;
+	char *name;
+};
+
+static int data_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct data_find *d = arg;
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && d->addr >= lo && d->addr - lo < ph->p_memsz) {
+			d->bias = info->dlpi_addr;
+			d->path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : asp__opt.exe;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int data_symbol(void *arg, const ElfW(Sym) *sym, const char *name, size_t n)
+{
+	struct data_find *d = arg;
+	(void)n;
+	uintptr_t lo = d->bias + sym->st_value;
+	if (d->addr < lo || d->addr - lo >= sym->st_size)
+		return 0;
+	d->start = lo;
+	d->name = strdup(name);
+	return 1;
+}
+
+const char *asp__symbols_data(uintptr_t addr, uintptr_t *start)
+{
+	struct data_find d = { addr, 0, NULL, 0, NULL };
+	if (asp__loader_list(data_object, &d) <= 0 || d.path == NULL || d.path[0] != '/')
+		return NULL;
+	each_symbol(d.path, 1u << STT_OBJECT | 1u << STT_COMMON, data_symbol, &d);
+	*start = d.start;
+	return d.name;	/* kept: the process is ending */
 }
 
 size_t asp__symbolize_lines(uintptr_t pc, asp_dwline_t *out, size_t max)

@@ -24,6 +24,11 @@ bool asp__symbols_is_shim(uintptr_t pc);
 /* The path of the object that holds pc, or NULL. */
 const char *asp__symbols_object(uintptr_t pc);
 
+/* The data symbol (a global or static variable) that holds addr, as its
+ * object's symbol table names it, with its start in *start; NULL when
+ * none does. */
+const char *asp__symbols_data(uintptr_t addr, uintptr_t *start);
+
 /* name demangled when it is a C++ symbol and a demangler is loaded, else
  * name itself. The result lives until the process ends. */
 const char *asp__symbols_demangle(const char *name);

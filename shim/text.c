@@ -37,14 +37,23 @@ void asp__text_commas(struct asp_text *t, uint64_t v)
 		t->buf[t->len++] = d[--n];
 }
 
-void asp__text_hex(struct asp_text *t, uint64_t v)
+static void hex(struct asp_text *t, uint64_t v, const char *digits)
 {
-	static const char digits[] = "0123456789ABCDEF";
 	char d[16];
 	int n = 0;
 	do d[n++] = digits[v & 15]; while ((v >>= 4) > 0);
 	while (n > 0 && t->len < t->cap)
 		t->buf[t->len++] = d[--n];
+}
+
+void asp__text_hex(struct asp_text *t, uint64_t v)
+{
+	hex(t, v, "0123456789ABCDEF");
+}
+
+void asp__text_hex_lower(struct asp_text *t, uint64_t v)
+{
+	hex(t, v, "0123456789abcdef");
 }
 
 void asp__text_prefix(struct asp_text *t, long pid)

@@ -20,7 +20,9 @@ void asp__text_str(struct asp_text *t, const char *s);
 void asp__text_u64(struct asp_text *t, uint64_t v);
 /* With thousands separators, as valgrind prints them: 4,379. */
 void asp__text_commas(struct asp_text *t, uint64_t v);
+/* Upper case, as valgrind writes code addresses; lower, data addresses. */
 void asp__text_hex(struct asp_text *t, uint64_t v);
+void asp__text_hex_lower(struct asp_text *t, uint64_t v);
 /* "==PID== " */
 void asp__text_prefix(struct asp_text *t, long pid);
 

@@ -22,35 +22,15 @@
 #include "thread.h"
 
 const char *const asp__fn_names[ASP_FN_COUNT] = {
-	[ASP_FN_MALLOC] = "malloc",
-	[ASP_FN_CALLOC] = "calloc",
-	[ASP_FN_REALLOC] = "realloc",
-	[ASP_FN_REALLOCARRAY] = "reallocarray",
-	[ASP_FN_POSIX_MEMALIGN] = "posix_memalign",
-	[ASP_FN_ALIGNED_ALLOC] = "aligned_alloc",
-	[ASP_FN_MEMALIGN] = "memalign",
-	[ASP_FN_VALLOC] = "valloc",
-	[ASP_FN_PVALLOC] = "pvalloc",
-	[ASP_FN_STRDUP] = "strdup",
-	[ASP_FN_STRNDUP] = "strndup",
-	[ASP_FN_WCSDUP] = "wcsdup",
-	[ASP_FN_NEW] = "new",
-	[ASP_FN_NEW_ARR] = "new[]",
-	[ASP_FN_NEW_NOTHROW] = "new_nothrow",
-	[ASP_FN_NEW_ARR_NOTHROW] = "new[]_nothrow",
-	[ASP_FN_NEW_ALIGNED] = "new_aligned",
-	[ASP_FN_NEW_ARR_ALIGNED] = "new[]_aligned",
-	[ASP_FN_G_STRDUP] = "g_strdup",
-	[ASP_FN_G_STRNDUP] = "g_strndup",
-	[ASP_FN_G_MEMDUP2] = "g_memdup2",
-	[ASP_FN_FREE] = "free",
-	[ASP_FN_DELETE] = "delete",
-	[ASP_FN_DELETE_ARR] = "delete[]",
-	[ASP_FN_DELETE_SIZED] = "delete_sized",
-	[ASP_FN_DELETE_ARR_SIZED] = "delete[]_sized",
-	[ASP_FN_DELETE_ALIGNED] = "delete_aligned",
-	[ASP_FN_DELETE_ARR_ALIGNED] = "delete[]_aligned",
-	[ASP_FN_USABLE_SIZE] = "malloc_usable_size",
+#define ASP_FN_NAME(id, name, family, f0, f1, f2) [ASP_FN_##id] = name,
+	ASP_FNS(ASP_FN_NAME)
+#undef ASP_FN_NAME
+};
+
+const unsigned char asp__fn_family[ASP_FN_COUNT] = {
+#define ASP_FN_FAMILY(id, name, family, f0, f1, f2) [ASP_FN_##id] = ASP_FAMILY_##family,
+	ASP_FNS(ASP_FN_FAMILY)
+#undef ASP_FN_FAMILY
 };
 
 /* Dying records past this many are checked for a gone tid on reuse. */

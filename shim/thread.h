@@ -9,44 +9,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fns.h"
 #include "glue.h"
 
-/* The interposed functions, in the order the dump lists them. */
-enum asp_fn {
-	ASP_FN_MALLOC,
-	ASP_FN_CALLOC,
-	ASP_FN_REALLOC,
-	ASP_FN_REALLOCARRAY,
-	ASP_FN_POSIX_MEMALIGN,
-	ASP_FN_ALIGNED_ALLOC,
-	ASP_FN_MEMALIGN,
-	ASP_FN_VALLOC,
-	ASP_FN_PVALLOC,
-	ASP_FN_STRDUP,
-	ASP_FN_STRNDUP,
-	ASP_FN_WCSDUP,
-	ASP_FN_NEW,
-	ASP_FN_NEW_ARR,
-	ASP_FN_NEW_NOTHROW,
-	ASP_FN_NEW_ARR_NOTHROW,
-	ASP_FN_NEW_ALIGNED,
-	ASP_FN_NEW_ARR_ALIGNED,
-	ASP_FN_G_STRDUP,
-	ASP_FN_G_STRNDUP,
-	ASP_FN_G_MEMDUP2,
-	ASP_FN_ALLOC_END,		/* the functions above hand out blocks */
-	ASP_FN_FREE = ASP_FN_ALLOC_END,
-	ASP_FN_DELETE,
-	ASP_FN_DELETE_ARR,
-	ASP_FN_DELETE_SIZED,
-	ASP_FN_DELETE_ARR_SIZED,
-	ASP_FN_DELETE_ALIGNED,
-	ASP_FN_DELETE_ARR_ALIGNED,
-	ASP_FN_USABLE_SIZE,
-	ASP_FN_COUNT
-};
-
+/* The interposed functions (common/fns.h: enum asp_fn, their names,
+ * frames and families). */
 extern ASP_HIDDEN const char *const asp__fn_names[ASP_FN_COUNT];
+extern ASP_HIDDEN const unsigned char asp__fn_family[ASP_FN_COUNT];
 
 /* Bucket b >= 1 holds sizes in (2^(b-2), 2^(b-1)]; bucket 0 holds size 0. */
 #define ASP_HIST_BUCKETS 66
@@ -136,6 +105,15 @@ struct asp_stack_cache;
 struct asp_sc_entry;
 struct asp_site_use;
 
+/* A block a thread freed: its address, its word in the table (live.h:
+ * size, function, site index) and the free's caller. */
+#define ASP_FREED_RING 512
+struct asp_freed {
+	uintptr_t ptr;
+	uint64_t word;
+	uintptr_t site;
+};
+
 /* A thread's cache of site indexes (sitemap.h). */
 #define ASP_SITE_CACHE_BITS 6
 struct asp_site_cache {
@@ -162,6 +140,8 @@ struct asp_thread {
 	int stuck;		/* in a handler (fork's prepare, a fatal
 				 * signal's report) that holds what it holds
 				 * until it is done (live.h) */
+	int in_reallocarray;	/* > 0: inside glibc's reallocarray, whose own
+				 * realloc is no invalid one (account.c) */
 	int in_loader;		/* > 0: where the loader's module list may be
 				 * locked (libunwind, the dump's module list):
 				 * fork waits for it (asp__loader_enter); 2:
@@ -222,6 +202,11 @@ struct asp_thread {
 	 * allocates from one stack again and again. */
 	uintptr_t site_hot;
 	struct asp_site_stat *site_hot_stat;
+	/* Track mode: the blocks this thread freed last, for valgrind's
+	 * description of a free of one of them again (errors.h): a ring,
+	 * nfreed counting every one written. */
+	uint32_t nfreed;
+	struct asp_freed freed[ASP_FREED_RING];
 	int state;
 	pid_t tid;
 	uint32_t serial;	/* 1, 2, ...: a small id for cross-thread checks */

@@ -81,7 +81,7 @@ cat >"$TMP/main.supp" <<'SUPP'
 }
 SUPP
 printf '# LSan\nleak:strdup\n' >"$TMP/lsan.supp"
-leaks() { grep -aE '(definitely|indirectly|possibly) lost:|still reachable:|suppressed:' "$TMP/err" | sed 's/^==[0-9]*== *//'; }
+leaks() { grep -aE '(definitely|indirectly|possibly) lost:|still reachable:|suppressed: [0-9,]+ bytes' "$TMP/err" | sed 's/^==[0-9]*== *//'; }
 
 run "$TMP/leaky" >/dev/null
 check "without suppressions" \
