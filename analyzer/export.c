@@ -29,6 +29,18 @@ static const char *const weight_names[] = {
 	[ASP_WEIGHT_PEAK_BYTES] = "peak_bytes", [ASP_WEIGHT_TEMPORARY] = "temporary",
 };
 
+const char *const *asp_export_format_names(size_t *n)
+{
+	*n = sizeof format_names / sizeof *format_names;
+	return format_names;
+}
+
+const char *const *asp_export_weight_names(size_t *n)
+{
+	*n = sizeof weight_names / sizeof *weight_names;
+	return weight_names;
+}
+
 int asp_export_parse_format(const char *s, enum asp_export_format *f)
 {
 	for (size_t i = 0; i < sizeof format_names / sizeof *format_names; i++) {

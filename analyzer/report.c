@@ -29,7 +29,7 @@ static const char usage_text[] =
 "       allocspy-report export --format=FORMAT [--weight=WEIGHT] [-o FILE] DUMP\n"
 "       allocspy-report merge [-o FILE] DUMP...\n"
 "       allocspy-report html [-o FILE] DUMP [DUMP2]\n"
-"       allocspy-report --help | --version\n"
+"       allocspy-report help | -h | --help | --version\n"
 "\n"
 "Reads the JSON dumps that liballocspy.so writes at exit.\n"
 "  [summary] DUMP     the exit text (HEAP, LEAK and REF SUMMARY), then tables\n"
@@ -65,8 +65,11 @@ static const char usage_text[] =
 "                     alloc_bytes (the default), allocs, inuse_bytes (at the\n"
 "                     end), peak_bytes or temporary\n"
 "  -o FILE            export, merge, html: write to FILE instead of stdout\n"
-"  --help             write this text\n"
+"  help, -h, --help   write this text\n"
 "  --version          write the version\n"
+"\n"
+"A misspelled command, option, format or weight is named with the closest\n"
+"valid one.\n"
 "\n"
 "Exit status: 0 done, 1 the report could not be written, 2 a usage error\n"
 "or a bad dump.\n";
@@ -104,6 +107,12 @@ struct opts {
 	size_t nfiles;
 };
 
+/* The options, as --help spells them, for the suggestions. */
+static const char *const option_names[] = {
+	"--json", "--show-leak-kinds", "--gen-suppressions", "--svg", "--format",
+	"--weight", "-o", "--help", "--version",
+};
+
 /* A usage error: one line, and where to look. */
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -111,6 +120,40 @@ static int usage_error(const char *fmt, const char *arg)
 	fputs("Try 'allocspy-report --help'.\n", stderr);
 	return ASP_EXIT_USAGE;
 }
+
+/* "WHAT 'word'; did you mean 'closest'?" when one of words is close to
+ * word, with list after it ("(the formats: ...)") when given. */
+static int suggest_error(const char *what, const char *word, size_t len,
+			 const char *const *words, size_t n, const char *list)
+{
+	const char *near = asp_closest(word, len, words, n);
+	char *all = NULL;
+	size_t size = 0;
+	FILE *m = list ? open_memstream(&all, &size) : NULL;
+
+	if (m) {
+		fprintf(m, " (%s: ", list);
+		for (size_t i = 0; i < n; i++)
+			fprintf(m, "%s%s", i ? ", " : "", words[i]);
+		putc(')', m);
+		if (fclose(m) != 0) {
+			free(all);
+			all = NULL;
+		}
+	}
+	if (near)
+		asp_error(NULL, "%s '%.*s'; did you mean '%s'?%s", what, (int)len, word,
+			  near, all ? all : "");
+	else
+		asp_error(NULL, "%s '%.*s'%s", what, (int)len, word, all ? all : "");
+	free(all);
+	fputs("Try 'allocspy-report --help'.\n", stderr);
+	return ASP_EXIT_USAGE;
+}
+
+static const char *const command_names[] = {
+	"summary", "leaks", "compare", "timeline", "export", "merge", "html", "help",
+};
 
 /* The command named by word, or -1. */
 static int command(const char *word)
@@ -142,6 +185,38 @@ static const char *value(const char *name, int argc, char **argv, int *i, bool *
 	return argv[++*i];
 }
 
+/* A --show-leak-kinds value with a word that is no kind: the closest kind
+ * to that word, when one is close. */
+static int bad_kinds(const char *kinds)
+{
+	const char *names[ASP_LEAK_SUPPRESSED + 2] = { "all", "none" };
+	const char *p = kinds, *near = NULL;
+
+	for (int k = 0; k < ASP_LEAK_SUPPRESSED; k++)
+		names[k + 2] = asp_leak_kind_name[k];
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		unsigned one;
+		char word[64];
+
+		snprintf(word, sizeof word, "%.*s", (int)(len < 63 ? len : 63), p);
+		if (asp_leaks_parse_kinds(word, &one) < 0) {
+			near = asp_closest(p, len, names, sizeof names / sizeof *names);
+			break;
+		}
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	if (near)
+		asp_error(NULL, "bad --show-leak-kinds value '%s'; did you mean '%s' for '%.*s'?",
+			  kinds, near, (int)strcspn(p, ","), p);
+	else
+		asp_error(NULL, "bad --show-leak-kinds value '%s'", kinds);
+	fputs("Try 'allocspy-report --help'.\n", stderr);
+	return ASP_EXIT_USAGE;
+}
+
 /* Fills o from argv. Options may come before the command or after it
  * (--json leaks DUMP, leaks --json DUMP); an option's value may follow
  * it as the next word (--show-leak-kinds definite). Returns -1 to go on,
@@ -156,6 +231,10 @@ static int parse(struct opts *o, int argc, char **argv)
 		const char *a = argv[i];
 
 		if (!options || a[0] != '-' || a[1] == '\0') {
+			if (!have_cmd && o->nfiles == 0 && strcmp(a, "help") == 0) {
+				fputs(usage_text, stdout);
+				return ASP_EXIT_OK;
+			}
 			if (!have_cmd && o->nfiles == 0 && command(a) >= 0) {
 				o->cmd = (enum command)command(a);
 				have_cmd = true;
@@ -164,7 +243,7 @@ static int parse(struct opts *o, int argc, char **argv)
 			}
 		} else if (strcmp(a, "--") == 0) {
 			options = false;
-		} else if (strcmp(a, "--help") == 0) {
+		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage_text, stdout);
 			return ASP_EXIT_OK;
 		} else if (strcmp(a, "--version") == 0) {
@@ -187,15 +266,34 @@ static int parse(struct opts *o, int argc, char **argv)
 		} else if (missing) {
 			return usage_error("%s needs a value", a);
 		} else {
-			return usage_error("unknown option '%s'", a);
+			return suggest_error("unknown option", a, strcspn(a, "="), option_names,
+					     sizeof option_names / sizeof *option_names, NULL);
 		}
 	}
+	/* "leak x.json", "exprot --format=pprof x.json": a first word that is
+	 * no file but close to a command, or no file and followed by more. */
+	if (!have_cmd && o->nfiles > 0 && access(o->files[0], F_OK) != 0 && errno == ENOENT &&
+	    (o->nfiles > 1 || asp_closest(o->files[0], strlen(o->files[0]), command_names,
+					  sizeof command_names / sizeof *command_names)))
+		return suggest_error("unknown command", o->files[0], strlen(o->files[0]),
+				     command_names, sizeof command_names / sizeof *command_names,
+				     "the commands");
 	if (kinds && asp_leaks_parse_kinds(kinds, &o->kinds) < 0)
-		return usage_error("bad --show-leak-kinds value '%s'", kinds);
-	if (format && asp_export_parse_format(format, &o->format) < 0)
-		return usage_error("bad --format value '%s'", format);
-	if (weight && asp_export_parse_weight(weight, &o->weight) < 0)
-		return usage_error("bad --weight value '%s'", weight);
+		return bad_kinds(kinds);
+	if (format && asp_export_parse_format(format, &o->format) < 0) {
+		size_t n;
+		const char *const *names = asp_export_format_names(&n);
+
+		return suggest_error("bad --format value", format, strlen(format), names, n,
+				     "the formats");
+	}
+	if (weight && asp_export_parse_weight(weight, &o->weight) < 0) {
+		size_t n;
+		const char *const *names = asp_export_weight_names(&n);
+
+		return suggest_error("bad --weight value", weight, strlen(weight), names, n,
+				     "the weights");
+	}
 	o->format_given = format != NULL;
 	o->weight_given = weight != NULL;
 	if (o->cmd != CMD_LEAKS && (kinds || o->gen_suppressions))
@@ -225,9 +323,6 @@ static int parse(struct opts *o, int argc, char **argv)
 	if (o->nfiles < commands[o->cmd].min_dumps)
 		return usage_error("%s", o->cmd == CMD_COMPARE ? "compare needs two dumps or more" :
 				   "no dump given");
-	/* "leak x.json": a word that is neither a command nor a file. */
-	if (!have_cmd && o->nfiles > 1 && access(o->files[0], F_OK) != 0 && errno == ENOENT)
-		return usage_error("unknown command '%s'", o->files[0]);
 	if (o->nfiles > commands[o->cmd].max_dumps)
 		return usage_error("%s", commands[o->cmd].max_dumps == 2 ?
 				   "two dumps at most" : "one dump only");

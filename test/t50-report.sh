@@ -306,8 +306,35 @@ usage() {
 usage "no arguments" "no dump given"
 usage "no dump for leaks" "no dump given" leaks
 usage "two dumps" "one dump only" track.json count.json
-usage "a misspelled command" "unknown command 'leak'" leak track.json
+CMDS="(the commands: summary, leaks, compare, timeline, export, merge, html, help)"
+FORMATS="(the formats: pprof, gperftools, massif, callgrind, heaptrack, folded, speedscope)"
+usage "a misspelled command" "unknown command 'leak'; did you mean 'leaks'? $CMDS" leak track.json
+usage "a misspelled command alone" "unknown command 'leak'; did you mean 'leaks'? $CMDS" leak
+usage "two letters swapped" "unknown command 'hmtl'; did you mean 'html'? $CMDS" hmtl track.json
+usage "a misspelled command before its options" "unknown command 'exprot'; did you mean 'export'? $CMDS" \
+	exprot --format=pprof track.json
+usage "a word that is no command nor file, then a dump" "unknown command 'frobnicate' $CMDS" \
+	frobnicate track.json
 usage "unknown option" "unknown option '--verbose'" --verbose track.json
+usage "a misspelled option" "unknown option '--jsn'; did you mean '--json'?" --jsn track.json
+usage "a misspelled option with its value" "unknown option '--fromat'; did you mean '--format'?" \
+	export --fromat=pprof track.json
+usage "a misspelled format" "bad --format value 'pprf'; did you mean 'pprof'? $FORMATS" \
+	export --format=pprf track.json
+usage "a format far from any" "bad --format value 'svg' $FORMATS" export --format svg track.json
+usage "a misspelled weight" \
+	"bad --weight value 'alocs'; did you mean 'allocs'? (the weights: alloc_bytes, allocs, inuse_bytes, peak_bytes, temporary)" \
+	export --format=folded --weight=alocs track.json
+usage "a misspelled leak kind" "bad --show-leak-kinds value 'definite,posible'; did you mean 'possible' for 'posible'?" \
+	leaks --show-leak-kinds=definite,posible track.json
+(cd "$G" && "$REPORT" nosuch.json) >"$TMP/out" 2>"$TMP/err"
+check "a missing dump far from any command: exit status 2, the file's error" \
+	"2|allocspy-report: error: nosuch.json: No such file or directory" "$?|$(cat "$TMP/err")"
+for h in help -h; do
+	"$REPORT" $h >"$TMP/out" 2>"$TMP/err"
+	check "$h: exit status 0, the usage on stdout as --help writes it, nothing on stderr" "0||" \
+		"$?|$("$REPORT" --help | cmp - "$TMP/out" 2>&1)|$(cat "$TMP/err")"
+done
 usage "a leaks option for the summary" "--gen-suppressions is an option of the leaks command" \
 	--gen-suppressions track.json
 usage "a leaks option for compare" "--show-leak-kinds is an option of the leaks command" \

@@ -174,8 +174,8 @@ refused() {
 	check "$name" "$st|$msg|" "$?|$(head -n 1 "$TMP/err")|$(cat "$TMP/out")"
 }
 refused "export without --format" 2 "allocspy-report: error: export needs --format" export track.json
-refused "export --format=xml" 2 "allocspy-report: error: bad --format value 'xml'" export --format=xml track.json
-refused "export --weight=x" 2 "allocspy-report: error: bad --weight value 'x'" export --format=folded --weight=x track.json
+refused "export --format=xml" 2 "allocspy-report: error: bad --format value 'xml' (the formats: pprof, gperftools, massif, callgrind, heaptrack, folded, speedscope)" export --format=xml track.json
+refused "export --weight=x" 2 "allocspy-report: error: bad --weight value 'x' (the weights: alloc_bytes, allocs, inuse_bytes, peak_bytes, temporary)" export --format=folded --weight=x track.json
 refused "--weight for pprof" 2 "allocspy-report: error: --weight is for --format=folded" \
 	export --format=pprof --weight=allocs -o x track.json
 refused "export --json" 2 "allocspy-report: error: export writes no JSON of its own" export --json --format=folded track.json
