@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "profile.h"
 #include "symbolize.h"
 
 enum unit { COUNT, SECONDS };
@@ -469,11 +470,12 @@ static void sites_free(struct sites *ss)
 /* "make_pair (leaky.c:10)": the innermost frame of st that is not the
  * shim's, as valgrind would show it; the function alone when the object
  * has no line info (paths differ between builds, names do not). */
-static void site_name(asp_symbolizer_t *sym, const asp_stack_t *st,
-		      char *buf, size_t size)
+static void site_name(const asp_dump_t *d, asp_symbolizer_t *sym,
+		      const asp_stack_t *st, char *buf, size_t size)
 {
-	snprintf(buf, size, "???");
+	snprintf(buf, size, "(no frames)");
 	for (size_t j = 0; sym && j < st->n; j++) {
+		char name[ASP_NAME_MAX];
 		asp_line_t l[64];
 
 		if (asp_symbolize_is_shim(sym, st->frames[j]))
@@ -481,8 +483,8 @@ static void site_name(asp_symbolizer_t *sym, const asp_stack_t *st,
 		asp_symbolize(sym, st->frames[j], l, 64);
 		if (l[0].fn && l[0].file)
 			snprintf(buf, size, "%s (%s:%u)", l[0].fn, l[0].file, l[0].line);
-		else if (l[0].fn)
-			snprintf(buf, size, "%s", l[0].fn);
+		else
+			snprintf(buf, size, "%s", asp_frame_name(d, &l[0], name));
 		return;
 	}
 }
@@ -506,7 +508,7 @@ static int sites_add(struct sites *ss, const asp_dump_t *d, size_t i,
 			const asp_stack_stat_t *st = &d->stack_stats[k];
 			struct site *x;
 
-			site_name(sym, &d->stacks[st->stack], name, sizeof name);
+			site_name(d, sym, &d->stacks[st->stack], name, sizeof name);
 			x = site_get(ss, name);
 			if (!x) {
 				rc = -ENOMEM;
@@ -522,7 +524,7 @@ static int sites_add(struct sites *ss, const asp_dump_t *d, size_t i,
 			const asp_record_t *rec = &d->records[k];
 			struct site *x;
 
-			site_name(sym, &d->stacks[rec->stack], name, sizeof name);
+			site_name(d, sym, &d->stacks[rec->stack], name, sizeof name);
 			x = site_get(ss, name);
 			if (!x)
 				rc = -ENOMEM;

@@ -344,13 +344,13 @@ static bool same_frame(const asp_profile_t *p, const asp_detail_t *a,
 	       la == lb && xa == xb;
 }
 
+/* A frame as massif writes it, valgrind's way: "0x10916B: ??? (in
+ * /usr/bin/sort)" without a symbol. */
 static void massif_label(struct massif *m, const asp_loc_t *loc,
 			 const asp_line_t *l)
 {
-	char buf[ASP_NAME_MAX];
-
 	fprintf(m->out, " 0x%" PRIX64 ": ", loc->addr);
-	put_clean(m->out, asp_profile_name(m->p, loc, l, buf), "#");
+	put_clean(m->out, l->fn ? l->fn : "???", "#");
 	if (l->file) {
 		fputs(" (", m->out);
 		put_clean(m->out, l->file, "#");

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "profile.h"
 #include "summary.h"
 #include "suppress.h"
 #include "symbolize.h"
@@ -193,14 +194,15 @@ void asp_leaks_text(FILE *out, const asp_dump_t *d, unsigned kinds,
 	asp_symbolizer_free(s);
 }
 
-static json_t *line_json(const asp_line_t *l)
+static json_t *line_json(const asp_dump_t *d, const asp_line_t *l)
 {
-	char addr[ASP_NUM_MAX];
+	char addr[ASP_NUM_MAX], name[ASP_NAME_MAX];
 
 	snprintf(addr, sizeof addr, "0x%" PRIx64, l->addr);
-	return json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:b}",
+	return json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:b}",
 			 "address", addr,
 			 "function", asp_json_text(l->fn),
+			 "name", asp_json_text(asp_frame_name(d, l, name)),
 			 "symbol", asp_json_text(l->raw),
 			 "file", asp_json_text(l->file),
 			 "line", l->file ? json_integer(l->line) : json_null(),
@@ -216,7 +218,7 @@ static json_t *record_json(const asp_dump_t *d, size_t i, const struct lines *ls
 	json_t *o;
 
 	for (size_t j = 0; j < ls->n; j++)
-		json_array_append_new(frames, line_json(&ls->v[j]));
+		json_array_append_new(frames, line_json(d, &ls->v[j]));
 	o = json_pack("{s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:o,s:o}",
 		      "record", (json_int_t)i + 1,
 		      "of", (json_int_t)d->nrecords,

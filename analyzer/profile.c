@@ -217,19 +217,32 @@ void asp_profile_free(asp_profile_t *p)
 	memset(p, 0, sizeof *p);
 }
 
-const char *asp_profile_name(const asp_profile_t *p, const asp_loc_t *loc,
-			     const asp_line_t *l, char buf[ASP_NAME_MAX])
+/* The compact name of a frame without a symbol at addr in module i of d
+ * (-1: none): "sort+0x6e8d", the module's base name and the offset of the
+ * return address from its load bias, or the address itself. */
+static const char *unnamed(const asp_dump_t *d, long i, uint64_t addr,
+			   char buf[ASP_NAME_MAX])
 {
 	const asp_module_t *m;
 
-	if (l->fn)
-		return l->fn;
-	if (loc->module < 0) {
-		snprintf(buf, ASP_NAME_MAX, "0x%" PRIx64, loc->addr);
+	if (i < 0) {
+		snprintf(buf, ASP_NAME_MAX, "0x%" PRIx64, addr);
 		return buf;
 	}
-	m = &p->d->modules[loc->module];
+	m = &d->modules[i];
 	snprintf(buf, ASP_NAME_MAX, "%.60s+0x%" PRIx64, asp_base_name(m->path),
-		 loc->addr - m->base);
+		 addr - m->base);
 	return buf;
+}
+
+const char *asp_profile_name(const asp_profile_t *p, const asp_loc_t *loc,
+			     const asp_line_t *l, char buf[ASP_NAME_MAX])
+{
+	return l->fn ? l->fn : unnamed(p->d, loc->module, loc->addr, buf);
+}
+
+const char *asp_frame_name(const asp_dump_t *d, const asp_line_t *l,
+			   char buf[ASP_NAME_MAX])
+{
+	return l->fn ? l->fn : unnamed(d, module_of(d, l->module, l->addr), l->addr, buf);
 }

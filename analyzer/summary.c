@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "profile.h"
 #include "symbolize.h"
 
 const char *const asp_leak_phrase[ASP_LEAK_NKINDS] = {
@@ -290,6 +291,7 @@ static void stacks_text(FILE *out, const asp_dump_t *d)
 		if (d->sampled)
 			fprintf(out, "%7s  ", asp_fmt_count(a, s->samples));
 		for (size_t j = 0, shown = 0; j < st->n && shown < STACK_FRAMES_SHOWN; j++) {
+			char name[ASP_NAME_MAX];
 			asp_line_t l;
 			bool main_frame;
 
@@ -299,7 +301,7 @@ static void stacks_text(FILE *out, const asp_dump_t *d)
 				l = (asp_line_t){ .addr = st->frames[j] };
 			if (shown++ > 0)
 				fputs(" < ", out);
-			asp_put_text(out, l.fn ? l.fn : "???");
+			asp_put_text(out, asp_frame_name(d, &l, name));
 			if (l.file)
 				fprintf(out, " (%s:%u)", l.file, l.line);
 			main_frame = l.fn && strcmp(l.fn, "main") == 0;

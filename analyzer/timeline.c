@@ -283,9 +283,10 @@ static json_t *frames_json(const asp_profile_t *p, const asp_pstack_t *ps)
 			char addr[24], buf[ASP_NAME_MAX];
 
 			snprintf(addr, sizeof addr, "0x%" PRIx64, loc->addr);
-			json_array_append_new(a, json_pack("{s:s,s:o,s:o,s:o,s:o,s:b}",
+			json_array_append_new(a, json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:b}",
 				"address", addr,
-				"function", asp_json_text(asp_profile_name(p, loc, l, buf)),
+				"function", asp_json_text(l->fn),
+				"name", asp_json_text(asp_profile_name(p, loc, l, buf)),
 				"file", asp_json_text(l->file),
 				"line", l->file ? json_integer(l->line) : json_null(),
 				"module", asp_json_text(l->module),
