@@ -106,9 +106,9 @@ static void pb_msg(struct pb *p, int field, struct pb *m)
 	m->n = 0;
 }
 
-/* The string table: each string once, "" first. */
+/* The string table: each string once, "" first; its own copies. */
 struct strings {
-	const char **v;		/* by index */
+	char **v;		/* by index */
 	size_t n, cap;
 	size_t *table;		/* open addressing: index + 1, 0 empty */
 	size_t size;
@@ -128,7 +128,7 @@ static bool strings_grow(struct strings *st)
 {
 	size_t size = st->size ? st->size * 2 : 256;
 	size_t *table = calloc(size, sizeof *table);
-	const char **v = realloc(st->v, size / 2 * sizeof *v);
+	char **v = realloc(st->v, size / 2 * sizeof *v);
 
 	if (!table || !v) {
 		free(table);
@@ -166,18 +166,28 @@ static uint64_t intern(struct strings *st, const char *s)
 	     h = (h + 1) & (st->size - 1))
 		if (strcmp(st->v[st->table[h] - 1], s) == 0)
 			return st->table[h] - 1;
-	st->v[st->n] = s;
+	/* A copy: names made up for frames without a symbol live in a
+	 * caller's buffer. */
+	st->v[st->n] = strdup(s);
+	if (!st->v[st->n]) {
+		st->oom = true;
+		return 0;
+	}
 	st->table[h] = ++st->n;
 	return st->n - 1;
 }
 
 static void strings_free(struct strings *st)
 {
+	for (size_t i = 0; i < st->n; i++)
+		free(st->v[i]);
 	free(st->v);
 	free(st->table);
 }
 
-/* The functions, one per name and file; the id is the index + 1. */
+/* The functions, one per name and file; the id is the index + 1. A frame
+ * without a symbol is a function of its own, named by its module and
+ * offset ("git+0x21be42"), so that each address keeps its own weight. */
 struct fn {
 	uint64_t name, file;	/* string indexes */
 };
@@ -187,6 +197,8 @@ struct encoder {
 	struct strings str;
 	struct fn *fns;
 	size_t nfns;
+	size_t *fn_table;	/* the functions by (name, file): id, 0 empty */
+	size_t fn_table_size;	/* a power of two, above twice the most ids */
 	char *comment;		/* lives until the string table is written */
 	char sampled[128];	/* the sampling note, likewise */
 	struct pb out, m, sub;
@@ -194,13 +206,22 @@ struct encoder {
 
 static uint64_t function_id(struct encoder *e, uint64_t name, uint64_t file)
 {
-	/* Linear over the functions seen: a profile has at most a few
-	 * thousand, and this runs once per location line. */
-	for (size_t i = 0; i < e->nfns; i++)
-		if (e->fns[i].name == name && e->fns[i].file == file)
-			return i + 1;
+	uint64_t k = (name * 0x9e3779b97f4a7c15ULL) ^ (file + 0x632be59bd9b4e019ULL);
+	size_t h;
+
+	k ^= k >> 31;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	for (h = (size_t)k & (e->fn_table_size - 1); e->fn_table[h];
+	     h = (h + 1) & (e->fn_table_size - 1)) {
+		const struct fn *f = &e->fns[e->fn_table[h] - 1];
+
+		if (f->name == name && f->file == file)
+			return e->fn_table[h];
+	}
 	e->fns[e->nfns] = (struct fn){ name, file };
-	return ++e->nfns;
+	e->fn_table[h] = ++e->nfns;
+	return e->nfns;
 }
 
 static void sample_types(struct encoder *e)
@@ -232,10 +253,34 @@ static uint64_t module_limit(const asp_profile_t *p, size_t i)
 	return end > m->base ? end : m->base + 1;
 }
 
+/* What the locations of each mapping have: bit 0 a function from a symbol
+ * on every line, bit 1 a file and line on every line. */
+enum { HAS_FN = 1, HAS_LINE = 2 };
+
+/* The mappings, with the build-ids that let pprof and the services that
+ * take its files find the modules' debugging information; a mapping says
+ * it has functions, files and lines only when every location in it does,
+ * so that a tool that can symbolize offline knows where to. */
 static void mappings(struct encoder *e)
 {
 	const asp_dump_t *d = e->p->d;
+	unsigned char *has = malloc(d->nmodules ? d->nmodules : 1);
 
+	if (!has) {
+		e->out.oom = true;
+		return;
+	}
+	memset(has, HAS_FN | HAS_LINE, d->nmodules);
+	for (size_t k = 0; k < e->p->nlocs; k++) {
+		const asp_loc_t *loc = e->p->locs[k];
+
+		for (size_t j = 0; loc->module >= 0 && j < loc->nlines; j++) {
+			if (!loc->lines[j].fn)
+				has[loc->module] &= (unsigned char)~HAS_FN;
+			if (!loc->lines[j].file)
+				has[loc->module] &= (unsigned char)~HAS_LINE;
+		}
+	}
 	for (size_t i = 0; i < d->nmodules; i++) {
 		const asp_module_t *m = &d->modules[i];
 
@@ -245,12 +290,13 @@ static void mappings(struct encoder *e)
 		pb_uint(&e->m, MAPPING_FILENAME, intern(&e->str, m->path));
 		if (m->build_id)
 			pb_uint(&e->m, MAPPING_BUILD_ID, intern(&e->str, m->build_id));
-		pb_uint(&e->m, MAPPING_HAS_FUNCTIONS, 1);
-		pb_uint(&e->m, MAPPING_HAS_FILENAMES, 1);
-		pb_uint(&e->m, MAPPING_HAS_LINE_NUMBERS, 1);
-		pb_uint(&e->m, MAPPING_HAS_INLINE_FRAMES, 1);
+		pb_uint(&e->m, MAPPING_HAS_FUNCTIONS, has[i] & HAS_FN);
+		pb_uint(&e->m, MAPPING_HAS_FILENAMES, (has[i] & HAS_LINE) != 0);
+		pb_uint(&e->m, MAPPING_HAS_LINE_NUMBERS, (has[i] & HAS_LINE) != 0);
+		pb_uint(&e->m, MAPPING_HAS_INLINE_FRAMES, (has[i] & HAS_LINE) != 0);
 		pb_msg(&e->out, PROFILE_MAPPING, &e->m);
 	}
+	free(has);
 }
 
 /* Location ids are the profile's; the one of ASP_PROFILE_OTHER follows. */
@@ -404,9 +450,16 @@ int asp_pprof_write(FILE *out, const asp_profile_t *p)
 
 	for (size_t i = 0; i < p->nlocs; i++)
 		lines += p->locs[i]->nlines;
+	e.fn_table_size = 16;
+	while (e.fn_table_size < 2 * lines)
+		e.fn_table_size *= 2;
 	e.fns = malloc(lines * sizeof *e.fns);
-	if (!e.fns)
+	e.fn_table = calloc(e.fn_table_size, sizeof *e.fn_table);
+	if (!e.fns || !e.fn_table) {
+		free(e.fns);
+		free(e.fn_table);
 		return -ENOMEM;
+	}
 	intern(&e.str, "");
 	sample_types(&e);
 	samples(&e);
@@ -424,6 +477,7 @@ int asp_pprof_write(FILE *out, const asp_profile_t *p)
 	free(e.comment);
 	strings_free(&e.str);
 	free(e.fns);
+	free(e.fn_table);
 	free(e.out.b);
 	free(e.m.b);
 	free(e.sub.b);

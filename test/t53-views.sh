@@ -2,7 +2,8 @@
 # t53-views.sh - every view and export of allocspy-report tells the same
 # truth about one dump: frames without a symbol (a stripped program with
 # three allocating functions, named one way in valgrind-style text and one
-# compact way everywhere else).
+# compact way everywhere else, one pprof function each, with the build-id
+# on its mapping).
 . "$(dirname "$0")/lib.sh"
 unset DEBUGINFOD_URLS
 export HOME="$TMP" GOCACHE="$TMP/go-cache" GOFLAGS=-mod=mod
@@ -39,6 +40,19 @@ NAMES=$(json_get "$D" '" ".join("three+0x%x" % (d["stacks"][s["stack"]][0] - [m 
 N3=${NAMES%% *} N1=${NAMES##* } N2=${NAMES#* } N2=${N2%% *}
 check "the dump: the three stacks, the program's build-id" "3 $BUILD_ID" \
 	"$(echo $NAMES | wc -w) $(json_get "$D" '[m for m in d["modules"] if m["path"].endswith("/three")][0]["build_id"]')"
+
+"$REPORT" export --format=pprof -o "$TMP/three.pb.gz" "$D" 2>"$TMP/err"
+check "pprof: exit status 0, nothing on stderr" "0|" "$?|$(cat "$TMP/err")"
+timeout 120 go tool pprof -top -unit=B -sample_index=alloc_space "$TMP/three.pb.gz" >"$TMP/top" 2>&1
+check "go tool pprof -top: one function per allocating function, each its own bytes" \
+	"3000B $N3|2000B $N2|1000B $N1" \
+	"$(awk '$1 ~ /B$/ && $1 != "0" && $1 == $4 { printf "%s%s %s", n++ ? "|" : "", $1, $6 }' "$TMP/top")"
+check "go tool pprof -top: the program's build-id" "Build ID: $BUILD_ID" "$(grep '^Build ID:' "$TMP/top")"
+timeout 120 go tool pprof -raw "$TMP/three.pb.gz" >"$TMP/raw" 2>&1
+check "go tool pprof -raw: the program's mapping has its build-id and no functions of its own" \
+	"$TMP/three $BUILD_ID" "$(sed -n "s|^[0-9]*: 0x[0-9a-f/x]* \($TMP/three [0-9a-f]*\) *$|\1|p" "$TMP/raw")"
+check "go tool pprof -raw: the C library's mapping has its build-id and its functions, files and lines" \
+	"[FN][FL][LN][IN]" "$(grep -o '/libc\.so\.6 [0-9a-f]\{40\} .*' "$TMP/raw" | cut -d' ' -f3)"
 
 # One compact name for each address everywhere a frame is a name alone;
 # valgrind's "??? (in FILE)" where frames are written valgrind's way.
