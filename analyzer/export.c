@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "peak.h"
 #include "pprof.h"
 #include "profile.h"
 
@@ -256,6 +257,13 @@ static int callgrind(FILE *out, const asp_profile_t *p)
 	if (d->sampled)
 		fprintf(out, "desc: Sampled: ALLOCSPY_SAMPLE=%" PRIu64 "; the costs are "
 			"estimates\n", d->sample_bytes);
+	{
+		char text[ASP_PEAK_TEXT_MAX];
+
+		fputs("desc: Peak: ", out);
+		put_clean(out, asp_peak_text(text, d), "");
+		putc('\n', out);
+	}
 	fprintf(out, "pid: %lld\ncmd: ", (long long)d->pid);
 	put_clean(out, d->exe, "");
 	for (size_t i = 1; i < d->argc; i++) {
@@ -432,70 +440,102 @@ static int by_frames(const void *pa, const void *pb, void *arg)
 	}
 }
 
+/* The heap tree of a point: its detail, largest groups first, then what
+ * the detail leaves out of its bytes as one more node, named rest. */
+static int massif_tree(struct massif *m, const asp_snapshot_t *s, uint64_t bytes,
+		       const char *rest)
+{
+	const asp_profile_t *p = m->p;
+	asp_detail_t *det = malloc((s->ndetail ? s->ndetail : 1) * sizeof *det);
+	size_t ng = 0;
+	uint64_t held;
+	const asp_loc_t *loc;
+	const asp_line_t *l;
+
+	if (!det)
+		return -ENOMEM;
+	memcpy(det, s->detail, s->ndetail * sizeof *det);
+	qsort_r(det, s->ndetail, sizeof *det, by_frames, (void *)p);
+	m->det = det;
+	m->n = s->ndetail;
+	held = group_bytes(m, 0, m->n);
+	/* Sampled: estimates may hold more than the heap; the tree is scaled
+	 * to fit under its root. */
+	if (held > bytes) {
+		for (size_t k = 0; k < m->n; k++)
+			det[k].bytes = (uint64_t)((unsigned __int128)det[k].bytes * bytes / held);
+		held = group_bytes(m, 0, m->n);
+	}
+	for (size_t k = 0; k < m->n; k++)
+		if (frame_at(p, &det[k], 0, &loc, &l) &&
+		    (k == 0 || !same_frame(p, &det[k - 1], &det[k], 0)))
+			ng++;
+	fprintf(m->out, "n%zu: %" PRIu64 " (heap allocation functions) "
+		"malloc/new/new[], --alloc-fns, etc.\n", ng + (bytes > held), bytes);
+	massif_children(m, 0, m->n, 0, 1);
+	if (bytes > held) {
+		fprintf(m->out, " n0: %" PRIu64 " 0x0: ", bytes - held);
+		put_clean(m->out, rest, "#");
+		putc('\n', m->out);
+	}
+	free(det);
+	return 0;
+}
+
+/* The snapshots as massif's, and the peak as one of its own where no
+ * snapshot holds it (asp_peak_points): its tree is the peak snapshot's,
+ * what that leaves out of the peak's bytes one node that says so. */
 static int massif(FILE *out, const asp_profile_t *p)
 {
 	const asp_dump_t *d = p->d;
 	struct massif m = { .out = out, .p = p };
+	char text[ASP_PEAK_TEXT_MAX], rest[ASP_PEAK_TEXT_MAX + 32];
+	size_t n, pk;
+	asp_point_t *v = asp_peak_points(d, &n, &pk);
+	int rc = 0;
 
+	if (!v)
+		return -ENOMEM;
 	fputs("desc: allocspy-report export --format=massif", out);
 	if (d->sampled)
 		fprintf(out, " (sampled: ALLOCSPY_SAMPLE=%" PRIu64 ", the trees are estimates)",
 			d->sample_bytes);
+	fputs("; peak: ", out);
+	put_clean(out, asp_peak_text(text, d), "#");
+	if (v[pk].snapshot == SIZE_MAX) {
+		fputs("; its tree is that of ", out);
+		put_clean(out, asp_peak_detail_text(text, d), "#");
+	}
 	fputs("\ncmd:", out);
 	for (size_t i = 0; i < d->argc; i++) {
 		putc(' ', out);
 		put_clean(out, d->argv[i], "#");
 	}
 	fputs("\ntime_unit: B\n", out);
-	for (size_t i = 0; i < d->nsnapshots; i++) {
-		const asp_snapshot_t *s = &d->snapshots[i];
-		asp_detail_t *det;
-		uint64_t held;
+	snprintf(rest, sizeof rest, "[not in the tree of %s]", asp_peak_detail_text(text, d));
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const asp_point_t *x = &v[i];
+		const asp_snapshot_t *s = x->snapshot == SIZE_MAX ?
+					  &d->snapshots[d->peak_snapshot] :
+					  &d->snapshots[x->snapshot];
 
 		fprintf(out, "#-----------\nsnapshot=%zu\n#-----------\n", i);
 		fprintf(out, "time=%" PRIu64 "\nmem_heap_B=%" PRIu64 "\n"
 			"mem_heap_extra_B=0\nmem_stacks_B=0\n",
-			asp_add_sat(s->bytes_allocated, s->bytes_freed), s->in_use_bytes);
+			asp_add_sat(x->bytes_allocated, x->bytes_freed), x->in_use_bytes);
 		if (!s->has_detail) {
-			fputs("heap_tree=empty\n", out);
+			fputs(x->peak ? "heap_tree=peak\n" : "heap_tree=empty\n", out);
+			if (x->peak)
+				fprintf(out, "n0: %" PRIu64 " (heap allocation functions) "
+					"malloc/new/new[], --alloc-fns, etc.\n", x->in_use_bytes);
 			continue;
 		}
-		fprintf(out, "heap_tree=%s\n", s->peak ? "peak" : "detailed");
-		det = malloc((s->ndetail ? s->ndetail : 1) * sizeof *det);
-		if (!det)
-			return -ENOMEM;
-		memcpy(det, s->detail, s->ndetail * sizeof *det);
-		qsort_r(det, s->ndetail, sizeof *det, by_frames, (void *)p);
-		m.det = det;
-		m.n = s->ndetail;
-		held = group_bytes(&m, 0, m.n);
-		/* Sampled: estimates may hold more than the heap; the tree is
-		 * scaled to fit under its root. */
-		if (held > s->in_use_bytes) {
-			for (size_t k = 0; k < m.n; k++)
-				det[k].bytes = (uint64_t)((unsigned __int128)det[k].bytes * s->in_use_bytes / held);
-			held = group_bytes(&m, 0, m.n);
-		}
-		{
-			size_t ng = 0;
-			const asp_loc_t *loc;
-			const asp_line_t *l;
-
-			for (size_t k = 0; k < m.n; k++)
-				if (frame_at(p, &det[k], 0, &loc, &l) &&
-				    (k == 0 || !same_frame(p, &det[k - 1], &det[k], 0)))
-					ng++;
-			fprintf(out, "n%zu: %" PRIu64 " (heap allocation functions) "
-				"malloc/new/new[], --alloc-fns, etc.\n",
-				ng + (s->in_use_bytes > held), s->in_use_bytes);
-		}
-		massif_children(&m, 0, m.n, 0, 1);
-		if (s->in_use_bytes > held)
-			fprintf(out, " n0: %" PRIu64 " 0x0: " ASP_PROFILE_OTHER "\n",
-				s->in_use_bytes - held);
-		free(det);
+		fprintf(out, "heap_tree=%s\n", x->peak ? "peak" : "detailed");
+		rc = massif_tree(&m, s, x->in_use_bytes, x->snapshot == SIZE_MAX ? rest :
+				 ASP_PROFILE_OTHER);
 	}
-	return 0;
+	free(v);
+	return rc;
 }
 
 /* --- speedscope --------------------------------------------------------------------------- */
@@ -580,10 +620,17 @@ static int speedscope(FILE *out, const asp_profile_t *p)
 			json_array_append_new(weights, json_integer((json_int_t)v));
 			total = asp_add_sat(total, v);
 		}
-		char name[96];
+		char name[ASP_PEAK_TEXT_MAX + 64], text[ASP_PEAK_TEXT_MAX];
 
-		snprintf(name, sizeof name, "%s%s", names[w],
-			 p->d->sampled ? " (estimated from samples)" : "");
+		/* The stacks' peak figures are the peak snapshot's: named so
+		 * when it holds less than the peak. */
+		if (w == ASP_WEIGHT_PEAK_BYTES && !asp_peak_snapshot_exact(p->d))
+			snprintf(name, sizeof name, "bytes in use at %s%s",
+				 asp_peak_detail_text(text, p->d),
+				 p->d->sampled ? " (estimated from samples)" : "");
+		else
+			snprintf(name, sizeof name, "%s%s", names[w],
+				 p->d->sampled ? " (estimated from samples)" : "");
 		json_array_append_new(profiles, json_pack("{s:s,s:s,s:s,s:i,s:I,s:o,s:o}",
 			"type", "sampled", "name", name,
 			"unit", w == ASP_WEIGHT_ALLOCS ? "none" : "bytes",

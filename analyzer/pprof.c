@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "fmt.h"
+#include "peak.h"
 
 /* profile.proto's field numbers. */
 enum {
@@ -201,6 +202,7 @@ struct encoder {
 	size_t fn_table_size;	/* a power of two, above twice the most ids */
 	char *comment;		/* lives until the string table is written */
 	char sampled[128];	/* the sampling note, likewise */
+	char peak[ASP_PEAK_TEXT_MAX + 8];	/* the peak, as every view says it */
 	struct pb out, m, sub;
 };
 
@@ -413,6 +415,12 @@ static void comment(struct encoder *e)
 		n += (size_t)snprintf(text + n, len - n, " %s", d->argv[i]);
 	e->comment = text;
 	pb_uint(&e->out, PROFILE_COMMENT, intern(&e->str, e->comment)); // NOLINT(clang-analyzer-unix.Malloc): e->comment is freed by asp_pprof_write
+	if (d->has_peak) {
+		char peak[ASP_PEAK_TEXT_MAX];
+
+		snprintf(e->peak, sizeof e->peak, "peak: %s", asp_peak_text(peak, d));
+		pb_uint(&e->out, PROFILE_COMMENT, intern(&e->str, e->peak));
+	}
 	if (d->sampled) {
 		/* The values are already scaled: pprof must not scale them. */
 		snprintf(e->sampled, sizeof e->sampled, "sampled: ALLOCSPY_SAMPLE=%llu; the "

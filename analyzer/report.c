@@ -17,6 +17,7 @@
 #include "load.h"
 #include "merge.h"
 #include "msg.h"
+#include "peak.h"
 #include "summary.h"
 #include "timeline.h"
 
@@ -415,6 +416,13 @@ static int export(const struct opts *o, const asp_dump_t *d)
 	if (werr) {
 		asp_error(o->output, "cannot write: %s", strerror(werr));
 		return ASP_EXIT_OUTPUT;
+	}
+	if (o->format == ASP_EXPORT_FOLDED && o->weight == ASP_WEIGHT_PEAK_BYTES &&
+	    !asp_peak_snapshot_exact(d)) {
+		char a[ASP_PEAK_TEXT_MAX], b[ASP_PEAK_TEXT_MAX];
+
+		asp_note(d->file, "the stacks' peak_bytes are those of %s; the peak: %s",
+			 asp_peak_detail_text(a, d), asp_peak_text(b, d));
 	}
 	if (d->sampled) {
 		char n[ASP_NUM_MAX];

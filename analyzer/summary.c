@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "peak.h"
 #include "profile.h"
 #include "symbolize.h"
 
@@ -315,23 +316,15 @@ static void stacks_text(FILE *out, const asp_dump_t *d)
 	asp_symbolizer_free(sym);
 }
 
-/* "Peak: 4,000 bytes in use (at 0.520 s)", with the bound when the peak
- * is not exact. */
+/* "Peak: 4,000 bytes in use at 0.520 s", with the bound and the range it
+ * gives when the peak is not exact, as every view says it. */
 static void peak_text(FILE *out, const asp_dump_t *d)
 {
-	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
+	char a[ASP_PEAK_TEXT_MAX];
 
-	fprintf(out, "\nPeak: %s", asp_fmt_count(a, d->peak_bytes));
-	if (d->peak_bytes_bound)
-		fprintf(out, " \u00b1 %s", asp_fmt_count(b, d->peak_bytes_bound));
-	fputs(" bytes in use", out);
-	if (d->has_peak_t)
-		fprintf(out, " (at %s s)", asp_fmt_seconds(a, d->peak_t_s));
-	putc('\n', out);
-	if (d->peak_bytes_bound)
-		fprintf(out, "      (the true peak is between %s and %s bytes)\n",
-			asp_fmt_count(a, d->peak_bytes),
-			asp_fmt_count(b, d->peak_bytes + d->peak_bytes_bound));
+	fprintf(out, "\nPeak: %s\n", asp_peak_text(a, d));
+	if (*asp_peak_range_text(a, d))
+		fprintf(out, "      %s\n", a);
 }
 
 void asp_summary_text(FILE *out, const asp_dump_t *d)
@@ -343,10 +336,7 @@ void asp_summary_text(FILE *out, const asp_dump_t *d)
 	threads_text(out, d);
 	histogram_text(out, d);
 	stacks_text(out, d);
-	if (d->has_peak)
-		peak_text(out, d);
-	else
-		fputs("\nPeak: ? bytes in use (count mode tracks no sizes)\n", out);
+	peak_text(out, d);
 	if (d->has_temporary)
 		fprintf(out, "Temporary: %s of %s allocations (%.1f%%), freed before "
 			"their thread allocated again\n",

@@ -46,8 +46,8 @@ check "the policy: nothing from anywhere, the style sheet and script by hash" \
 # --- the figures are the dump's -----------------------------------------------------
 
 D=$G/timed.json
-check "timed.json: the peak marker's figures are the peak snapshot's (both axes)" \
-	"$(json_get "$D" '[(lambda i, s: {"data-snapshot": str(i), "data-t": "%.9g" % s["t_s"], "data-in-use": str(s["in_use_bytes"]), "data-blocks": str(s["in_use_blocks"]), "data-allocated": str(s["bytes_allocated"])})(i, s) for i, s in enumerate(d["snapshots"]) if s.get("peak")] * 2')" \
+check "timed.json: the peak marker's figures are the dump's peak, whose snapshot holds it (both axes)" \
+	"$(json_get "$D" '[(lambda i, s: {"data-snapshot": str(i), "data-t": "%.9g" % d["heap"]["peak_t_s"], "data-in-use": str(d["heap"]["peak_bytes"]), "data-bound": str(d["heap"]["peak_bytes_bound"]), "data-allocated": str(s["bytes_allocated"])})(i, s) for i, s in enumerate(d["snapshots"]) if s.get("peak") and s["in_use_bytes"] == d["heap"]["peak_bytes"]] * 2')" \
 	"$(info timed 'd["peaks"]')"
 check "timed.json: a band and a title per snapshot" "{'tl-time': 3, 'tl-alloc': 3} 3" \
 	"$(info timed '"%s %s" % (d["bands"], d["band_titles"])')"
@@ -75,9 +75,9 @@ check "timed.json: the function table, in the summary's order" \
 	"$(info timed '[r[0] for t in d["tables"] if t["class"] == "sortable" and t["rows"][0][0] == "function" for r in t["rows"][1:]]')"
 check "timed.json: the thread table" "[['4095', 'tree', '5', '1', '4,315', '0', '0'], ['4097', 'worker-1', '2', '0', '64', '0', '0']]" \
 	"$(info timed '[t["rows"][1:] for t in d["tables"] if t["rows"][0][0] == "tid"][0]')"
-check "timed.json: the stacks beside the peak, from the timeline" \
-	"At the peak: 4,000 bytes in 3 blocks (± 512) 98.4% 3,936 bytes in 1 blocks" \
-	"$(info timed 'd["text"]' | grep -o 'At the peak: .* 98.4% 3,936 bytes in 1 blocks')"
+check "timed.json: the peak as every view says it, the stacks beside it from the timeline" \
+	"Peak: 4,000 ± 512 bytes in use at 0.050 s (the true peak is between 4,000 and 4,512 bytes) Stacks at the peak (snapshot 2 of 3: 4,000 bytes in 3 blocks at 0.050 s): 98.4% 3,936 bytes in 1 blocks" \
+	"$(info timed 'd["text"]' | grep -o 'Peak: 4,000 .* 98.4% 3,936 bytes in 1 blocks')"
 
 check "count.json: no snapshots, no stacks, no leak check, each said" "yes yes yes [] False" \
 	"$(info count 'd["text"]' | grep -q 'No snapshots in this dump (ALLOCSPY_MODE=count takes none)' && echo yes) $(info count 'd["text"]' | grep -q 'No stacks in this dump: run with ALLOCSPY_BACKTRACE=2 or more' && echo yes) $(info count 'd["text"]' | grep -q 'No leak check in this dump (ALLOCSPY_MODE=count runs none)' && echo yes) $(info count 'd["data"]["dumps"][0]["flames"], "timeline" in d["data"]["dumps"][0]' | tr -d '(),')"

@@ -81,3 +81,138 @@ check "massif: valgrind's ??? (in FILE) in the heap tree" "$ADDR3: ??? (in $TMP/
 	"$(grep -o "$ADDR3: ??? (in [^)]*)" "$TMP/massif" | head -n 1)"
 check "html: the stacks beside the peak in valgrind's way" "$addr3: <span class=\"fn\">???</span> <span class=\"loc\">(in $TMP/three)</span>" \
 	"$(grep -o "$addr3: <span class=\"fn\">???</span> <span class=\"loc\">(in [^)]*)</span>" "$TMP/three.html" | head -n 1)"
+
+# --- one peak everywhere --------------------------------------------------------------
+
+# The README's quick-start program: 106 bytes at the peak (strdup's 10 among
+# them), 96 at exit, where the one snapshot, the peak's, is taken.
+cat >"$TMP/prog.c" <<'EOF'
+#include <stdlib.h>
+#include <string.h>
+
+struct node { struct node *next; char name[24]; };
+
+static struct node *kept;
+
+int main(void)
+{
+	struct node *lost = malloc(sizeof *lost);   /* leaked, with its child */
+	lost->next = malloc(sizeof *lost->next);
+	kept = calloc(1, sizeof *kept);             /* still reachable */
+	free(strdup("temporary"));
+	return 0;
+}
+EOF
+# Two threads that reach many new peaks, so that the peak snapshot (taken at
+# the first free after the heap grew 5%) is often below the peak.
+cat >"$TMP/peaks.c" <<'EOF'
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+enum { N = 4000 };
+static void *work(void *arg)
+{
+	unsigned seed = (unsigned)(size_t)arg;
+	static __thread void *keep[N];
+	for (int i = 0; i < N; i++) {
+		size_t n = 512 + rand_r(&seed) % 2048;
+		keep[i] = malloc(n);
+		memset(keep[i], 1, n);
+		if (i % 3 == 2) { free(keep[i - 1]); keep[i - 1] = NULL; }
+	}
+	for (int i = 0; i < N; i++)
+		free(keep[i]);
+	return NULL;
+}
+int main(void)
+{
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, work, (void *)(size_t)(i + 1));
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+EOF
+if $CC -g -o "$TMP/prog" "$TMP/prog.c" 2>"$TMP/cc.err" &&
+	$CC -g -O1 -pthread -o "$TMP/peaks" "$TMP/peaks.c" 2>>"$TMP/cc.err" &&
+	(cd "$TMP" && ALLOCSPY_BACKTRACE=16 ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT="$TMP/prog.json" \
+		LD_PRELOAD="$LIB" ./prog && ALLOCSPY_BACKTRACE=16 ALLOCSPY_QUIET=1 \
+		ALLOCSPY_OUTPUT="$TMP/peaks.json" LD_PRELOAD="$LIB" ./peaks) 2>>"$TMP/cc.err"; then
+	ok "the quick-start program and a 2-thread program of many peaks run under the shim"
+else
+	not_ok "the quick-start program and a 2-thread program of many peaks run under the shim" "$(cat "$TMP/cc.err")"
+fi
+"$REPORT" merge -o "$TMP/merged.json" "$TMP/peaks.json" "$TMP/peaks.json" 2>/dev/null
+
+D=$TMP/prog.json
+T=$(json_get "$D" '"%.3f" % d["heap"]["peak_t_s"]')
+ST=$(json_get "$D" '"%.3f" % d["snapshots"][0]["t_s"]')
+check "prog: the dump's peak, 106 bytes, above its one snapshot's 96 (the peak's)" "106 96 True" \
+	"$(json_get "$D" '"%d %d %s" % (d["heap"]["peak_bytes"], d["snapshots"][0]["in_use_bytes"], d["snapshots"][0].get("peak"))')"
+
+# views D NAME: every view's and export's peak of dump D into $TMP/NAME.*.
+views() {
+	"$REPORT" "$1" >"$TMP/$2.summary" 2>/dev/null
+	"$REPORT" timeline "$1" >"$TMP/$2.timeline" 2>/dev/null
+	"$REPORT" timeline --svg "$TMP/$2.svg" "$1" 2>/dev/null
+	"$REPORT" html -o "$TMP/$2.html" "$1" 2>/dev/null
+	"$REPORT" export --format=massif -o "$TMP/$2.massif" "$1" 2>/dev/null
+	"$REPORT" export --format=callgrind -o "$TMP/$2.cg" "$1" 2>/dev/null
+	"$REPORT" export --format=speedscope -o "$TMP/$2.ss" "$1" 2>/dev/null
+	"$REPORT" export --format=pprof -o "$TMP/$2.pb.gz" "$1" 2>/dev/null
+	timeout 60 ms_print "$TMP/$2.massif" >"$TMP/$2.ms" 2>&1
+	python3 "$TOP/test/html-page.py" "$TMP/$2.html" >"$TMP/$2.page" 2>&1
+	timeout 120 go tool pprof -raw "$TMP/$2.pb.gz" >"$TMP/$2.raw" 2>&1
+}
+# peak_lines NAME: the peak as each view says it, one per line.
+peak_lines() {
+	n=$1
+	echo "summary: $(grep '^Peak: ' "$TMP/$n.summary")"
+	echo "timeline: $(grep '^Peak: ' "$TMP/$n.timeline")"
+	echo "svg: $(grep -o '>peak: [^<]*' "$TMP/$n.svg" | cut -c2-)"
+	echo "svg text: $(grep -o '>Peak: [^<]*' "$TMP/$n.svg" | cut -c2-)"
+	echo "html chart: $(grep -o 'class="peak-label"[^>]*>peak: [^<]*' "$TMP/$n.html" | head -n 1 | sed 's/.*>peak: /peak: /')"
+	echo "html stacks: $(grep -o '<h4>Peak: [^<]*' "$TMP/$n.html" | head -n 1 | cut -c5-)"
+	echo "html table: $(grep -o '<td>peak</td><td class="n">[^<]*' "$TMP/$n.html" | sed 's/.*">/Peak: /')"
+	echo "massif: $(sed -n 's/^desc: .*; peak: \([^;]*\).*/Peak: \1/p' "$TMP/$n.massif")"
+	echo "callgrind: $(sed -n 's/^desc: Peak: /Peak: /p' "$TMP/$n.cg")"
+	echo "pprof: $(sed -n 's/^Comment: peak: /Peak: /p; s/^ *peak: /Peak: /p' "$TMP/$n.raw" | head -n 1)"
+}
+views "$D" prog
+P="Peak: 106 bytes in use at $T s"
+check "prog: the peak, said one way by the summary, timeline, SVG, page, massif, callgrind and pprof" \
+	"summary: $P|timeline: $P|svg: ${P#Peak: }|svg text: $P|html chart: peak: ${P#Peak: }|html stacks: $P|html table: $P|massif: $P|callgrind: $P|pprof: $P" \
+	"$(peak_lines prog | sed 's/^svg: peak: /svg: /' | tr '\n' '|' | sed 's/|$//')"
+L="snapshot 1 of 1, below the peak (96 bytes in 3 blocks at $ST s)"
+check "prog: the detail named by its own snapshot, figure and time: timeline, SVG, page, flame graph, speedscope, massif" \
+	"Stacks at $L:|Stacks at $L:|Stacks at $L:|bytes at $L|bytes in use at $L|[not in the tree of $L]" \
+	"$(grep '^Stacks at' "$TMP/prog.timeline")|$(grep -o '>Stacks at [^<]*' "$TMP/prog.svg" | cut -c2-)|$(grep -o '<p class="note">Stacks at [^<]*' "$TMP/prog.html" | sed 's/.*">//')|$(json_get "$TMP/prog.page" '[f["title"] for f in d["data"]["dumps"][0]["flames"] if f["key"] == "peak_bytes"][0]')|$(json_get "$TMP/prog.ss" '[p["name"] for p in d["profiles"]][-1]')|$(grep -o '0x0: \[not in the tree[^]]*\]' "$TMP/prog.massif" | cut -c6-)"
+check "prog: the chart's top is the peak's 106 bytes, marked # at its time" "yes" \
+	"$(sed -n 4p "$TMP/prog.timeline" | grep -q '^ 106^.*#' && echo yes)"
+check "prog: ms_print's peak snapshot is the peak's 106 bytes, the largest mem_heap_B" "106 106" \
+	"$(awk '/^ *[0-9]+ +[0-9,]+ +[0-9,]+/ { n[$1] = $3 } /Detailed snapshots/ { match($0, /[0-9]+ \(peak\)/); p = substr($0, RSTART, RLENGTH); sub(/ .*/, "", p) } END { print n[p] }' "$TMP/prog.ms" | tr -d ,) $(sed -n 's/^mem_heap_B=//p' "$TMP/prog.massif" | sort -n | tail -n 1)"
+"$REPORT" export --format=folded --weight=peak_bytes "$D" >/dev/null 2>"$TMP/err"
+check "prog: folded --weight=peak_bytes says whose the weights are" \
+	"allocspy-report: note: $D: the stacks' peak_bytes are those of $L; the peak: 106 bytes in use at $T s" \
+	"$(cat "$TMP/err")"
+
+# The 2-thread program and the merge of its dump with itself: whether the
+# peak snapshot holds the peak or not, every view says the dump's peak.
+for n in peaks merged; do
+	D=$TMP/$n.json
+	views "$D" "$n"
+	P=$(json_get "$D" '"Peak: {:,} \u00b1 {:,} bytes in use at %.3f s".format(d["heap"]["peak_bytes"], d["heap"]["peak_bytes_bound"]) % d["heap"]["peak_t_s"]')
+	check "$n: the peak, said one way by every view ($(json_get "$D" '"the peak snapshot holds it" if [s for s in d["snapshots"] if s.get("peak")][0]["in_use_bytes"] == d["heap"]["peak_bytes"] else "the peak snapshot holds less"'))" \
+		"summary: $P|timeline: $P|svg: ${P#Peak: }|svg text: $P|html chart: peak: ${P#Peak: }|html stacks: $P|html table: $P|massif: $P|callgrind: $P|pprof: $P" \
+		"$(peak_lines "$n" | sed 's/^svg: peak: /svg: /; s/^\(svg text: .*\) (the true peak.*/\1/; s/^\(html stacks: .*\) (the true peak.*/\1/' | tr '\n' '|' | sed 's/|$//')"
+	check "$n: the range the bound gives, in the summary and the timeline" \
+		"$(json_get "$D" '"      (the true peak is between {:,} and {:,} bytes)".format(d["heap"]["peak_bytes"], d["heap"]["peak_bytes"] + d["heap"]["peak_bytes_bound"])')" \
+		"$(grep -A1 '^Peak: ' "$TMP/$n.summary" | sed -n 2p)"
+	check "$n: the largest mem_heap_B of the massif export, and ms_print's peak, are the dump's peak" \
+		"$(json_get "$D" 'd["heap"]["peak_bytes"]') $(json_get "$D" 'd["heap"]["peak_bytes"]')" \
+		"$(sed -n 's/^mem_heap_B=//p' "$TMP/$n.massif" | sort -n | tail -n 1) $(awk '/^ *[0-9]+ +[0-9,]+ +[0-9,]+/ { n[$1] = $3 } /Detailed snapshots/ { match($0, /[0-9]+ \(peak\)/); p = substr($0, RSTART, RLENGTH); sub(/ .*/, "", p) } END { print n[p] }' "$TMP/$n.ms" | tr -d ,)"
+	check "$n: the stacks' line names their snapshot" \
+		"$(json_get "$D" '(lambda i, s: ("Stacks at the peak (snapshot %d of %d: {:,} bytes in {:,} blocks at %.3f s):" if s["in_use_bytes"] == d["heap"]["peak_bytes"] else "Stacks at snapshot %d of %d, below the peak ({:,} bytes in {:,} blocks at %.3f s):").format(s["in_use_bytes"], s["in_use_blocks"]) % (i + 1, len(d["snapshots"]), s["t_s"]))(*[(i, s) for i, s in enumerate(d["snapshots"]) if s.get("peak")][0])')" \
+		"$(grep '^Stacks at' "$TMP/$n.timeline")"
+done

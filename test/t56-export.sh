@@ -103,7 +103,8 @@ check "google-pprof --text: symbolized from the program" "16000  75.4%  75.4%   
 # --- massif ----------------------------------------------------------------------------
 
 export_ok massif
-check "massif: the header, one desc line" "desc: allocspy-report export --format=massif|cmd: ./heapprog|time_unit: B" \
+check "massif: the header, one desc line with the peak as every view says it" \
+	"$(json_get "$D" '"desc: allocspy-report export --format=massif; peak: 333,072 \u00b1 %s bytes in use at %.3f s" % ("{:,}".format(d["heap"]["peak_bytes_bound"]), d["heap"]["peak_t_s"])')|cmd: ./heapprog|time_unit: B" \
 	"$(head -n 3 "$TMP/out.massif" | tr '\n' '|' | sed 's/|$//')"
 timeout 60 ms_print "$TMP/out.massif" >"$TMP/ms" 2>&1
 check "ms_print: exit status 0" 0 "$?"
