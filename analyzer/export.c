@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -694,45 +695,107 @@ static void ht_ip(struct ht *h, const asp_loc_t *loc)
 	free(fs);
 }
 
+/* The events a heaptrack file is made of, in the order this export
+ * invents (the dump keeps totals, not events):
+ *
+ * 1. Before the peak, the blocks that were allocated and freed and were
+ *    held neither in the peak snapshot nor at the end: each temporary one
+ *    allocated and at once freed ("+ x", "- x": heaptrack counts a free
+ *    that follows the allocation of the same allocation info as
+ *    temporary), each other one allocated, then freed after an event of
+ *    no allocation (a free of an allocation info of 0 bytes never
+ *    allocated), so that one block at a time is held.
+ * 2. At the peak's time: the blocks of the peak snapshot (those held at
+ *    the end too first), then, when the snapshot holds less than the
+ *    peak, blocks taken from those freed later or held at the end only,
+ *    sized so that the heap holds the dump's peak, and last, when the
+ *    dump counts a temporary allocation more than step 1 can hold, one
+ *    held at the peak and freed right after it.
+ * 3. Just after: the blocks held at the peak but not at the end are
+ *    freed, then those held at the end only are allocated.
+ *
+ * So heaptrack_print's allocations, temporary allocations, peak and bytes
+ * leaked are the dump's; each stack's blocks are as even in size as their
+ * bytes allow. */
+
 /* n blocks of b bytes in all: the sizes, as even as they can be. */
 static uint64_t share(uint64_t b, uint64_t n, uint64_t i)
 {
 	return b / n + (i < b % n);
 }
 
-/* Allocation infos "a SIZE TRACE" for n blocks of b bytes (at most two
- * sizes); their indexes go to info[0..1]. */
-static void ht_infos(struct ht *h, uint64_t trace, uint64_t n, uint64_t b,
-		     uint64_t info[2])
+/* The groups each sample's blocks are written in. */
+enum {
+	G_BOTH,		/* held in the peak snapshot and at the end */
+	G_PEAK,		/* held in the peak snapshot only */
+	G_XMID,		/* freed, held at the peak beyond the snapshot */
+	G_XEND,		/* held at the end, and at the peak beyond the snapshot */
+	G_XTEMP,	/* the one temporary held at the peak */
+	G_END,		/* held at the end only */
+	G_TEMP,		/* temporary, before the peak */
+	G_MID,		/* freed, before the peak */
+	G_N
+};
+
+/* n blocks of b bytes; info[0] is the allocation info of size b / n,
+ * info[1] that of b / n + 1 (when b % n). */
+struct ht_group {
+	uint64_t n, b;
+	uint64_t info[2];
+};
+
+struct ht_sample {
+	uint64_t trace;
+	struct ht_group g[G_N];
+};
+
+/* The allocation info never used: heaptrack's "last allocation" is 0 at
+ * the start and after every free, so a free of info 0 would be taken for
+ * temporary. */
+#define HT_UNUSED 0
+/* An allocation info of 0 bytes that is only ever freed: between an
+ * allocation and its free, it makes the free not temporary. */
+#define HT_BREAK 1
+#define HT_NONE UINT64_MAX
+
+static void ht_infos(struct ht *h, uint64_t trace, struct ht_group *g)
 {
-	info[0] = info[1] = UINT64_MAX;
-	if (!n)
+	g->info[0] = g->info[1] = HT_NONE;
+	if (!g->n)
 		return;
-	fprintf(h->out, "a %" PRIx64 " %" PRIx64 "\n", b / n, trace);
-	info[0] = h->ninfos++;
-	if (b % n) {
-		fprintf(h->out, "a %" PRIx64 " %" PRIx64 "\n", b / n + 1, trace);
-		info[1] = h->ninfos++;
+	fprintf(h->out, "a %" PRIx64 " %" PRIx64 "\n", g->b / g->n, trace);
+	g->info[0] = h->ninfos++;
+	if (g->b % g->n) {
+		fprintf(h->out, "a %" PRIx64 " %" PRIx64 "\n", g->b / g->n + 1, trace);
+		g->info[1] = h->ninfos++;
 	}
 }
 
-static void ht_events(struct ht *h, char op, uint64_t n, uint64_t b,
-		      const uint64_t info[2])
+static uint64_t ht_info(const struct ht_group *g, uint64_t i)
 {
-	for (uint64_t i = 0; i < n; i++)
-		fprintf(h->out, "%c %" PRIx64 "\n", op,
-			share(b, n, i) > b / n ? info[1] : info[0]);
+	return share(g->b, g->n, i) > g->b / g->n ? g->info[1] : g->info[0];
 }
 
-/* Events for one sample's phase: allocations and frees of n blocks of b
- * bytes; pairs: each freed right after it is allocated. */
-static void ht_pairs(struct ht *h, uint64_t n, uint64_t b, const uint64_t info[2])
-{
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t x = share(b, n, i) > b / n ? info[1] : info[0];
+/* The event writer, which knows what heaptrack will take for temporary. */
+struct ht_ev {
+	FILE *out;
+	uint64_t last;		/* the info of the last event if an allocation */
+	uint64_t temporary;	/* the temporary allocations written */
+};
 
-		fprintf(h->out, "+ %" PRIx64 "\n- %" PRIx64 "\n", x, x);
-	}
+static void ht_plus(struct ht_ev *e, uint64_t info)
+{
+	fprintf(e->out, "+ %" PRIx64 "\n", info);
+	e->last = info;
+}
+
+static void ht_minus(struct ht_ev *e, uint64_t info, bool temporary)
+{
+	if (!temporary && e->last == info)
+		fprintf(e->out, "- %x\n", HT_BREAK);
+	fprintf(e->out, "- %" PRIx64 "\n", info);
+	e->temporary += temporary;
+	e->last = HT_NONE;
 }
 
 static uint64_t sub0(uint64_t a, uint64_t b)
@@ -740,23 +803,101 @@ static uint64_t sub0(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
-/* The blocks of one sample, in the four phases the events are written in:
- * held at the peak and at the end, held at the peak only, freed between,
- * held at the end only. */
-struct ht_phases {
-	uint64_t trace;
-	uint64_t both_n, both_b, peak_n, peak_b, mid_n, mid_b, end_n, end_b;
-	uint64_t both_i[2], peak_i[2], mid_i[2], end_i[2];
-};
+/* Moves k blocks of c bytes from group from to group to: what the rest
+ * keeps must be one block at least for bytes left (k < n unless c == b). */
+static void ht_move(struct ht_group *from, struct ht_group *to, uint64_t k, uint64_t c)
+{
+	from->n -= k;
+	from->b -= c;
+	to->n += k;
+	to->b += c;
+}
+
+/* Takes up to *left bytes from group g into group x, as few blocks as the
+ * bytes allow while the blocks left keep a byte each where they can. */
+static void ht_carve(struct ht_group *g, struct ht_group *x, uint64_t *left)
+{
+	uint64_t c = *left < g->b ? *left : g->b, k;
+
+	if (!g->n || !c)
+		return;
+	if (c == g->b) {
+		k = g->n;
+	} else if (g->n >= 2) {
+		k = g->n > g->b - c ? g->n - (g->b - c) : 1;
+		if (k > g->n - 1)
+			k = g->n - 1;
+	} else {
+		return;		/* one block, larger than what is left */
+	}
+	ht_move(g, x, k, c);
+	*left -= c;
+}
+
+/* Whether n blocks of b bytes can be: no bytes without a block. */
+static bool fits(uint64_t n, uint64_t b)
+{
+	return n || !b;
+}
+
+/* Splits sample s's blocks held in the peak snapshot or at the end into
+ * g[G_BOTH], g[G_PEAK] and g[G_END]: as many held at both as can be (the
+ * blocks of the peak still there at the end, and the most left for the
+ * blocks freed, among which the temporary ones must be), with bytes that
+ * agree with the totals; fewer when they cannot; none held at both when
+ * the figures do not agree at all (a hostile dump's, or a merged one's
+ * whose peak snapshot gives its blocks to no stack), each group then cut
+ * to what the stack allocated. */
+static void ht_split(const asp_sample_t *s, struct ht_group *g)
+{
+	uint64_t P = s->peak_blocks, Pb = s->peak_bytes, U = s->in_use_blocks;
+	uint64_t Ub = s->in_use_bytes, A = s->allocs, B = s->bytes;
+	uint64_t most = P < U ? P : U, least = sub0(P + U, A);
+	uint64_t cand[3] = { most, most ? most - 1 : 0, least };
+
+	for (int c = 0; c < 3 && P <= A && U <= A && Pb <= B && Ub <= B; c++) {
+		uint64_t n = cand[c], lo = sub0(Pb + Ub, B), hi = Pb < Ub ? Pb : Ub, b;
+
+		if (n < least || n > most)
+			continue;
+		if (!n)
+			b = 0;
+		else if (n == P)
+			b = Pb;
+		else if (n == U)
+			b = Ub;
+		else {
+			uint64_t x = (uint64_t)((unsigned __int128)Pb * n / P);
+			uint64_t y = (uint64_t)((unsigned __int128)Ub * n / U);
+
+			b = x < y ? x : y;
+			b = b < lo ? lo : b > hi ? hi : b;
+		}
+		if (b < lo || b > hi || (n == U && b != Ub) || !fits(n, b) ||
+		    !fits(P - n, Pb - b) || !fits(U - n, Ub - b) ||
+		    !fits(A - P - U + n, B - Pb - Ub + b))
+			continue;
+		g[G_BOTH] = (struct ht_group){ .n = n, .b = b };
+		g[G_PEAK] = (struct ht_group){ .n = P - n, .b = Pb - b };
+		g[G_END] = (struct ht_group){ .n = U - n, .b = Ub - b };
+		return;
+	}
+	g[G_BOTH] = (struct ht_group){ 0 };
+	g[G_PEAK] = (struct ht_group){ .n = P < A ? P : A, .b = Pb < B ? Pb : B };
+	g[G_END] = (struct ht_group){ .n = U < A - g[G_PEAK].n ? U : A - g[G_PEAK].n,
+				      .b = Ub < B - g[G_PEAK].b ? Ub : B - g[G_PEAK].b };
+}
 
 static int heaptrack(FILE *out, const asp_profile_t *p, char err[ASP_ERR_MAX])
 {
 	const asp_dump_t *d = p->d;
 	struct ht h = { .out = out, .p = p };
-	struct ht_phases *ph;
-	uint64_t ntraces = 0, other_ip = p->nlocs + 1;
-	double peak_t = d->snapshots[d->peak_snapshot].t_s;
+	struct ht_ev ev = { .out = out, .last = HT_NONE };
+	struct ht_sample *ph;
+	uint64_t ntraces = 0, other_ip = p->nlocs + 1, held = 0, left, want_temp = 0;
+	double peak_t = d->has_peak_t ? d->peak_t_s : d->snapshots[d->peak_snapshot].t_s;
 	double end_t = d->has_dump_t ? d->dump_t_s : d->wall_s;
+	size_t xtemp = SIZE_MAX;
 
 	if (d->allocs > HEAPTRACK_MAX_ALLOCS) {
 		snprintf(err, ASP_ERR_MAX, "%" PRIu64 " allocations are too many to "
@@ -783,12 +924,11 @@ static int heaptrack(FILE *out, const asp_profile_t *p, char err[ASP_ERR_MAX])
 
 		fprintf(out, "i 0 %" PRIx64 " %" PRIx64 " 0 0\n", mod, fn);
 	}
+	/* The traces: the root first, each node naming its parent. */
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const asp_sample_t *s = &p->samples[i];
-		struct ht_phases *x = &ph[i];
 		uint64_t parent = 0;
 
-		/* The trace: the root first, each node naming its parent. */
 		if (s->stack) {
 			for (size_t j = s->stack->n; j-- > 0;) {
 				fprintf(out, "t %" PRIx64 " %" PRIx64 "\n",
@@ -799,39 +939,95 @@ static int heaptrack(FILE *out, const asp_profile_t *p, char err[ASP_ERR_MAX])
 			fprintf(out, "t %" PRIx64 " 0\n", other_ip);
 			parent = ++ntraces;
 		}
-		x->trace = parent;
-		/* Blocks held both at the peak and at the end: as few as the
-		 * totals allow. */
-		x->both_n = sub0(s->peak_blocks + s->in_use_blocks, s->allocs);
-		x->both_b = sub0(s->peak_bytes + s->in_use_bytes, s->bytes);
-		if (!x->both_n)
-			x->both_b = 0;
-		x->peak_n = sub0(s->peak_blocks, x->both_n);
-		x->peak_b = sub0(s->peak_bytes, x->both_b);
-		x->end_n = sub0(s->in_use_blocks, x->both_n);
-		x->end_b = sub0(s->in_use_bytes, x->both_b);
-		x->mid_n = sub0(s->allocs, x->both_n + x->peak_n + x->end_n);
-		x->mid_b = sub0(s->bytes, x->both_b + x->peak_b + x->end_b);
-		ht_infos(&h, x->trace, x->both_n, x->both_b, x->both_i);
-		ht_infos(&h, x->trace, x->peak_n, x->peak_b, x->peak_i);
-		ht_infos(&h, x->trace, x->mid_n, x->mid_b, x->mid_i);
-		ht_infos(&h, x->trace, x->end_n, x->end_b, x->end_i);
+		ph[i].trace = parent;
 	}
-	/* Up to the peak, every block it held; then those not held at the
-	 * end are freed, the blocks made and freed in between come and go,
-	 * and the ones held at the end only are made. */
-	fprintf(out, "c %" PRIx64 "\n", (uint64_t)(peak_t * 1000));
+	/* HT_UNUSED and HT_BREAK. */
+	fprintf(out, "a 0 %" PRIx64 "\na 0 %" PRIx64 "\n", ph[0].trace, ph[0].trace);
+	h.ninfos = 2;
+	/* Each sample's blocks in their groups. */
 	for (size_t i = 0; i < p->nsamples; i++) {
-		ht_events(&h, '+', ph[i].both_n, ph[i].both_b, ph[i].both_i);
-		ht_events(&h, '+', ph[i].peak_n, ph[i].peak_b, ph[i].peak_i);
+		const asp_sample_t *s = &p->samples[i];
+		struct ht_group *g = ph[i].g;
+		uint64_t mid_n, mid_b;
+
+		ht_split(s, g);
+		mid_n = sub0(s->allocs, g[G_BOTH].n + g[G_PEAK].n + g[G_END].n);
+		mid_b = sub0(s->bytes, g[G_BOTH].b + g[G_PEAK].b + g[G_END].b);
+		g[G_TEMP].n = s->temporary < mid_n ? s->temporary : mid_n;
+		g[G_TEMP].b = mid_n ? (uint64_t)((unsigned __int128)mid_b * g[G_TEMP].n / mid_n) : 0;
+		g[G_MID].n = mid_n - g[G_TEMP].n;
+		g[G_MID].b = mid_b - g[G_TEMP].b;
+		want_temp += s->temporary > mid_n ? s->temporary - mid_n : 0;
+		held = asp_add_sat(held, g[G_BOTH].b + g[G_PEAK].b);
 	}
+	/* What the peak holds beyond the snapshot: blocks freed later, then
+	 * blocks held at the end only, then one temporary. */
+	left = d->has_peak ? sub0(d->peak_bytes, held) : 0;
+	for (size_t i = 0; left && i < p->nsamples; i++)
+		ht_carve(&ph[i].g[G_MID], &ph[i].g[G_XMID], &left);
+	for (size_t i = 0; left && i < p->nsamples; i++)
+		ht_carve(&ph[i].g[G_END], &ph[i].g[G_XEND], &left);
+	for (size_t i = 0; left && xtemp == SIZE_MAX && i < p->nsamples; i++) {
+		struct ht_group *t = &ph[i].g[G_TEMP];
+
+		/* One block: as much of what is left as the others allow, a
+		 * byte each kept for them; the whole group's if it is one. */
+		uint64_t most = t->n > 1 && t->b >= t->n ? t->b - (t->n - 1) : t->b;
+		uint64_t c = t->n > 1 ? (most < left ? most : left) : t->b;
+
+		if (t->n && c && c <= left) {
+			ht_move(t, &ph[i].g[G_XTEMP], 1, c);
+			left -= c;
+			xtemp = i;
+		}
+	}
+	/* A temporary allocation the blocks freed cannot hold: one block of
+	 * the peak snapshot, freed right after the peak. */
+	for (size_t i = 0; want_temp && xtemp == SIZE_MAX && i < p->nsamples; i++) {
+		const asp_sample_t *s = &p->samples[i];
+		struct ht_group *pk = &ph[i].g[G_PEAK];
+		uint64_t mid_n = ph[i].g[G_TEMP].n + ph[i].g[G_MID].n + ph[i].g[G_XMID].n;
+
+		if (s->temporary > mid_n && pk->n) {
+			ht_move(pk, &ph[i].g[G_XTEMP], 1, share(pk->b, pk->n, pk->n - 1));
+			xtemp = i;
+		}
+	}
+	for (size_t i = 0; i < p->nsamples; i++)
+		for (int k = 0; k < G_N; k++)
+			ht_infos(&h, ph[i].trace, &ph[i].g[k]);
+	/* 1. Before the peak: what came and went. */
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct ht_group *t = &ph[i].g[G_TEMP], *m = &ph[i].g[G_MID];
+
+		for (uint64_t k = 0; k < t->n; k++) {
+			ht_plus(&ev, ht_info(t, k));
+			ht_minus(&ev, ht_info(t, k), true);
+		}
+		for (uint64_t k = 0; k < m->n; k++) {
+			ht_plus(&ev, ht_info(m, k));
+			ht_minus(&ev, ht_info(m, k), false);
+		}
+	}
+	/* 2. The peak. */
+	fprintf(out, "c %" PRIx64 "\n", (uint64_t)(peak_t * 1000));
+	for (int k = G_BOTH; k <= G_XEND; k++)
+		for (size_t i = 0; i < p->nsamples; i++)
+			for (uint64_t j = 0; j < ph[i].g[k].n; j++)
+				ht_plus(&ev, ht_info(&ph[i].g[k], j));
+	if (xtemp != SIZE_MAX)
+		ht_plus(&ev, ht_info(&ph[xtemp].g[G_XTEMP], 0));
+	/* 3. After it. */
 	fprintf(out, "c %" PRIx64 "\n", (uint64_t)(peak_t * 1000) + 1);
+	if (xtemp != SIZE_MAX)
+		ht_minus(&ev, ht_info(&ph[xtemp].g[G_XTEMP], 0), true);
+	for (int k = G_PEAK; k <= G_XMID; k++)
+		for (size_t i = 0; i < p->nsamples; i++)
+			for (uint64_t j = 0; j < ph[i].g[k].n; j++)
+				ht_minus(&ev, ht_info(&ph[i].g[k], j), false);
 	for (size_t i = 0; i < p->nsamples; i++)
-		ht_events(&h, '-', ph[i].peak_n, ph[i].peak_b, ph[i].peak_i);
-	for (size_t i = 0; i < p->nsamples; i++)
-		ht_pairs(&h, ph[i].mid_n, ph[i].mid_b, ph[i].mid_i);
-	for (size_t i = 0; i < p->nsamples; i++)
-		ht_events(&h, '+', ph[i].end_n, ph[i].end_b, ph[i].end_i);
+		for (uint64_t j = 0; j < ph[i].g[G_END].n; j++)
+			ht_plus(&ev, ht_info(&ph[i].g[G_END], j));
 	fprintf(out, "c %" PRIx64 "\n", (uint64_t)(end_t * 1000) > (uint64_t)(peak_t * 1000) + 1 ?
 		(uint64_t)(end_t * 1000) : (uint64_t)(peak_t * 1000) + 2);
 	free(ph);

@@ -161,6 +161,7 @@ views() {
 	"$REPORT" export --format=callgrind -o "$TMP/$2.cg" "$1" 2>/dev/null
 	"$REPORT" export --format=speedscope -o "$TMP/$2.ss" "$1" 2>/dev/null
 	"$REPORT" export --format=pprof -o "$TMP/$2.pb.gz" "$1" 2>/dev/null
+	"$REPORT" export --format=heaptrack -o "$TMP/$2.ht" "$1" 2>/dev/null
 	timeout 60 ms_print "$TMP/$2.massif" >"$TMP/$2.ms" 2>&1
 	python3 "$TOP/test/html-page.py" "$TMP/$2.html" >"$TMP/$2.page" 2>&1
 	timeout 120 go tool pprof -raw "$TMP/$2.pb.gz" >"$TMP/$2.raw" 2>&1
@@ -216,3 +217,27 @@ for n in peaks merged; do
 		"$(json_get "$D" '(lambda i, s: ("Stacks at the peak (snapshot %d of %d: {:,} bytes in {:,} blocks at %.3f s):" if s["in_use_bytes"] == d["heap"]["peak_bytes"] else "Stacks at snapshot %d of %d, below the peak ({:,} bytes in {:,} blocks at %.3f s):").format(s["in_use_bytes"], s["in_use_blocks"]) % (i + 1, len(d["snapshots"]), s["t_s"]))(*[(i, s) for i, s in enumerate(d["snapshots"]) if s.get("peak")][0])')" \
 		"$(grep '^Stacks at' "$TMP/$n.timeline")"
 done
+
+# --- heaptrack: the dump's allocations, temporaries, peak and leaks --------------------
+
+# ht NAME: heaptrack_print's figures of $TMP/NAME.ht: allocations,
+# temporary allocations, the peak (each trace's cost at the peak, added up:
+# heaptrack_print rounds its own line) and the bytes leaked (likewise).
+ht() {
+	timeout 60 heaptrack_print -f "$TMP/$1.ht" >"$TMP/$1.htp" 2>&1
+	timeout 60 heaptrack_print -f "$TMP/$1.ht" --flamegraph-cost-type peak -F "$TMP/$1.htpeak" >/dev/null 2>&1
+	timeout 60 heaptrack_print -f "$TMP/$1.ht" --flamegraph-cost-type leaked -F "$TMP/$1.htleak" >/dev/null 2>&1
+	echo "$(sed -n 's/^calls to allocation functions: \([0-9]*\).*/\1/p' "$TMP/$1.htp") $(sed -n 's/^temporary memory allocations: \([0-9]*\).*/\1/p' "$TMP/$1.htp") $(awk '{ s += $NF } END { print s + 0 }' "$TMP/$1.htpeak") $(awk '{ s += $NF } END { print s + 0 }' "$TMP/$1.htleak")"
+}
+# A Python run: many temporary allocations, and stacks of every kind.
+(cd "$TMP" && ALLOCSPY_BACKTRACE=16 ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT="$TMP/py.json" LD_PRELOAD="$LIB" \
+	python3 -c 'import json; [json.dumps({"a": [i] * 10}) for i in range(2000)]')
+"$REPORT" export --format=heaptrack -o "$TMP/py.ht" "$TMP/py.json" 2>/dev/null
+for n in prog peaks merged py; do
+	check "$n: heaptrack_print's allocations, temporary allocations, peak and bytes leaked are the dump's" \
+		"$(json_get "$TMP/$n.json" '"%d %d %d %d" % (d["heap"]["allocs"], d["heap"]["temporary"], d["heap"]["peak_bytes"], d["heap"]["in_use_bytes"])')" \
+		"$(ht $n)"
+done
+check "prog: heaptrack_print's peak line and its one temporary allocation, strdup's in main" \
+	"peak heap memory consumption: 106B|1 temporary allocations of 1 allocations in total (100.00%) from|main|  at prog.c:13" \
+	"$(grep '^peak heap memory' "$TMP/prog.htp")|$(grep -A2 -m1 'temporary allocations of' "$TMP/prog.htp" | tr '\n' '|' | sed 's/|$//')"

@@ -141,6 +141,10 @@ check "heaptrack_print: allocations, peak and leaked are the dump's" \
 	"$(grep -o 'calls to allocation functions: [0-9]*' "$TMP/ht")|$(grep 'peak heap memory consumption' "$TMP/ht")|$(grep 'total memory leaked' "$TMP/ht")"
 check "heaptrack_print: the largest peak is build_index's" "204.80K peak memory consumed over 50 calls from" \
 	"$(grep -m1 'peak memory consumed over' "$TMP/ht")"
+timeout 60 heaptrack_print -f "$TMP/out.heaptrack" --flamegraph-cost-type peak -F "$TMP/ht.peak" >/dev/null 2>&1
+check "heaptrack_print: the temporary allocations are the dump's, the peak exactly its bytes" \
+	"temporary memory allocations: $(json_get "$D" 'd["heap"]["temporary"]')|$PEAK" \
+	"$(grep -o 'temporary memory allocations: [0-9]*' "$TMP/ht")|$(awk '{ s += $NF } END { print s }' "$TMP/ht.peak")"
 
 # --- folded ---------------------------------------------------------------------------------------
 
