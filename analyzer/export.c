@@ -894,7 +894,7 @@ static int heaptrack(FILE *out, const asp_profile_t *p, char err[ASP_ERR_MAX])
 	struct ht h = { .out = out, .p = p };
 	struct ht_ev ev = { .out = out, .last = HT_NONE };
 	struct ht_sample *ph;
-	uint64_t ntraces = 0, other_ip = p->nlocs + 1, held = 0, left, want_temp = 0;
+	uint64_t ntraces = 0, other_ip = p->nlocs + 1, held = 0, left;
 	double peak_t = d->has_peak_t ? d->peak_t_s : d->snapshots[d->peak_snapshot].t_s;
 	double end_t = d->has_dump_t ? d->dump_t_s : d->wall_s;
 	size_t xtemp = SIZE_MAX;
@@ -957,8 +957,45 @@ static int heaptrack(FILE *out, const asp_profile_t *p, char err[ASP_ERR_MAX])
 		g[G_TEMP].b = mid_n ? (uint64_t)((unsigned __int128)mid_b * g[G_TEMP].n / mid_n) : 0;
 		g[G_MID].n = mid_n - g[G_TEMP].n;
 		g[G_MID].b = mid_b - g[G_TEMP].b;
-		want_temp += s->temporary > mid_n ? s->temporary - mid_n : 0;
-		held = asp_add_sat(held, g[G_BOTH].b + g[G_PEAK].b);
+	}
+	/* More temporary allocations than blocks freed outside the peak
+	 * snapshot: a program that frees what it holds from the last block
+	 * allocated holds that temporary one at its peak, and a merged dump's
+	 * processes each hold one. The first is the one temporary held at the
+	 * peak, freed right after it (heaptrack's temporary is a free right
+	 * after its allocation, so only one can be held at the peak); each of
+	 * the others comes and goes before the peak instead, as a block of
+	 * the stack's temporary ones, its bytes left to the stack's blocks at
+	 * the peak, so that the peak keeps its bytes; when it is the stack's
+	 * last block at the peak, with its bytes, and other blocks take their
+	 * place at the peak below. */
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const asp_sample_t *s = &p->samples[i];
+		struct ht_group *g = ph[i].g;
+		uint64_t k = sub0(s->temporary, g[G_TEMP].n), n, b, big;
+
+		if (k && g[G_PEAK].n && xtemp == SIZE_MAX) {
+			n = g[G_PEAK].n;
+			ht_move(&g[G_PEAK], &g[G_XTEMP], 1, g[G_PEAK].b / n);
+			xtemp = i;
+			k--;
+		}
+		if (k && g[G_PEAK].n > 1) {
+			uint64_t e = k < g[G_PEAK].n - 1 ? k : g[G_PEAK].n - 1;
+
+			ht_move(&g[G_PEAK], &g[G_TEMP], e, 0);
+			k -= e;
+		}
+		if (k && g[G_PEAK].n) {
+			n = g[G_PEAK].n;
+			b = g[G_PEAK].b;
+			big = b % n;	/* the first blocks, of b / n + 1 bytes */
+			if (k > n)
+				k = n;
+			ht_move(&g[G_PEAK], &g[G_TEMP], k,
+				k * (b / n) + (k > n - big ? k - (n - big) : 0));
+		}
+		held = asp_add_sat(held, g[G_BOTH].b + g[G_PEAK].b + g[G_XTEMP].b);
 	}
 	/* What the peak holds beyond the snapshot: blocks freed later, then
 	 * blocks held at the end only, then one temporary. */
@@ -978,18 +1015,6 @@ static int heaptrack(FILE *out, const asp_profile_t *p, char err[ASP_ERR_MAX])
 		if (t->n && c && c <= left) {
 			ht_move(t, &ph[i].g[G_XTEMP], 1, c);
 			left -= c;
-			xtemp = i;
-		}
-	}
-	/* A temporary allocation the blocks freed cannot hold: one block of
-	 * the peak snapshot, freed right after the peak. */
-	for (size_t i = 0; want_temp && xtemp == SIZE_MAX && i < p->nsamples; i++) {
-		const asp_sample_t *s = &p->samples[i];
-		struct ht_group *pk = &ph[i].g[G_PEAK];
-		uint64_t mid_n = ph[i].g[G_TEMP].n + ph[i].g[G_MID].n + ph[i].g[G_XMID].n;
-
-		if (s->temporary > mid_n && pk->n) {
-			ht_move(pk, &ph[i].g[G_XTEMP], 1, share(pk->b, pk->n, pk->n - 1));
 			xtemp = i;
 		}
 	}
