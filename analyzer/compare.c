@@ -387,6 +387,7 @@ struct sites {
 	size_t nslot;
 	size_t nd;
 	bool (*known)[S_METRICS];	/* per dump */
+	size_t more;		/* sites that changed beyond those kept */
 };
 
 static size_t hash_name(const char *s)
@@ -590,6 +591,8 @@ static int sites_build(struct sites *ss, const asp_dump_t *d,
 	while (w < ss->n && w < max &&
 	       (ss->v[w].change || ss->v[w].call_change))
 		w++;
+	for (size_t k = w; k < ss->n; k++)
+		ss->more += ss->v[k].change || ss->v[k].call_change;
 	for (size_t k = w; k < ss->n; k++) {
 		free(ss->v[k].name);
 		free(ss->v[k].v);
@@ -662,6 +665,12 @@ static int put_sites(FILE *out, const asp_dump_t *d, size_t nd)
 				break;
 			}
 		put_table(out, &t, &l);
+		if (ss.more) {
+			char n[ASP_NUM_MAX];
+
+			fprintf(out, "... and %s more site%s that changed\n",
+				asp_fmt_count(n, ss.more), ss.more == 1 ? "" : "s");
+		}
 	}
 	layout_free(&l);
 	table_free(&t);

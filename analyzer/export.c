@@ -244,8 +244,15 @@ static int callgrind(FILE *out, const asp_profile_t *p)
 	struct flat f;
 	uint64_t t[5] = {0};
 
-	for (size_t i = 0; i < p->nlocs; i++)
-		most += p->locs[i]->nlines;
+	/* The longest stack, in lines: a recursive one holds a location
+	 * more than once, so this can pass the lines of all locations. */
+	for (size_t i = 0; i < p->d->nstacks; i++) {
+		size_t n = 1;
+
+		for (size_t j = 0; j < p->stacks[i].n; j++)
+			n += p->stacks[i].locs[j]->nlines;
+		most = n > most ? n : most;
+	}
 	f.loc = malloc(most * sizeof(const asp_loc_t *));
 	f.line = malloc(most * sizeof(const asp_line_t *));
 	if (!f.loc || !f.line) {

@@ -470,7 +470,7 @@ static void peak_stacks(FILE *out, const asp_dump_t *d, const json_t *tl)
 {
 	const json_t *peak = json_object_get(tl, "peak");
 	const json_t *stacks = json_object_get(peak, "stacks");
-	size_t n = json_array_size(stacks);
+	size_t n = json_array_size(stacks) + (size_t)jget(peak, "more_stacks");
 	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], text[ASP_PEAK_TEXT_MAX];
 
 	fputs("<div class=\"tl-stacks\"><h4>Peak: ", out);
@@ -496,8 +496,8 @@ static void peak_stacks(FILE *out, const asp_dump_t *d, const json_t *tl)
 	}
 	fputs("</ol>", out);
 	if (n > ASP_HTML_PEAK_STACKS)
-		fprintf(out, "<p class=\"note\">... and %zu more stacks; the %d largest are listed.</p>",
-			n - ASP_HTML_PEAK_STACKS, ASP_HTML_PEAK_STACKS);
+		fprintf(out, "<p class=\"note\">... and %s more stacks; the %d largest are listed.</p>",
+			asp_fmt_count(a, n - ASP_HTML_PEAK_STACKS), ASP_HTML_PEAK_STACKS);
 	fputs("</div>", out);
 }
 
@@ -532,7 +532,7 @@ static int put_timeline(FILE *out, struct part *pt)
 	}
 	if (c.vmax <= 0)
 		c.vmax = 1;
-	tl = asp_timeline_json_of(&pt->p);
+	tl = asp_timeline_json_top(&pt->p, ASP_HTML_PEAK_STACKS);
 	if (!tl || json_object_set_new(pt->data, "timeline", timeline_data(&c)) < 0) {
 		json_decref(tl);
 		free(ix);
@@ -676,22 +676,17 @@ static void leak_summary_table(FILE *out, const asp_dump_t *d)
 	fputs("</tbody></table>\n", out);
 }
 
+/* Records by their total bytes, largest first; ties in the dump's order. */
 static int by_total_desc(const void *pa, const void *pb, void *arg)
 {
-	const json_t *recs = arg;
-	uint64_t a = jget(json_array_get(recs, *(const size_t *)pa), "total_bytes");
-	uint64_t b = jget(json_array_get(recs, *(const size_t *)pb), "total_bytes");
+	const asp_record_t *r = arg;
+	size_t i = *(const size_t *)pa, j = *(const size_t *)pb;
+	uint64_t a = asp_add_sat(r[i].bytes, r[i].indirect_bytes);
+	uint64_t b = asp_add_sat(r[j].bytes, r[j].indirect_bytes);
 
 	if (a != b)
 		return a > b ? -1 : 1;
-	return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
-}
-
-static int by_index(const void *pa, const void *pb)
-{
-	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-
-	return a < b ? -1 : a > b;
+	return i < j ? -1 : 1;
 }
 
 static void put_record(FILE *out, const json_t *r)
@@ -728,6 +723,7 @@ static int put_leaks(FILE *out, struct part *pt)
 		       ASP_KIND_BIT(ASP_LEAK_POSSIBLE) | ASP_KIND_BIT(ASP_LEAK_REACHABLE);
 	json_t *lj, *recs;
 	size_t n, shown, *ix;
+	bool *chosen;
 
 	fprintf(out, "<section id=\"d%zu-leaks\"><h3>Leaks</h3>\n", pt->i);
 	if (!asp_summary_has_leak_part(d)) {
@@ -747,21 +743,30 @@ static int put_leaks(FILE *out, struct part *pt)
 		fputs("<p class=\"note\">The dump has no loss records.</p></section>\n", out);
 		return 0;
 	}
-	if (!(lj = asp_leaks_json_with(d, pt->p.sym, all, false)))
-		return -ENOMEM;
-	recs = json_object_get(lj, "loss_records");
-	n = json_array_size(recs);
-	shown = n < ASP_HTML_RECORDS ? n : ASP_HTML_RECORDS;
-	if (!(ix = malloc((n ? n : 1) * sizeof *ix))) {
-		json_decref(lj);
+	/* The largest records of every kind the shim did not suppress, in
+	 * the dump's order: only those are symbolized. */
+	ix = malloc((d->nrecords ? d->nrecords : 1) * sizeof *ix);
+	chosen = calloc(d->nrecords ? d->nrecords : 1, sizeof *chosen);
+	if (!ix || !chosen) {
+		free(ix);
+		free(chosen);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++)
-		ix[i] = i;
-	/* The largest records, in the dump's order. */
+	n = 0;
+	for (size_t i = 0; i < d->nrecords; i++)
+		if (!d->records[i].suppressed && (all & ASP_KIND_BIT(d->records[i].kind)))
+			ix[n++] = i;
+	shown = n < ASP_HTML_RECORDS ? n : ASP_HTML_RECORDS;
 	if (shown < n)
-		qsort_r(ix, n, sizeof *ix, by_total_desc, recs);
-	qsort(ix, shown, sizeof *ix, by_index);
+		qsort_r(ix, n, sizeof *ix, by_total_desc, d->records);
+	for (size_t i = 0; i < shown; i++)
+		chosen[ix[i]] = true;
+	free(ix);
+	lj = asp_leaks_json_chosen(d, pt->p.sym, chosen);
+	free(chosen);
+	if (!lj)
+		return -ENOMEM;
+	recs = json_object_get(lj, "loss_records");
 	fprintf(out, "<p class=\"note\">%zu loss records of every kind, in the dump's "
 		"order (by size); those the shim suppressed are left out", n);
 	if (shown < n)
@@ -771,10 +776,9 @@ static int put_leaks(FILE *out, struct part *pt)
 	      "<button type=\"button\" class=\"rec-open\">open all</button>"
 	      "<button type=\"button\" class=\"rec-close\">close all</button></div>\n", out);
 	fputs("<div class=\"records\">\n", out);
-	for (size_t i = 0; i < shown; i++)
-		put_record(out, json_array_get(recs, ix[i]));
+	for (size_t i = 0; i < json_array_size(recs); i++)
+		put_record(out, json_array_get(recs, i));
 	fputs("</div></section>\n", out);
-	free(ix);
 	json_decref(lj);
 	return 0;
 }

@@ -256,8 +256,9 @@ json_t *asp_leaks_json(const asp_dump_t *d, unsigned kinds,
 	return o;
 }
 
-json_t *asp_leaks_json_with(const asp_dump_t *d, asp_symbolizer_t *s,
-			    unsigned kinds, bool gen_suppressions)
+/* The records shown by kinds, or with chosen those it names. */
+static json_t *records_json(const asp_dump_t *d, asp_symbolizer_t *s, unsigned kinds,
+			    const bool *chosen, bool gen_suppressions)
 {
 	json_t *recs = json_array();
 	struct lines ls = {0};
@@ -265,13 +266,31 @@ json_t *asp_leaks_json_with(const asp_dump_t *d, asp_symbolizer_t *s,
 	for (size_t i = 0; s && i < d->nrecords; i++) {
 		const asp_record_t *rec = &d->records[i];
 
-		if (!shown(rec, kinds))
+		if (chosen ? !chosen[i] : !shown(rec, kinds))
 			continue;
 		if (stack_lines(s, &d->stacks[rec->stack], &ls) < 0)
 			break;
 		json_array_append_new(recs, record_json(d, i, &ls, gen_suppressions));
 	}
 	free(ls.v);
+	return recs;
+}
+
+json_t *asp_leaks_json_chosen(const asp_dump_t *d, asp_symbolizer_t *s,
+			      const bool *chosen)
+{
+	return json_pack("{s:o,s:I,s:o,s:o}",
+			 "file", asp_json_text(d->file),
+			 "pid", (json_int_t)d->pid,
+			 "loss_records", records_json(d, s, 0, chosen, false),
+			 "leak_summary", asp_summary_leak_json(d));
+}
+
+json_t *asp_leaks_json_with(const asp_dump_t *d, asp_symbolizer_t *s,
+			    unsigned kinds, bool gen_suppressions)
+{
+	json_t *recs = records_json(d, s, kinds, NULL, gen_suppressions);
+
 	return json_pack("{s:o,s:I,s:o,s:o}",
 			 "file", asp_json_text(d->file),
 			 "pid", (json_int_t)d->pid,

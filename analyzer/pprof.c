@@ -374,17 +374,34 @@ static void sample(struct encoder *e, const asp_sample_t *s, uint64_t allocs,
 static void samples(struct encoder *e)
 {
 	const asp_dump_t *d = e->p->d;
+	/* thread_stacks by stack: those of stack x are by[first[x]] up to
+	 * by[first[x + 1]], in the dump's order. */
+	size_t *first = calloc(d->nstacks + 2, sizeof *first);
+	size_t *by = malloc((d->nthread_stacks + 1) * sizeof *by);
 
+	if (!first || !by) {
+		free(first);
+		free(by);
+		e->out.oom = true;
+		return;
+	}
+	for (size_t k = 0; k < d->nthread_stacks; k++)
+		first[d->thread_stacks[k].stack + 2]++;
+	for (size_t x = 2; x < d->nstacks + 2; x++)
+		first[x] += first[x - 1];
+	for (size_t k = 0; k < d->nthread_stacks; k++)
+		by[first[d->thread_stacks[k].stack + 1]++] = k;
 	for (size_t i = 0; i < e->p->nsamples; i++) {
 		const asp_sample_t *s = &e->p->samples[i];
 		uint64_t allocs = s->allocs, bytes = s->bytes;
 
-		for (size_t k = 0; s->stack && k < d->nthread_stacks; k++) {
-			const asp_thread_stack_t *t = &d->thread_stacks[k];
+		for (size_t j = s->stack ? first[s->stack_index] : 0;
+		     s->stack && j < first[s->stack_index + 1]; j++) {
+			const asp_thread_stack_t *t = &d->thread_stacks[by[j]];
 			uint64_t a = t->allocs < allocs ? t->allocs : allocs;
 			uint64_t b = t->bytes < bytes ? t->bytes : bytes;
 
-			if (t->stack != s->stack_index || (!a && !b))
+			if (!a && !b)
 				continue;
 			sample(e, s, a, b, 0, 0, t->tid);
 			allocs -= a;
@@ -394,6 +411,8 @@ static void samples(struct encoder *e)
 			sample(e, s, allocs, bytes, s->in_use_blocks,
 			       s->in_use_bytes, -1);
 	}
+	free(first);
+	free(by);
 }
 
 /* The comment: "EXE: ARGV...". */

@@ -268,6 +268,8 @@ static void histogram_text(FILE *out, const asp_dump_t *d)
 static void stacks_text(FILE *out, const asp_dump_t *d)
 {
 	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX];
+	struct { uint64_t bytes, allocs, in_use_bytes; } sum = {0};
+	size_t shown_n = 0;
 	asp_symbolizer_t *sym;
 
 	if (d->nstack_stats == 0)
@@ -286,6 +288,11 @@ static void stacks_text(FILE *out, const asp_dump_t *d)
 	for (size_t i = 0; i < d->nstack_stats && i < STACKS_SHOWN; i++) {
 		const asp_stack_stat_t *s = &d->stack_stats[i];
 		const asp_stack_t *st = &d->stacks[s->stack];
+
+		shown_n++;
+		sum.bytes += s->bytes;
+		sum.allocs += s->allocs;
+		sum.in_use_bytes += s->in_use_bytes;
 
 		fprintf(out, "  %14s %12s %14s  ", asp_fmt_count(a, s->bytes),
 			asp_fmt_count(b, s->allocs), asp_fmt_count(c, s->in_use_bytes));
@@ -311,8 +318,24 @@ static void stacks_text(FILE *out, const asp_dump_t *d)
 		}
 		putc('\n', out);
 	}
-	if (d->nstack_stats > STACKS_SHOWN)
-		fprintf(out, "  (%zu more stacks)\n", d->nstack_stats - STACKS_SHOWN);
+	/* The others in one row: what the heap's totals hold beyond the rows
+	 * shown, and how many stacks that is (with those the dump left out of
+	 * stack_stats). */
+	if (d->nstack_stats > STACKS_SHOWN || d->stack_stats_omitted) {
+		uint64_t more = (d->nstack_stats - shown_n) + d->stack_stats_omitted;
+
+		if (d->sampled)
+			fprintf(out, "  %14s %12s %14s %7s  ", "", "", "", "");
+		else
+			fprintf(out, "  %14s %12s %14s  ",
+				asp_fmt_count(a, d->bytes_allocated > sum.bytes ?
+					      d->bytes_allocated - sum.bytes : 0),
+				asp_fmt_count(b, d->allocs > sum.allocs ? d->allocs - sum.allocs : 0),
+				asp_fmt_count(c, d->in_use_bytes > sum.in_use_bytes ?
+					      d->in_use_bytes - sum.in_use_bytes : 0));
+		fprintf(out, "... and %s more stack%s\n", asp_fmt_count(a, more),
+			more == 1 ? "" : "s");
+	}
 	asp_symbolizer_free(sym);
 }
 

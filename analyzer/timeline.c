@@ -308,6 +308,11 @@ static json_t *frames_json(const asp_profile_t *p, const asp_pstack_t *ps)
 
 json_t *asp_timeline_json_of(const asp_profile_t *p)
 {
+	return asp_timeline_json_top(p, SIZE_MAX);
+}
+
+json_t *asp_timeline_json_top(const asp_profile_t *p, size_t max)
+{
 	const asp_dump_t *d = p->d;
 	const asp_snapshot_t *peak = &d->snapshots[d->peak_snapshot];
 	json_t *o, *snaps, *stacks;
@@ -327,7 +332,7 @@ json_t *asp_timeline_json_of(const asp_profile_t *p)
 			"peak", s->peak, "detailed", s->has_detail));
 	}
 	stacks = json_array();
-	for (size_t i = 0; i < h.n; i++)
+	for (size_t i = 0; i < h.n && i < max; i++)
 		json_array_append_new(stacks, json_pack("{s:I,s:I,s:f,s:o}",
 			"bytes", (json_int_t)h.v[i].bytes,
 			"blocks", (json_int_t)h.v[i].blocks,
@@ -345,6 +350,9 @@ json_t *asp_timeline_json_of(const asp_profile_t *p)
 		"snapshot_in_use_bytes", (json_int_t)peak->in_use_bytes,
 		"snapshot_in_use_blocks", (json_int_t)peak->in_use_blocks,
 		"stacks", stacks);
+	if (o && max != SIZE_MAX)
+		json_object_set_new(json_object_get(o, "peak"), "more_stacks",
+				    json_integer((json_int_t)(h.n > max ? h.n - max : 0)));
 	free(h.v);
 	return o;
 }

@@ -241,3 +241,89 @@ done
 check "prog: heaptrack_print's peak line and its one temporary allocation, strdup's in main" \
 	"peak heap memory consumption: 106B|1 temporary allocations of 1 allocations in total (100.00%) from|main|  at prog.c:13" \
 	"$(grep '^peak heap memory' "$TMP/prog.htp")|$(grep -A2 -m1 'temporary allocations of' "$TMP/prog.htp" | tr '\n' '|' | sed 's/|$//')"
+
+# --- many stacks: the views choose, the exports keep every one --------------------------
+
+# many: 1,000 blocks, each from a stack of its own, nine levels of one
+# recursive function whose four call sites the block's number chooses.
+cat >"$TMP/many.c" <<'EOF'
+#include <stdlib.h>
+
+static void **keep;
+static unsigned n;
+static volatile unsigned sink;
+
+__attribute__((noinline)) static void leaf(unsigned v)
+{
+	keep[n++] = malloc(16 + v % 64);
+	sink += v;
+}
+
+__attribute__((noinline)) static void step(unsigned depth, unsigned v, unsigned digits)
+{
+	if (!depth) {
+		leaf(v);
+		return;
+	}
+	switch (digits & 3) {
+	case 0: step(depth - 1, v, digits >> 2); sink += 1; break;
+	case 1: step(depth - 1, v, digits >> 2); sink += 2; break;
+	case 2: step(depth - 1, v, digits >> 2); sink += 3; break;
+	default: step(depth - 1, v, digits >> 2); sink += 4; break;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	unsigned count = argc > 1 ? (unsigned)atoi(argv[1]) : 1000;
+
+	keep = malloc(count * sizeof *keep);
+	for (unsigned i = 0; i < count; i++)
+		step(9, i, i);
+	return 0;
+}
+EOF
+$CC -O1 -g -o "$TMP/many" "$TMP/many.c" &&
+	(cd "$TMP" && ALLOCSPY_BACKTRACE=16 ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT="$TMP/many.json" \
+		LD_PRELOAD="$LIB" ./many 1000)
+# Every stack's totals, as the shim will write them, from the loss records
+# (each block is still reachable at exit, each stack one record).
+python3 - "$TMP/many.json" "$TMP/all.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ss = [{"stack": r["stack"], "allocs": r["blocks"], "bytes": r["bytes"], "in_use_blocks": r["blocks"],
+       "in_use_bytes": r["bytes"], "temporary": 0, "peak_bytes": r["bytes"], "peak_blocks": r["blocks"]}
+      for r in d["loss_records"]]
+d["stack_stats"] = sorted(ss, key=lambda s: (-s["bytes"], s["stack"]))
+d.pop("stack_stats_omitted", None)
+tid = d["threads"][0]["tid"]
+d["thread_stacks"] = [{"tid": tid, "stack": s["stack"], "allocs": s["allocs"], "bytes": s["bytes"]} for s in ss]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+D=$TMP/all.json
+check "many: 1,001 stacks, each with its totals" "1001 1001" \
+	"$(json_get "$D" '"%d %d" % (len(d["stacks"]), len(d["stack_stats"]))')"
+"$REPORT" "$D" >"$TMP/all.summary" 2>&1
+check "many: the summary lists 10 stacks, then the others in one row" \
+	"$(json_get "$D" '"  {:>14,} {:>12,} {:>14,}  ... and 991 more stacks".format(*[d["heap"][k] - sum(s[j] for s in d["stack_stats"][:10]) for k, j in (("bytes_allocated", "bytes"), ("allocs", "allocs"), ("in_use_bytes", "in_use_bytes"))])')|11" \
+	"$(grep 'more stacks' "$TMP/all.summary")|$(sed -n '/^Stacks/,/more stacks/p' "$TMP/all.summary" | grep -c '^ *[0-9]')"
+"$REPORT" timeline "$D" >"$TMP/all.timeline" 2>&1
+check "many: the timeline lists 10 stacks at the peak, then the others in one line" \
+	"$(json_get "$D" '(lambda p, h: "  {:>14,} {:>5.1f}%  ... and {:,} more stacks".format(sum(x["bytes"] for x in h[10:]), 100 * sum(x["bytes"] for x in h[10:]) / p["in_use_bytes"], len(h) - 10))(*[(s, sorted(s["detail"], key=lambda x: (-x["bytes"], x["stack"]))) for s in d["snapshots"] if s.get("peak")][0])')" \
+	"$(grep 'more stacks' "$TMP/all.timeline")"
+"$REPORT" timeline --svg "$TMP/all.svg" "$D" 2>/dev/null
+"$REPORT" html -o "$TMP/all.html" "$D" 2>/dev/null
+check "many: the SVG and the page say so too" \
+	"$(json_get "$D" '"... and {:,} more stacks".format(len([s for s in d["snapshots"] if s.get("peak")][0]["detail"]) - 10)') yes" \
+	"$(grep -o '\.\.\. and [0-9,]* more stacks' "$TMP/all.svg") $(grep -q "$(json_get "$D" '"... and {:,} more stacks; the 10 largest are listed".format(len([s for s in d["snapshots"] if s.get("peak")][0]["detail"]) - 10)')" "$TMP/all.html" && echo yes)"
+"$REPORT" export --format=folded "$D" >"$TMP/all.folded" 2>&1
+"$REPORT" export --format=speedscope -o "$TMP/all.ss" "$D" 2>&1
+"$REPORT" export --format=callgrind -o "$TMP/all.cg" "$D" 2>&1
+check "many: folded and speedscope keep every stack, the bytes the dump's" \
+	"$(json_get "$D" '"1001 %d 1001 %d" % (d["heap"]["bytes_allocated"], d["heap"]["bytes_allocated"])')" \
+	"$(wc -l <"$TMP/all.folded") $(awk '{ s += $NF } END { print s }' "$TMP/all.folded") $(json_get "$TMP/all.ss" '"%d %d" % (len(d["profiles"][0]["samples"]), sum(d["profiles"][0]["weights"]))')"
+# A recursive function's call site is one location more than once in a
+# stack: the callgrind export's frames once overflowed their buffer.
+check "many: callgrind_annotate's totals of the recursive stacks are the dump's" \
+	"$(json_get "$D" '"%d %d %d %d 0" % (d["heap"]["bytes_allocated"], d["heap"]["allocs"], d["heap"]["in_use_bytes"], d["heap"]["in_use_blocks"])')" \
+	"$(timeout 60 callgrind_annotate "$TMP/all.cg" 2>&1 | grep 'PROGRAM TOTALS' | sed 's/([^)]*)//g; s/,//g' | awk '{ print $1, $2, $3, $4, $5 }')"
