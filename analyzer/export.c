@@ -78,12 +78,20 @@ static const asp_loc_t other_loc = {
 	.lines = (asp_line_t *)&other_line, .nlines = 1, .module = -1,
 };
 
+/* The stand-in location of ASP_PROFILE_TRUNCATED. */
+static const asp_line_t truncated_line = { .fn = ASP_PROFILE_TRUNCATED };
+static const asp_loc_t truncated_loc = {
+	.lines = (asp_line_t *)&truncated_line, .nlines = 1, .module = -1,
+};
+
 void asp_export_frames(const asp_sample_t *s, asp_frame_fn *fn, void *arg)
 {
 	if (!s->stack) {
 		fn(arg, &other_loc, &other_loc.lines[0]);
 		return;
 	}
+	if (s->stack->truncated)
+		fn(arg, &truncated_loc, &truncated_loc.lines[0]);
 	for (size_t j = s->stack->n; j-- > 0;) {
 		const asp_loc_t *loc = s->stack->locs[j];
 
@@ -247,7 +255,7 @@ static int callgrind(FILE *out, const asp_profile_t *p)
 	/* The longest stack, in lines: a recursive one holds a location
 	 * more than once, so this can pass the lines of all locations. */
 	for (size_t i = 0; i < p->d->nstacks; i++) {
-		size_t n = 1;
+		size_t n = 2;	/* with ASP_PROFILE_TRUNCATED */
 
 		for (size_t j = 0; j < p->stacks[i].n; j++)
 			n += p->stacks[i].locs[j]->nlines;
@@ -559,7 +567,7 @@ struct sframes {
 static void speedscope_frame(void *arg, const asp_loc_t *loc, const asp_line_t *l)
 {
 	struct sframes *sf = arg;
-	size_t slot = loc == &other_loc ? 0 :
+	size_t slot = loc == &other_loc ? 0 : loc == &truncated_loc ? 1 :
 		      sf->first_line[loc->id - 1] + (size_t)(l - loc->lines);
 
 	if (!sf->index[slot]) {
@@ -587,7 +595,7 @@ static int speedscope(FILE *out, const asp_profile_t *p)
 		[ASP_WEIGHT_INUSE_BYTES] = "bytes in use at the end",
 		[ASP_WEIGHT_PEAK_BYTES] = "bytes in use at the peak",
 	};
-	size_t slots = 1;
+	size_t slots = 2;
 	struct sframes sf = { .p = p };
 	json_t *root, *profiles;
 	char title[ASP_PATH_MAX + 64];
@@ -605,7 +613,7 @@ static int speedscope(FILE *out, const asp_profile_t *p)
 		json_decref(profiles);
 		return -ENOMEM;
 	}
-	slots = 1;
+	slots = 2;
 	for (size_t i = 0; i < p->nlocs; i++) {
 		sf.first_line[i] = slots;
 		slots += p->locs[i]->nlines;

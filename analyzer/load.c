@@ -392,6 +392,9 @@ static void load_options(struct rd *r, asp_dump_t *d, json_t *root)
 		fail(r, "options.mode: \"%s\" is neither \"track\" nor \"count\"",
 		     mode);
 	d->count_mode = mode && strcmp(mode, "count") == 0;
+	/* The depth stacks were cut at: optional (0: not said). */
+	if (!r->failed && opt && json_object_get(opt, "backtrace"))
+		d->backtrace = get_count(r, opt, "options", "backtrace", true);
 	d->leak_check = get_string(r, opt, "options", "leak_check", 16, false);
 	if (d->leak_check && strcmp(d->leak_check, "summary") != 0 &&
 	    strcmp(d->leak_check, "full") != 0 && strcmp(d->leak_check, "no") != 0)

@@ -80,6 +80,22 @@ static bool is_main(const asp_loc_t *l)
 	return fn && strcmp(fn, "main") == 0;
 }
 
+/* Whether l is where stacks begin: a process's entry point, a thread's
+ * start, or valgrind's name for what lies below main. */
+static bool is_root(const asp_loc_t *l)
+{
+	static const char *const roots[] = {
+		"_start", "clone", "clone3", "__clone", "__clone3", "start_thread",
+		"(below main)", "main",
+	};
+	const char *fn = l->lines[l->nlines - 1].fn;
+
+	for (size_t i = 0; fn && i < sizeof roots / sizeof *roots; i++)
+		if (strcmp(fn, roots[i]) == 0)
+			return true;
+	return false;
+}
+
 static int symbolize_stacks(asp_profile_t *p)
 {
 	const asp_dump_t *d = p->d;
@@ -124,6 +140,8 @@ static int symbolize_stacks(asp_profile_t *p)
 			if (is_main(l))
 				break;
 		}
+		ps->truncated = d->backtrace && st->n >= d->backtrace && ps->n &&
+				!is_root(ps->locs[ps->n - 1]);
 	}
 	free(buf);
 	return 0;

@@ -14,6 +14,12 @@
  * (stacks left out of "stack_stats", blocks allocated with no stack). */
 #define ASP_PROFILE_OTHER "[other stacks]"
 
+/* The frame put at the root of a stack cut at the dump's backtrace depth
+ * (asp_pstack_t.truncated) in flame graphs, folded and speedscope output,
+ * so that such stacks sit under one frame instead of looking like roots of
+ * their own. */
+#define ASP_PROFILE_TRUNCATED "[truncated]"
+
 /* Room for a frame's name made up from its module (asp_profile_name). */
 #define ASP_NAME_MAX 96
 
@@ -31,6 +37,10 @@ typedef struct asp_loc {
 typedef struct asp_pstack {
 	asp_loc_t **locs;
 	size_t n;
+	/* Cut at the depth limit: the dump's stack has options.backtrace
+	 * frames, none of them main, and the outermost is no root frame
+	 * (_start, clone, start_thread, "(below main)"). */
+	bool truncated;
 } asp_pstack_t;
 
 /* What one stack allocated; the figures of stack_stats. */

@@ -327,3 +327,26 @@ check "many: folded and speedscope keep every stack, the bytes the dump's" \
 check "many: callgrind_annotate's totals of the recursive stacks are the dump's" \
 	"$(json_get "$D" '"%d %d %d %d 0" % (d["heap"]["bytes_allocated"], d["heap"]["allocs"], d["heap"]["in_use_bytes"], d["heap"]["in_use_blocks"])')" \
 	"$(timeout 60 callgrind_annotate "$TMP/all.cg" 2>&1 | grep 'PROGRAM TOTALS' | sed 's/([^)]*)//g; s/,//g' | awk '{ print $1, $2, $3, $4, $5 }')"
+
+# --- stacks cut at the depth limit ----------------------------------------------------
+
+# With 8 frames, the blocks of many (11 frames down to main) are cut, and
+# their innermost 8 frames are alike (the numbers below 50 differ in the
+# outer calls): one stack, under one [truncated] frame; main's own block
+# is whole. With 16, each stack has 16 frames, the depth, but reaches
+# main: none is cut.
+(cd "$TMP" && ALLOCSPY_BACKTRACE=8 ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT="$TMP/cut.json" \
+	LD_PRELOAD="$LIB" ./many 50)
+D=$TMP/cut.json
+"$REPORT" export --format=folded "$D" >"$TMP/cut.folded" 2>&1
+check "cut at 8 frames: the stack of 8 frames from step down to leaf under [truncated], with the 50 blocks; main's whole" \
+	"[truncated];step;step;step;step;step;step;step;leaf $(json_get "$D" 'sum(16 + v % 64 for v in range(50))')|main 400" \
+	"$(sed 's/ (many\.c:[0-9]*)//g' "$TMP/cut.folded" | tr '\n' '|' | sed 's/|$//')"
+"$REPORT" export --format=speedscope -o "$TMP/cut.ss" "$D" 2>/dev/null
+"$REPORT" html -o "$TMP/cut.html" "$D" 2>/dev/null
+python3 "$TOP/test/html-page.py" "$TMP/cut.html" >"$TMP/cut.page" 2>&1
+check "cut at 8 frames: speedscope's stacks and the page's flame graph have [truncated] at their root" \
+	"1 ['[truncated]', 'main']" \
+	"$(json_get "$TMP/cut.ss" 'sum(d["shared"]["frames"][s[0]]["name"] == "[truncated]" for s in d["profiles"][0]["samples"])') $(json_get "$TMP/cut.page" '(lambda f, s: sorted(s[n] for n, k in zip(f["n"], f["d"]) if k == 1))([f for f in d["data"]["dumps"][0]["flames"] if f["key"] == "alloc_bytes"][0], d["data"]["dumps"][0]["strings"])')"
+check "16 frames down to main: the stack has the depth, reaches main, none is cut" "16 0" \
+	"$(json_get "$TMP/all.json" 'max(len(s) for s in d["stacks"])') $(grep -c '^\[truncated\]' "$TMP/all.folded")"
