@@ -14,8 +14,7 @@
 
 enum unit { COUNT, SECONDS };
 
-/* Room for a column label: asp_fmt_label needs 4 bytes a column. */
-#define LABEL_SIZE (4 * ASP_COMPARE_LABEL_W + 4)
+#define LABEL_SIZE ASP_COMPARE_LABEL_SIZE
 
 struct cell {
 	bool known;		/* false: "?" (count mode has no sizes) */
@@ -233,20 +232,71 @@ static const char *ratio_text(char buf[ASP_NUM_MAX], const struct row *r,
 	return asp_fmt_ratio(buf, cell_value(r, 0), cell_value(r, i));
 }
 
-/* "prog arg1 arg2", cut to ASP_COMPARE_LABEL_W columns. */
-static const char *dump_label(char buf[LABEL_SIZE], const asp_dump_t *d)
+/* buf: s cut to ASP_COMPARE_LABEL_W columns, keeping its end ("...ns/b/x")
+ * when keep_end, else its start ("a long la..."). */
+static const char *cut_label(char buf[LABEL_SIZE], const char *s, bool keep_end)
 {
-	char full[256];
+	const char *tail = s + strlen(s);
+	char cut[LABEL_SIZE];
+
+	if (!keep_end || asp_text_width(s) <= ASP_COMPARE_LABEL_W)
+		return asp_fmt_label(buf, LABEL_SIZE, s, ASP_COMPARE_LABEL_W);
+	for (size_t cols = 0; tail > s && cols < ASP_COMPARE_LABEL_W - 3;)
+		if (((unsigned char)*--tail & 0xc0) != 0x80)
+			cols++;
+	snprintf(cut, sizeof cut, "...%s", tail);
+	return asp_fmt_label(buf, LABEL_SIZE, cut, ASP_COMPARE_LABEL_W);
+}
+
+/* A dump's short name: its --label, or its file's base name less ".json"
+ * ("strdup" for runs/strdup.json); never its command line, which two
+ * runs of one program share. */
+static const char *short_label(char buf[LABEL_SIZE], const asp_dump_t *d)
+{
+	char base[ASP_PATH_MAX];
 	size_t len;
 
-	snprintf(full, sizeof full, "%s", asp_dump_exe_name(d));
-	for (size_t i = 1; i < d->argc; i++) {
-		len = strlen(full);
-		if (len + 1 >= sizeof full)
-			break;
-		snprintf(full + len, sizeof full - len, " %s", d->argv[i]);
+	if (d->label)
+		return cut_label(buf, d->label, false);
+	snprintf(base, sizeof base, "%s", asp_base_name(d->file));
+	len = strlen(base);
+	if (len > 5 && strcmp(base + len - 5, ".json") == 0)
+		base[len - 5] = '\0';
+	return cut_label(buf, base, true);
+}
+
+/* A dump's name among d[0..nd): its short one, or, when another file
+ * has the same and neither was given a --label, its file name as given. */
+static const char *own_label(char buf[LABEL_SIZE], const asp_dump_t *d, size_t nd,
+			     size_t i)
+{
+	char other[LABEL_SIZE];
+
+	short_label(buf, &d[i]);
+	for (size_t j = 0; j < nd && !d[i].label; j++)
+		if (j != i && !d[j].label && strcmp(d[j].file, d[i].file) != 0 &&
+		    strcmp(short_label(other, &d[j]), buf) == 0)
+			return cut_label(buf, d[i].file, true);
+	return buf;
+}
+
+/* Dump i's name, with " #2", " #3" after one an earlier dump has (the
+ * same file given twice). */
+const char *asp_compare_label(char buf[LABEL_SIZE], const asp_dump_t *d, size_t nd,
+			      size_t i)
+{
+	char other[LABEL_SIZE];
+	size_t same = 1;
+
+	own_label(buf, d, nd, i);
+	for (size_t j = 0; j < i; j++)
+		same += strcmp(own_label(other, d, nd, j), buf) == 0;
+	if (same > 1) {
+		size_t len = strlen(buf);
+
+		snprintf(buf + len, LABEL_SIZE - len, " #%zu", same);
 	}
-	return asp_fmt_label(buf, LABEL_SIZE, full, ASP_COMPARE_LABEL_W);
+	return buf;
 }
 
 /* Whether the dumps' programs differ; their base names into names. */
@@ -295,7 +345,7 @@ static int layout(struct layout *l, const struct table *t, const asp_dump_t *d)
 	if (!l->width || !l->rwidth || !l->labels)
 		return -ENOMEM;
 	for (size_t i = 0; i < nd; i++) {
-		dump_label(l->labels[i], &d[i]);
+		asp_compare_label(l->labels[i], d, nd, i);
 		l->width[i] = asp_text_width(l->labels[i]);
 		l->rwidth[i] = strlen("ratio");
 	}
@@ -724,7 +774,7 @@ static json_t *dumps_json(const asp_dump_t *d, size_t nd)
 			json_array_append_new(argv, asp_json_text(d[i].argv[j]));
 		json_array_append_new(a, json_pack("{s:o,s:o,s:I,s:o,s:o,s:s,s:o}",
 			"file", asp_json_text(d[i].file),
-			"label", asp_json_text(dump_label(label, &d[i])),
+			"label", asp_json_text(asp_compare_label(label, d, nd, i)),
 			"pid", (json_int_t)d[i].pid,
 			"exe", asp_json_text(d[i].exe),
 			"argv", argv,

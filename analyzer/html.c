@@ -1083,8 +1083,21 @@ static int put_compare(FILE *out, const struct part *pt)
 
 /* --- the page ------------------------------------------------------------------------- */
 
+/* What the page calls dump i of n: of one, its --label or its program's
+ * name; of two, compare's label (its --label or its file name), which two
+ * runs of one program do not share. */
+static const char *page_name(char buf[ASP_COMPARE_LABEL_SIZE], const asp_dump_t *d,
+			     size_t n, size_t i)
+{
+	if (n > 1)
+		return asp_compare_label(buf, d, n, i);
+	return d[i].label ? d[i].label : asp_dump_exe_name(&d[i]);
+}
+
 static void put_head(FILE *out, const asp_dump_t *d, size_t n)
 {
+	char name[ASP_COMPARE_LABEL_SIZE];
+
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n", out);
 	/* Nothing loads from anywhere; only the page's own style sheet and
 	 * script run, whatever text a dump holds. */
@@ -1096,7 +1109,7 @@ static void put_head(FILE *out, const asp_dump_t *d, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputs(" vs ", out);
-		asp_put_xml(out, asp_dump_exe_name(&d[i]));
+		asp_put_xml(out, page_name(name, d, n, i));
 		fprintf(out, " (pid %lld)", (long long)d[i].pid);
 	}
 	fputs(" \u2014 allocspy</title>\n<style>", out);
@@ -1122,14 +1135,15 @@ static void put_nav(FILE *out, size_t i, const char *label)
 	fputs("</li>", out);
 }
 
-static int put_part(FILE *out, struct part *pt, size_t n)
+static int put_part(FILE *out, struct part *pt, const asp_dump_t *d, size_t n)
 {
+	char name[ASP_COMPARE_LABEL_SIZE];
 	int rc;
 
 	fprintf(out, "<section class=\"dump\" id=\"d%zu\">", pt->i);
 	if (n > 1) {
 		fprintf(out, "<h2>%c: ", 'A' + (int)pt->i);
-		asp_put_xml(out, asp_dump_exe_name(pt->d));
+		asp_put_xml(out, page_name(name, d, n, pt->i));
 		fputs("</h2>\n", out);
 	}
 	put_meta(out, pt->d);
@@ -1145,6 +1159,7 @@ static int put_part(FILE *out, struct part *pt, size_t n)
 
 int asp_html_write(FILE *out, const asp_dump_t *d, size_t n)
 {
+	char name[ASP_COMPARE_LABEL_SIZE];
 	struct part parts[2];
 	json_t *data = json_object(), *dumps = json_array();
 	int rc = data && dumps && n >= 1 && n <= 2 ? 0 : -ENOMEM;
@@ -1166,19 +1181,23 @@ int asp_html_write(FILE *out, const asp_dump_t *d, size_t n)
 		for (size_t i = 0; i < n; i++) {
 			if (i)
 				fputs(" <span class=\"vs\">compared with</span> ", out);
-			asp_put_xml(out, asp_dump_exe_name(&d[i]));
+			asp_put_xml(out, page_name(name, d, n, i));
 		}
 		fputs(" <span class=\"by\">\u2014 allocspy</span></h1>\n<nav><ul>", out);
 		if (n > 1)
 			fputs("<li><a href=\"#compare\">what changed from A to B</a></li>", out);
-		for (size_t i = 0; i < n; i++)
-			put_nav(out, i, n > 1 ? (i ? "B" : "A") : NULL);
+		for (size_t i = 0; i < n; i++) {
+			char nav[ASP_COMPARE_LABEL_SIZE + 8];
+
+			snprintf(nav, sizeof nav, "%c (%s)", 'A' + (int)i, page_name(name, d, n, i));
+			put_nav(out, i, n > 1 ? nav : NULL);
+		}
 		fputs("</ul></nav></header>\n<main>\n", out);
 		if (n > 1)
 			rc = put_compare(out, parts);
 	}
 	for (size_t i = 0; rc == 0 && i < n; i++)
-		rc = put_part(out, &parts[i], n);
+		rc = put_part(out, &parts[i], d, n);
 	if (rc == 0) {
 		fputs("</main>\n<footer>Written by allocspy-report " ASP_VERSION
 		      " from the dump alone: the page loads nothing from anywhere."

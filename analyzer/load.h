@@ -154,6 +154,8 @@ typedef struct asp_refs {
 
 typedef struct asp_dump {
 	const char *file;	/* the name it was loaded from */
+	const char *label;	/* compare's and html's name for it (--label),
+				 * or NULL: its file name */
 	json_t *root;		/* owns every string below */
 
 	int64_t pid;

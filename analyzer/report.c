@@ -25,11 +25,11 @@ static const char usage_text[] =
 "usage: allocspy-report [--json] [summary] DUMP\n"
 "       allocspy-report [--json] leaks [--show-leak-kinds=KINDS]\n"
 "                             [--gen-suppressions] DUMP\n"
-"       allocspy-report [--json] compare DUMP1 DUMP2 [DUMP...]\n"
+"       allocspy-report [--json] compare [--label NAME]... DUMP1 DUMP2 [DUMP...]\n"
 "       allocspy-report timeline [--svg FILE] [--json] DUMP\n"
 "       allocspy-report export --format=FORMAT [--weight=WEIGHT] [-o FILE] DUMP\n"
 "       allocspy-report merge [-o FILE] DUMP...\n"
-"       allocspy-report html [-o FILE] DUMP [DUMP2]\n"
+"       allocspy-report html [-o FILE] [--label NAME]... DUMP [DUMP2]\n"
 "       allocspy-report help | -h | --help | --version\n"
 "\n"
 "Reads the JSON dumps that liballocspy.so writes at exit.\n"
@@ -66,6 +66,8 @@ static const char usage_text[] =
 "                     alloc_bytes (the default), allocs, inuse_bytes (at the\n"
 "                     end), peak_bytes or temporary\n"
 "  -o FILE            export, merge, html: write to FILE instead of stdout\n"
+"  --label NAME       compare, html: the name of the next dump, in the order\n"
+"                     the dumps are given (default: its file name)\n"
 "  help, -h, --help   write this text\n"
 "  --version          write the version\n"
 "\n"
@@ -106,12 +108,14 @@ struct opts {
 	unsigned kinds;
 	char **files;
 	size_t nfiles;
+	const char **labels;	/* --label, in order */
+	size_t nlabels;
 };
 
 /* The options, as --help spells them, for the suggestions. */
 static const char *const option_names[] = {
 	"--json", "--show-leak-kinds", "--gen-suppressions", "--svg", "--format",
-	"--weight", "-o", "--help", "--version",
+	"--weight", "-o", "--label", "--help", "--version",
 };
 
 /* A usage error: one line, and where to look. */
@@ -264,6 +268,8 @@ static int parse(struct opts *o, int argc, char **argv)
 			weight = v;
 		} else if ((v = value("-o", argc, argv, &i, &missing))) {
 			o->output = v;
+		} else if ((v = value("--label", argc, argv, &i, &missing))) {
+			o->labels[o->nlabels++] = v;
 		} else if (missing) {
 			return usage_error("%s needs a value", a);
 		} else {
@@ -307,6 +313,11 @@ static int parse(struct opts *o, int argc, char **argv)
 				   format ? "--format" : "--weight");
 	if (o->cmd != CMD_EXPORT && o->cmd != CMD_MERGE && o->cmd != CMD_HTML && o->output)
 		return usage_error("%s", "-o is an option of the export, merge and html commands");
+	if (o->cmd != CMD_COMPARE && o->cmd != CMD_HTML && o->nlabels)
+		return usage_error("%s", "--label is an option of the compare and html commands");
+	for (size_t i = 0; i < o->nlabels; i++)
+		if (!*o->labels[i])
+			return usage_error("%s", "--label needs a name");
 	if (o->svg && (!*o->svg || o->json))
 		return usage_error("%s", *o->svg ? "--svg and --json together" :
 				   "--svg needs a file name");
@@ -327,6 +338,8 @@ static int parse(struct opts *o, int argc, char **argv)
 	if (o->nfiles > commands[o->cmd].max_dumps)
 		return usage_error("%s", commands[o->cmd].max_dumps == 2 ?
 				   "two dumps at most" : "one dump only");
+	if (o->nlabels > o->nfiles)
+		return usage_error("%s", "more --label names than dumps");
 	return -1;
 }
 
@@ -504,6 +517,7 @@ static int run(const struct opts *o, asp_dump_t *d)
 			asp_error(o->files[i], "%s", err);
 			return ASP_EXIT_USAGE;
 		}
+		d[i].label = i < o->nlabels ? o->labels[i] : NULL;
 	}
 	switch (o->cmd) {
 	case CMD_SUMMARY:
@@ -566,8 +580,12 @@ int main(int argc, char **argv)
 	int rc;
 
 	o.files = calloc((size_t)argc, sizeof *o.files);
-	if (!o.files)
+	o.labels = calloc((size_t)argc, sizeof *o.labels);
+	if (!o.files || !o.labels) {
+		free(o.files);
+		free(o.labels);
 		return out_of_memory();
+	}
 	rc = parse(&o, argc, argv);
 	if (rc < 0) {
 		d = calloc(o.nfiles ? o.nfiles : 1, sizeof *d);
@@ -577,5 +595,6 @@ int main(int argc, char **argv)
 		asp_dump_free(&d[i]);
 	free(d);
 	free(o.files);
+	free(o.labels);
 	return finish(rc);
 }

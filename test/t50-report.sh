@@ -205,8 +205,30 @@ check "--json leaks: the suppression and the allocation function" "new fun:_Znwm
 
 (cd "$G" && "$REPORT" compare --json strdup.json refs.json count.json) >"$TMP/cmp.json"
 check "--json compare: labels, note, allocs and ratios" \
-	"tree-strdup --depth 3|True|[40004, 3, 1234567]|0.0000750|30.8611" \
-	"$(json_get "$TMP/cmp.json" '"%s|%s|%s|%.7f|%.4f" % (d["dumps"][0]["label"], d["different_programs"], d["rows"][0]["values"], d["rows"][0]["ratios"][0], d["rows"][0]["ratios"][1])')"
+	"['strdup', 'refs', 'count']|True|[40004, 3, 1234567]|0.0000750|30.8611" \
+	"$(json_get "$TMP/cmp.json" '"%s|%s|%s|%.7f|%.4f" % ([x["label"] for x in d["dumps"]], d["different_programs"], d["rows"][0]["values"], d["rows"][0]["ratios"][0], d["rows"][0]["ratios"][1])')"
+# The dumps are named by their files, never by a command line two runs share.
+labels() {
+	(cd "$G" && "$REPORT" --json compare "$@") 2>"$TMP/err" | python3 -c 'import json, sys; print(" | ".join(x["label"] for x in json.load(sys.stdin)["dumps"]))'
+}
+check "compare: labels from the files' base names, less .json" "strdup | refs" "$(labels strdup.json refs.json)"
+mkdir -p "$TMP/run1" "$TMP/run2" "$TMP/qwertyuiopqwerty/a" "$TMP/qwertyuiopqwerty/b"
+for dir in run1 run2 qwertyuiopqwerty/a qwertyuiopqwerty/b; do cp "$G/track.json" "$TMP/$dir/run.json"; done
+labels_in_tmp() {
+	(cd "$TMP" && "$REPORT" --json compare "$@") 2>/dev/null | python3 -c 'import json, sys; print(" | ".join(x["label"] for x in json.load(sys.stdin)["dumps"]))'
+}
+check "compare: two files of one base name: the names as given" "run1/run.json | run2/run.json" \
+	"$(labels_in_tmp run1/run.json run2/run.json)"
+check "compare: a long name as given keeps its last 24 columns" \
+	"...uiopqwerty/a/run.json | ...uiopqwerty/b/run.json" \
+	"$(labels_in_tmp qwertyuiopqwerty/a/run.json qwertyuiopqwerty/b/run.json)"
+check "compare: one file twice: #2 after the second" "track | track #2" "$(labels track.json track.json)"
+check "compare: --label NAME per dump, in order; the rest by their files" "before | after | count" \
+	"$(labels --label before strdup.json --label=after refs.json count.json)"
+(cd "$G" && "$REPORT" compare --label before --label after track.json count.json) >"$TMP/out" 2>/dev/null
+check "compare: the text table's columns, named by --label" "before           after        ratio" \
+	"$(sed -n 1p "$TMP/out" | sed 's/^ *//')"
+
 check "--json compare: unknown sizes are null" "[0, 0, None] [None, None]" \
 	"$(json_get "$TMP/cmp.json" '"%s %s" % ([r for r in d["rows"] if r["name"].startswith("in use")][0]["values"], [r for r in d["rows"] if r["name"].startswith("in use")][0]["ratios"])')"
 
@@ -345,6 +367,10 @@ usage "bad leak kinds" "bad --show-leak-kinds value 'definite,lost'" \
 	leaks --show-leak-kinds=definite,lost track.json
 usage "empty leak kinds" "bad --show-leak-kinds value ''" leaks --show-leak-kinds= track.json
 usage "compare with one dump" "compare needs two dumps or more" compare track.json
+usage "more labels than dumps" "more --label names than dumps" compare --label a --label b --label c \
+	track.json count.json
+usage "--label for the summary" "--label is an option of the compare and html commands" --label a track.json
+usage "an empty --label" "--label needs a name" compare --label= track.json count.json
 
 # Options before the command, the command's explicit name, a value after a space.
 (cd "$G" && "$REPORT" --json leaks track.json) >"$TMP/a" 2>/dev/null

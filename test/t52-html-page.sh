@@ -110,6 +110,19 @@ print([s["site"] for s in c if sign(s) > 0], [s["site"] for s in c if sign(s) < 
 	"$(info two '" ".join(str([r[0] for r in t["rows"][1:] if float(r[3 if r[3] != "?" else 6].replace(",", "").replace("\u2212", "-").replace("+", "") or 0) * s > 0]) for s in (1, -1) for t in [x for x in d["tables"] if "sites" in x["class"]][:1])')"
 check "two dumps: both dumps' parts, each with its own ids" "2 True" \
 	"$(info two '"%d %s" % (len(d["data"]["dumps"]), "What changed from A to B" in d["text"])')"
+# Two runs of one program: the page names each dump by its file (or its
+# --label), never by the command line they share.
+mkdir -p "$TMP/run1" "$TMP/run2"
+cp "$G/track.json" "$TMP/run1/run.json"
+cp "$G/track.json" "$TMP/run2/run.json"
+(cd "$TMP" && "$REPORT" html -o "$TMP/runs.html" run1/run.json run2/run.json 2>/dev/null)
+python3 "$TOP/test/html-page.py" "$TMP/runs.html" >"$TMP/runs.page" 2>&1
+check "two runs of one program: the title, heading, table columns and parts named by their files" \
+	"run1/run.json (pid 4095) vs run2/run.json (pid 4095) — allocspy|['', 'run1/run.json', 'run2/run.json', 'ratio']|yes yes" \
+	"$(sed -n 's/.*<title>\(.*\)<\/title>.*/\1/p' "$TMP/runs.html")|$(json_get "$TMP/runs.page" '[t["rows"][0] for t in d["tables"] if t["class"] == "compare"][0]')|$(grep -q '<h2>A: run1/run.json</h2>' "$TMP/runs.html" && echo yes) $(grep -q '<h2>B: run2/run.json</h2>' "$TMP/runs.html" && echo yes)"
+(cd "$G" && "$REPORT" html --label before --label after -o "$TMP/labels.html" track.json track.json 2>/dev/null)
+check "two dumps with --label: their names" "before compared with after|before after" \
+	"$(sed -n 's/.*<h1>\([^<]*\) <span class="vs">compared with<\/span> \([^<]*\) <span.*/\1 compared with \2/p' "$TMP/labels.html")|$(grep -o '<h2>[AB]: [a-z]*</h2>' "$TMP/labels.html" | sed 's/<[^>]*>//g; s/^[AB]: //' | tr '\n' ' ' | sed 's/ $//')"
 
 # --- escaping -----------------------------------------------------------------------------
 
