@@ -1092,8 +1092,13 @@ int asp_export(FILE *out, const asp_dump_t *d, enum asp_export_format f,
 		}
 	}
 	if (f != ASP_EXPORT_MASSIF && d->nstack_stats == 0) {
-		snprintf(err, ASP_ERR_MAX, "no stacks in this dump, which %s needs "
-			 "(run with ALLOCSPY_BACKTRACE=2 or more)", format_names[f]);
+		/* A caller-only run (ALLOCSPY_BACKTRACE=1) has stacks in its
+		 * snapshots and loss records, which timeline, leaks and html
+		 * show, but no stack's totals. */
+		snprintf(err, ASP_ERR_MAX, "no per-stack totals (stack_stats) in this dump, "
+			 "which %s needs: run with ALLOCSPY_BACKTRACE=2 or more%s",
+			 format_names[f], d->nstacks ? " (its callers are in its snapshots "
+			 "and loss records: timeline, leaks and html show them)" : "");
 		return -EINVAL;
 	}
 	if (asp_profile_build(&p, d) < 0)

@@ -186,7 +186,7 @@ refused "--weight for pprof" 2 "allocspy-report: error: --weight is for --format
 refused "export --json" 2 "allocspy-report: error: export writes no JSON of its own" export --json --format=folded track.json
 refused "-o without a file" 2 "allocspy-report: error: -o needs a value" export --format=folded track.json -o
 refused "a dump without stack_stats" 2 \
-	"allocspy-report: error: track.json: no stacks in this dump, which callgrind needs (run with ALLOCSPY_BACKTRACE=2 or more)" \
+	"allocspy-report: error: track.json: no per-stack totals (stack_stats) in this dump, which callgrind needs: run with ALLOCSPY_BACKTRACE=2 or more (its callers are in its snapshots and loss records: timeline, leaks and html show them)" \
 	export --format=callgrind track.json
 refused "massif of a dump without snapshots" 2 \
 	"allocspy-report: error: track.json: no snapshots in this dump, which massif needs" export --format=massif track.json
