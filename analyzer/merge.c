@@ -909,7 +909,7 @@ static int by_life(const void *pa, const void *pb)
  * each other's. */
 static u128 together(struct merge *m)
 {
-	struct life *v = malloc(2 * m->n * sizeof *v);
+	struct life *v = malloc((2 * m->n + 1) * sizeof *v);
 	u128 sum = 0, most = 0;
 
 	if (!v) {
