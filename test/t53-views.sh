@@ -164,7 +164,34 @@ views() {
 	"$REPORT" export --format=heaptrack -o "$TMP/$2.ht" "$1" 2>/dev/null
 	timeout 60 ms_print "$TMP/$2.massif" >"$TMP/$2.ms" 2>&1
 	python3 "$TOP/test/html-page.py" "$TMP/$2.html" >"$TMP/$2.page" 2>&1
-	timeout 120 go tool pprof -raw "$TMP/$2.pb.gz" >"$TMP/$2.raw" 2>&1
+	# The profile's comments, from its string table (go tool pprof shows
+	# them as "Comment:" lines; t56 has it read the profiles).
+	python3 - "$TMP/$2.pb.gz" >"$TMP/$2.raw" <<'PY'
+import gzip, sys
+b = gzip.open(sys.argv[1]).read()
+def varint(i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80:
+            return v, i
+strings, comments, i = [], [], 0
+while i < len(b):
+    key, i = varint(i)
+    if key & 7 == 0:
+        v, i = varint(i)
+        if key >> 3 == 13:
+            comments.append(v)
+    elif key & 7 == 2:
+        n, i = varint(i)
+        if key >> 3 == 6:
+            strings.append(b[i:i + n].decode())
+        i += n
+    else:
+        raise SystemExit("wire type %d" % (key & 7))
+for c in comments:
+    print("Comment: " + strings[c])
+PY
 }
 # peak_lines NAME: the peak as each view says it, one per line.
 peak_lines() {
