@@ -9,12 +9,12 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "profile.h"
 #include "symbolize.h"
 
 enum unit { COUNT, SECONDS };
 
-/* Room for a column label: asp_fmt_label needs 4 bytes a column. */
-#define LABEL_SIZE (4 * ASP_COMPARE_LABEL_W + 4)
+#define LABEL_SIZE ASP_COMPARE_LABEL_SIZE
 
 struct cell {
 	bool known;		/* false: "?" (count mode has no sizes) */
@@ -232,20 +232,71 @@ static const char *ratio_text(char buf[ASP_NUM_MAX], const struct row *r,
 	return asp_fmt_ratio(buf, cell_value(r, 0), cell_value(r, i));
 }
 
-/* "prog arg1 arg2", cut to ASP_COMPARE_LABEL_W columns. */
-static const char *dump_label(char buf[LABEL_SIZE], const asp_dump_t *d)
+/* buf: s cut to ASP_COMPARE_LABEL_W columns, keeping its end ("...ns/b/x")
+ * when keep_end, else its start ("a long la..."). */
+static const char *cut_label(char buf[LABEL_SIZE], const char *s, bool keep_end)
 {
-	char full[256];
+	const char *tail = s + strlen(s);
+	char cut[LABEL_SIZE];
+
+	if (!keep_end || asp_text_width(s) <= ASP_COMPARE_LABEL_W)
+		return asp_fmt_label(buf, LABEL_SIZE, s, ASP_COMPARE_LABEL_W);
+	for (size_t cols = 0; tail > s && cols < ASP_COMPARE_LABEL_W - 3;)
+		if (((unsigned char)*--tail & 0xc0) != 0x80)
+			cols++;
+	snprintf(cut, sizeof cut, "...%s", tail);
+	return asp_fmt_label(buf, LABEL_SIZE, cut, ASP_COMPARE_LABEL_W);
+}
+
+/* A dump's short name: its --label, or its file's base name less ".json"
+ * ("strdup" for runs/strdup.json); never its command line, which two
+ * runs of one program share. */
+static const char *short_label(char buf[LABEL_SIZE], const asp_dump_t *d)
+{
+	char base[ASP_PATH_MAX];
 	size_t len;
 
-	snprintf(full, sizeof full, "%s", asp_dump_exe_name(d));
-	for (size_t i = 1; i < d->argc; i++) {
-		len = strlen(full);
-		if (len + 1 >= sizeof full)
-			break;
-		snprintf(full + len, sizeof full - len, " %s", d->argv[i]);
+	if (d->label)
+		return cut_label(buf, d->label, false);
+	snprintf(base, sizeof base, "%s", asp_base_name(d->file));
+	len = strlen(base);
+	if (len > 5 && strcmp(base + len - 5, ".json") == 0)
+		base[len - 5] = '\0';
+	return cut_label(buf, base, true);
+}
+
+/* A dump's name among d[0..nd): its short one, or, when another file
+ * has the same and neither was given a --label, its file name as given. */
+static const char *own_label(char buf[LABEL_SIZE], const asp_dump_t *d, size_t nd,
+			     size_t i)
+{
+	char other[LABEL_SIZE];
+
+	short_label(buf, &d[i]);
+	for (size_t j = 0; j < nd && !d[i].label; j++)
+		if (j != i && !d[j].label && strcmp(d[j].file, d[i].file) != 0 &&
+		    strcmp(short_label(other, &d[j]), buf) == 0)
+			return cut_label(buf, d[i].file, true);
+	return buf;
+}
+
+/* Dump i's name, with " #2", " #3" after one an earlier dump has (the
+ * same file given twice). */
+const char *asp_compare_label(char buf[LABEL_SIZE], const asp_dump_t *d, size_t nd,
+			      size_t i)
+{
+	char other[LABEL_SIZE];
+	size_t same = 1;
+
+	own_label(buf, d, nd, i);
+	for (size_t j = 0; j < i; j++)
+		same += strcmp(own_label(other, d, nd, j), buf) == 0;
+	if (same > 1) {
+		size_t len = strlen(buf);
+
+		snprintf(buf + len, LABEL_SIZE - len, " #%zu", same);
 	}
-	return asp_fmt_label(buf, LABEL_SIZE, full, ASP_COMPARE_LABEL_W);
+	return buf;
 }
 
 /* Whether the dumps' programs differ; their base names into names. */
@@ -294,7 +345,7 @@ static int layout(struct layout *l, const struct table *t, const asp_dump_t *d)
 	if (!l->width || !l->rwidth || !l->labels)
 		return -ENOMEM;
 	for (size_t i = 0; i < nd; i++) {
-		dump_label(l->labels[i], &d[i]);
+		asp_compare_label(l->labels[i], d, nd, i);
 		l->width[i] = asp_text_width(l->labels[i]);
 		l->rwidth[i] = strlen("ratio");
 	}
@@ -386,6 +437,7 @@ struct sites {
 	size_t nslot;
 	size_t nd;
 	bool (*known)[S_METRICS];	/* per dump */
+	size_t more;		/* sites that changed beyond those kept */
 };
 
 static size_t hash_name(const char *s)
@@ -469,11 +521,12 @@ static void sites_free(struct sites *ss)
 /* "make_pair (leaky.c:10)": the innermost frame of st that is not the
  * shim's, as valgrind would show it; the function alone when the object
  * has no line info (paths differ between builds, names do not). */
-static void site_name(asp_symbolizer_t *sym, const asp_stack_t *st,
-		      char *buf, size_t size)
+static void site_name(const asp_dump_t *d, asp_symbolizer_t *sym,
+		      const asp_stack_t *st, char *buf, size_t size)
 {
-	snprintf(buf, size, "???");
+	snprintf(buf, size, "(no frames)");
 	for (size_t j = 0; sym && j < st->n; j++) {
+		char name[ASP_NAME_MAX];
 		asp_line_t l[64];
 
 		if (asp_symbolize_is_shim(sym, st->frames[j]))
@@ -481,8 +534,8 @@ static void site_name(asp_symbolizer_t *sym, const asp_stack_t *st,
 		asp_symbolize(sym, st->frames[j], l, 64);
 		if (l[0].fn && l[0].file)
 			snprintf(buf, size, "%s (%s:%u)", l[0].fn, l[0].file, l[0].line);
-		else if (l[0].fn)
-			snprintf(buf, size, "%s", l[0].fn);
+		else
+			snprintf(buf, size, "%s", asp_frame_name(d, &l[0], name));
 		return;
 	}
 }
@@ -506,7 +559,7 @@ static int sites_add(struct sites *ss, const asp_dump_t *d, size_t i,
 			const asp_stack_stat_t *st = &d->stack_stats[k];
 			struct site *x;
 
-			site_name(sym, &d->stacks[st->stack], name, sizeof name);
+			site_name(d, sym, &d->stacks[st->stack], name, sizeof name);
 			x = site_get(ss, name);
 			if (!x) {
 				rc = -ENOMEM;
@@ -522,7 +575,7 @@ static int sites_add(struct sites *ss, const asp_dump_t *d, size_t i,
 			const asp_record_t *rec = &d->records[k];
 			struct site *x;
 
-			site_name(sym, &d->stacks[rec->stack], name, sizeof name);
+			site_name(d, sym, &d->stacks[rec->stack], name, sizeof name);
 			x = site_get(ss, name);
 			if (!x)
 				rc = -ENOMEM;
@@ -588,6 +641,8 @@ static int sites_build(struct sites *ss, const asp_dump_t *d,
 	while (w < ss->n && w < max &&
 	       (ss->v[w].change || ss->v[w].call_change))
 		w++;
+	for (size_t k = w; k < ss->n; k++)
+		ss->more += ss->v[k].change || ss->v[k].call_change;
 	for (size_t k = w; k < ss->n; k++) {
 		free(ss->v[k].name);
 		free(ss->v[k].v);
@@ -660,6 +715,12 @@ static int put_sites(FILE *out, const asp_dump_t *d, size_t nd)
 				break;
 			}
 		put_table(out, &t, &l);
+		if (ss.more) {
+			char n[ASP_NUM_MAX];
+
+			fprintf(out, "... and %s more site%s that changed\n",
+				asp_fmt_count(n, ss.more), ss.more == 1 ? "" : "s");
+		}
 	}
 	layout_free(&l);
 	table_free(&t);
@@ -713,7 +774,7 @@ static json_t *dumps_json(const asp_dump_t *d, size_t nd)
 			json_array_append_new(argv, asp_json_text(d[i].argv[j]));
 		json_array_append_new(a, json_pack("{s:o,s:o,s:I,s:o,s:o,s:s,s:o}",
 			"file", asp_json_text(d[i].file),
-			"label", asp_json_text(dump_label(label, &d[i])),
+			"label", asp_json_text(asp_compare_label(label, d, nd, i)),
 			"pid", (json_int_t)d[i].pid,
 			"exe", asp_json_text(d[i].exe),
 			"argv", argv,

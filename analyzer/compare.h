@@ -9,8 +9,19 @@
 #include "load.h"
 #include "symbolize.h"
 
-/* Columns are labelled by program and arguments, cut to this many columns. */
+/* Columns are labelled by each dump's --label or file name, cut to this
+ * many columns. */
 #define ASP_COMPARE_LABEL_W 24
+
+/* Room for a label (4 bytes a column, and " #N"). */
+#define ASP_COMPARE_LABEL_SIZE (4 * ASP_COMPARE_LABEL_W + 4)
+
+/* The label of dump i of d[0..n): its --label, or its file's base name
+ * less ".json", or, when two dumps' are alike, its file name as given (the
+ * end of it when it is long); " #2", " #3" after a label an earlier dump
+ * has (one file given twice). */
+const char *asp_compare_label(char buf[ASP_COMPARE_LABEL_SIZE], const asp_dump_t *d,
+			      size_t n, size_t i);
 
 /* d[0..n), n >= 1. Return 0, or -ENOMEM. */
 int asp_compare_text(FILE *out, const asp_dump_t *d, size_t n);

@@ -5,10 +5,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fmt.h"
+#include "peak.h"
 #include "pprof.h"
 #include "profile.h"
 
@@ -28,6 +30,18 @@ static const char *const weight_names[] = {
 	[ASP_WEIGHT_INUSE_BYTES] = "inuse_bytes",
 	[ASP_WEIGHT_PEAK_BYTES] = "peak_bytes", [ASP_WEIGHT_TEMPORARY] = "temporary",
 };
+
+const char *const *asp_export_format_names(size_t *n)
+{
+	*n = sizeof format_names / sizeof *format_names;
+	return format_names;
+}
+
+const char *const *asp_export_weight_names(size_t *n)
+{
+	*n = sizeof weight_names / sizeof *weight_names;
+	return weight_names;
+}
 
 int asp_export_parse_format(const char *s, enum asp_export_format *f)
 {
@@ -64,12 +78,20 @@ static const asp_loc_t other_loc = {
 	.lines = (asp_line_t *)&other_line, .nlines = 1, .module = -1,
 };
 
+/* The stand-in location of ASP_PROFILE_TRUNCATED. */
+static const asp_line_t truncated_line = { .fn = ASP_PROFILE_TRUNCATED };
+static const asp_loc_t truncated_loc = {
+	.lines = (asp_line_t *)&truncated_line, .nlines = 1, .module = -1,
+};
+
 void asp_export_frames(const asp_sample_t *s, asp_frame_fn *fn, void *arg)
 {
 	if (!s->stack) {
 		fn(arg, &other_loc, &other_loc.lines[0]);
 		return;
 	}
+	if (s->stack->truncated)
+		fn(arg, &truncated_loc, &truncated_loc.lines[0]);
 	for (size_t j = s->stack->n; j-- > 0;) {
 		const asp_loc_t *loc = s->stack->locs[j];
 
@@ -230,8 +252,15 @@ static int callgrind(FILE *out, const asp_profile_t *p)
 	struct flat f;
 	uint64_t t[5] = {0};
 
-	for (size_t i = 0; i < p->nlocs; i++)
-		most += p->locs[i]->nlines;
+	/* The longest stack, in lines: a recursive one holds a location
+	 * more than once, so this can pass the lines of all locations. */
+	for (size_t i = 0; i < p->d->nstacks; i++) {
+		size_t n = 2;	/* with ASP_PROFILE_TRUNCATED */
+
+		for (size_t j = 0; j < p->stacks[i].n; j++)
+			n += p->stacks[i].locs[j]->nlines;
+		most = n > most ? n : most;
+	}
 	f.loc = malloc(most * sizeof(const asp_loc_t *));
 	f.line = malloc(most * sizeof(const asp_line_t *));
 	if (!f.loc || !f.line) {
@@ -244,6 +273,13 @@ static int callgrind(FILE *out, const asp_profile_t *p)
 	if (d->sampled)
 		fprintf(out, "desc: Sampled: ALLOCSPY_SAMPLE=%" PRIu64 "; the costs are "
 			"estimates\n", d->sample_bytes);
+	{
+		char text[ASP_PEAK_TEXT_MAX];
+
+		fputs("desc: Peak: ", out);
+		put_clean(out, asp_peak_text(text, d), "");
+		putc('\n', out);
+	}
 	fprintf(out, "pid: %lld\ncmd: ", (long long)d->pid);
 	put_clean(out, d->exe, "");
 	for (size_t i = 1; i < d->argc; i++) {
@@ -332,13 +368,13 @@ static bool same_frame(const asp_profile_t *p, const asp_detail_t *a,
 	       la == lb && xa == xb;
 }
 
+/* A frame as massif writes it, valgrind's way: "0x10916B: ??? (in
+ * /usr/bin/sort)" without a symbol. */
 static void massif_label(struct massif *m, const asp_loc_t *loc,
 			 const asp_line_t *l)
 {
-	char buf[ASP_NAME_MAX];
-
 	fprintf(m->out, " 0x%" PRIX64 ": ", loc->addr);
-	put_clean(m->out, asp_profile_name(m->p, loc, l, buf), "#");
+	put_clean(m->out, l->fn ? l->fn : "???", "#");
 	if (l->file) {
 		fputs(" (", m->out);
 		put_clean(m->out, l->file, "#");
@@ -420,70 +456,102 @@ static int by_frames(const void *pa, const void *pb, void *arg)
 	}
 }
 
+/* The heap tree of a point: its detail, largest groups first, then what
+ * the detail leaves out of its bytes as one more node, named rest. */
+static int massif_tree(struct massif *m, const asp_snapshot_t *s, uint64_t bytes,
+		       const char *rest)
+{
+	const asp_profile_t *p = m->p;
+	asp_detail_t *det = malloc((s->ndetail ? s->ndetail : 1) * sizeof *det);
+	size_t ng = 0;
+	uint64_t held;
+	const asp_loc_t *loc;
+	const asp_line_t *l;
+
+	if (!det)
+		return -ENOMEM;
+	memcpy(det, s->detail, s->ndetail * sizeof *det);
+	qsort_r(det, s->ndetail, sizeof *det, by_frames, (void *)p);
+	m->det = det;
+	m->n = s->ndetail;
+	held = group_bytes(m, 0, m->n);
+	/* Sampled: estimates may hold more than the heap; the tree is scaled
+	 * to fit under its root. */
+	if (held > bytes) {
+		for (size_t k = 0; k < m->n; k++)
+			det[k].bytes = (uint64_t)((unsigned __int128)det[k].bytes * bytes / held);
+		held = group_bytes(m, 0, m->n);
+	}
+	for (size_t k = 0; k < m->n; k++)
+		if (frame_at(p, &det[k], 0, &loc, &l) &&
+		    (k == 0 || !same_frame(p, &det[k - 1], &det[k], 0)))
+			ng++;
+	fprintf(m->out, "n%zu: %" PRIu64 " (heap allocation functions) "
+		"malloc/new/new[], --alloc-fns, etc.\n", ng + (bytes > held), bytes);
+	massif_children(m, 0, m->n, 0, 1);
+	if (bytes > held) {
+		fprintf(m->out, " n0: %" PRIu64 " 0x0: ", bytes - held);
+		put_clean(m->out, rest, "#");
+		putc('\n', m->out);
+	}
+	free(det);
+	return 0;
+}
+
+/* The snapshots as massif's, and the peak as one of its own where no
+ * snapshot holds it (asp_peak_points): its tree is the peak snapshot's,
+ * what that leaves out of the peak's bytes one node that says so. */
 static int massif(FILE *out, const asp_profile_t *p)
 {
 	const asp_dump_t *d = p->d;
 	struct massif m = { .out = out, .p = p };
+	char text[ASP_PEAK_TEXT_MAX], rest[ASP_PEAK_TEXT_MAX + 32];
+	size_t n, pk;
+	asp_point_t *v = asp_peak_points(d, &n, &pk);
+	int rc = 0;
 
+	if (!v)
+		return -ENOMEM;
 	fputs("desc: allocspy-report export --format=massif", out);
 	if (d->sampled)
 		fprintf(out, " (sampled: ALLOCSPY_SAMPLE=%" PRIu64 ", the trees are estimates)",
 			d->sample_bytes);
+	fputs("; peak: ", out);
+	put_clean(out, asp_peak_text(text, d), "#");
+	if (v[pk].snapshot == SIZE_MAX) {
+		fputs("; its tree is that of ", out);
+		put_clean(out, asp_peak_detail_text(text, d), "#");
+	}
 	fputs("\ncmd:", out);
 	for (size_t i = 0; i < d->argc; i++) {
 		putc(' ', out);
 		put_clean(out, d->argv[i], "#");
 	}
 	fputs("\ntime_unit: B\n", out);
-	for (size_t i = 0; i < d->nsnapshots; i++) {
-		const asp_snapshot_t *s = &d->snapshots[i];
-		asp_detail_t *det;
-		uint64_t held;
+	snprintf(rest, sizeof rest, "[not in the tree of %s]", asp_peak_detail_text(text, d));
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const asp_point_t *x = &v[i];
+		const asp_snapshot_t *s = x->snapshot == SIZE_MAX ?
+					  &d->snapshots[d->peak_snapshot] :
+					  &d->snapshots[x->snapshot];
 
 		fprintf(out, "#-----------\nsnapshot=%zu\n#-----------\n", i);
 		fprintf(out, "time=%" PRIu64 "\nmem_heap_B=%" PRIu64 "\n"
 			"mem_heap_extra_B=0\nmem_stacks_B=0\n",
-			asp_add_sat(s->bytes_allocated, s->bytes_freed), s->in_use_bytes);
+			asp_add_sat(x->bytes_allocated, x->bytes_freed), x->in_use_bytes);
 		if (!s->has_detail) {
-			fputs("heap_tree=empty\n", out);
+			fputs(x->peak ? "heap_tree=peak\n" : "heap_tree=empty\n", out);
+			if (x->peak)
+				fprintf(out, "n0: %" PRIu64 " (heap allocation functions) "
+					"malloc/new/new[], --alloc-fns, etc.\n", x->in_use_bytes);
 			continue;
 		}
-		fprintf(out, "heap_tree=%s\n", s->peak ? "peak" : "detailed");
-		det = malloc((s->ndetail ? s->ndetail : 1) * sizeof *det);
-		if (!det)
-			return -ENOMEM;
-		memcpy(det, s->detail, s->ndetail * sizeof *det);
-		qsort_r(det, s->ndetail, sizeof *det, by_frames, (void *)p);
-		m.det = det;
-		m.n = s->ndetail;
-		held = group_bytes(&m, 0, m.n);
-		/* Sampled: estimates may hold more than the heap; the tree is
-		 * scaled to fit under its root. */
-		if (held > s->in_use_bytes) {
-			for (size_t k = 0; k < m.n; k++)
-				det[k].bytes = (uint64_t)((unsigned __int128)det[k].bytes * s->in_use_bytes / held);
-			held = group_bytes(&m, 0, m.n);
-		}
-		{
-			size_t ng = 0;
-			const asp_loc_t *loc;
-			const asp_line_t *l;
-
-			for (size_t k = 0; k < m.n; k++)
-				if (frame_at(p, &det[k], 0, &loc, &l) &&
-				    (k == 0 || !same_frame(p, &det[k - 1], &det[k], 0)))
-					ng++;
-			fprintf(out, "n%zu: %" PRIu64 " (heap allocation functions) "
-				"malloc/new/new[], --alloc-fns, etc.\n",
-				ng + (s->in_use_bytes > held), s->in_use_bytes);
-		}
-		massif_children(&m, 0, m.n, 0, 1);
-		if (s->in_use_bytes > held)
-			fprintf(out, " n0: %" PRIu64 " 0x0: " ASP_PROFILE_OTHER "\n",
-				s->in_use_bytes - held);
-		free(det);
+		fprintf(out, "heap_tree=%s\n", x->peak ? "peak" : "detailed");
+		rc = massif_tree(&m, s, x->in_use_bytes, x->snapshot == SIZE_MAX ? rest :
+				 ASP_PROFILE_OTHER);
 	}
-	return 0;
+	free(v);
+	return rc;
 }
 
 /* --- speedscope --------------------------------------------------------------------------- */
@@ -499,7 +567,7 @@ struct sframes {
 static void speedscope_frame(void *arg, const asp_loc_t *loc, const asp_line_t *l)
 {
 	struct sframes *sf = arg;
-	size_t slot = loc == &other_loc ? 0 :
+	size_t slot = loc == &other_loc ? 0 : loc == &truncated_loc ? 1 :
 		      sf->first_line[loc->id - 1] + (size_t)(l - loc->lines);
 
 	if (!sf->index[slot]) {
@@ -527,7 +595,7 @@ static int speedscope(FILE *out, const asp_profile_t *p)
 		[ASP_WEIGHT_INUSE_BYTES] = "bytes in use at the end",
 		[ASP_WEIGHT_PEAK_BYTES] = "bytes in use at the peak",
 	};
-	size_t slots = 1;
+	size_t slots = 2;
 	struct sframes sf = { .p = p };
 	json_t *root, *profiles;
 	char title[ASP_PATH_MAX + 64];
@@ -545,7 +613,7 @@ static int speedscope(FILE *out, const asp_profile_t *p)
 		json_decref(profiles);
 		return -ENOMEM;
 	}
-	slots = 1;
+	slots = 2;
 	for (size_t i = 0; i < p->nlocs; i++) {
 		sf.first_line[i] = slots;
 		slots += p->locs[i]->nlines;
@@ -568,10 +636,17 @@ static int speedscope(FILE *out, const asp_profile_t *p)
 			json_array_append_new(weights, json_integer((json_int_t)v));
 			total = asp_add_sat(total, v);
 		}
-		char name[96];
+		char name[ASP_PEAK_TEXT_MAX + 64], text[ASP_PEAK_TEXT_MAX];
 
-		snprintf(name, sizeof name, "%s%s", names[w],
-			 p->d->sampled ? " (estimated from samples)" : "");
+		/* The stacks' peak figures are the peak snapshot's: named so
+		 * when it holds less than the peak. */
+		if (w == ASP_WEIGHT_PEAK_BYTES && !asp_peak_snapshot_exact(p->d))
+			snprintf(name, sizeof name, "bytes in use at %s%s",
+				 asp_peak_detail_text(text, p->d),
+				 p->d->sampled ? " (estimated from samples)" : "");
+		else
+			snprintf(name, sizeof name, "%s%s", names[w],
+				 p->d->sampled ? " (estimated from samples)" : "");
 		json_array_append_new(profiles, json_pack("{s:s,s:s,s:s,s:i,s:I,s:o,s:o}",
 			"type", "sampled", "name", name,
 			"unit", w == ASP_WEIGHT_ALLOCS ? "none" : "bytes",
@@ -635,45 +710,107 @@ static void ht_ip(struct ht *h, const asp_loc_t *loc)
 	free(fs);
 }
 
+/* The events a heaptrack file is made of, in the order this export
+ * invents (the dump keeps totals, not events):
+ *
+ * 1. Before the peak, the blocks that were allocated and freed and were
+ *    held neither in the peak snapshot nor at the end: each temporary one
+ *    allocated and at once freed ("+ x", "- x": heaptrack counts a free
+ *    that follows the allocation of the same allocation info as
+ *    temporary), each other one allocated, then freed after an event of
+ *    no allocation (a free of an allocation info of 0 bytes never
+ *    allocated), so that one block at a time is held.
+ * 2. At the peak's time: the blocks of the peak snapshot (those held at
+ *    the end too first), then, when the snapshot holds less than the
+ *    peak, blocks taken from those freed later or held at the end only,
+ *    sized so that the heap holds the dump's peak, and last, when the
+ *    dump counts a temporary allocation more than step 1 can hold, one
+ *    held at the peak and freed right after it.
+ * 3. Just after: the blocks held at the peak but not at the end are
+ *    freed, then those held at the end only are allocated.
+ *
+ * So heaptrack_print's allocations, temporary allocations, peak and bytes
+ * leaked are the dump's; each stack's blocks are as even in size as their
+ * bytes allow. */
+
 /* n blocks of b bytes in all: the sizes, as even as they can be. */
 static uint64_t share(uint64_t b, uint64_t n, uint64_t i)
 {
 	return b / n + (i < b % n);
 }
 
-/* Allocation infos "a SIZE TRACE" for n blocks of b bytes (at most two
- * sizes); their indexes go to info[0..1]. */
-static void ht_infos(struct ht *h, uint64_t trace, uint64_t n, uint64_t b,
-		     uint64_t info[2])
+/* The groups each sample's blocks are written in. */
+enum {
+	G_BOTH,		/* held in the peak snapshot and at the end */
+	G_PEAK,		/* held in the peak snapshot only */
+	G_XMID,		/* freed, held at the peak beyond the snapshot */
+	G_XEND,		/* held at the end, and at the peak beyond the snapshot */
+	G_XTEMP,	/* the one temporary held at the peak */
+	G_END,		/* held at the end only */
+	G_TEMP,		/* temporary, before the peak */
+	G_MID,		/* freed, before the peak */
+	G_N
+};
+
+/* n blocks of b bytes; info[0] is the allocation info of size b / n,
+ * info[1] that of b / n + 1 (when b % n). */
+struct ht_group {
+	uint64_t n, b;
+	uint64_t info[2];
+};
+
+struct ht_sample {
+	uint64_t trace;
+	struct ht_group g[G_N];
+};
+
+/* The allocation info never used: heaptrack's "last allocation" is 0 at
+ * the start and after every free, so a free of info 0 would be taken for
+ * temporary. */
+#define HT_UNUSED 0
+/* An allocation info of 0 bytes that is only ever freed: between an
+ * allocation and its free, it makes the free not temporary. */
+#define HT_BREAK 1
+#define HT_NONE UINT64_MAX
+
+static void ht_infos(struct ht *h, uint64_t trace, struct ht_group *g)
 {
-	info[0] = info[1] = UINT64_MAX;
-	if (!n)
+	g->info[0] = g->info[1] = HT_NONE;
+	if (!g->n)
 		return;
-	fprintf(h->out, "a %" PRIx64 " %" PRIx64 "\n", b / n, trace);
-	info[0] = h->ninfos++;
-	if (b % n) {
-		fprintf(h->out, "a %" PRIx64 " %" PRIx64 "\n", b / n + 1, trace);
-		info[1] = h->ninfos++;
+	fprintf(h->out, "a %" PRIx64 " %" PRIx64 "\n", g->b / g->n, trace);
+	g->info[0] = h->ninfos++;
+	if (g->b % g->n) {
+		fprintf(h->out, "a %" PRIx64 " %" PRIx64 "\n", g->b / g->n + 1, trace);
+		g->info[1] = h->ninfos++;
 	}
 }
 
-static void ht_events(struct ht *h, char op, uint64_t n, uint64_t b,
-		      const uint64_t info[2])
+static uint64_t ht_info(const struct ht_group *g, uint64_t i)
 {
-	for (uint64_t i = 0; i < n; i++)
-		fprintf(h->out, "%c %" PRIx64 "\n", op,
-			share(b, n, i) > b / n ? info[1] : info[0]);
+	return share(g->b, g->n, i) > g->b / g->n ? g->info[1] : g->info[0];
 }
 
-/* Events for one sample's phase: allocations and frees of n blocks of b
- * bytes; pairs: each freed right after it is allocated. */
-static void ht_pairs(struct ht *h, uint64_t n, uint64_t b, const uint64_t info[2])
-{
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t x = share(b, n, i) > b / n ? info[1] : info[0];
+/* The event writer, which knows what heaptrack will take for temporary. */
+struct ht_ev {
+	FILE *out;
+	uint64_t last;		/* the info of the last event if an allocation */
+	uint64_t temporary;	/* the temporary allocations written */
+};
 
-		fprintf(h->out, "+ %" PRIx64 "\n- %" PRIx64 "\n", x, x);
-	}
+static void ht_plus(struct ht_ev *e, uint64_t info)
+{
+	fprintf(e->out, "+ %" PRIx64 "\n", info);
+	e->last = info;
+}
+
+static void ht_minus(struct ht_ev *e, uint64_t info, bool temporary)
+{
+	if (!temporary && e->last == info)
+		fprintf(e->out, "- %x\n", HT_BREAK);
+	fprintf(e->out, "- %" PRIx64 "\n", info);
+	e->temporary += temporary;
+	e->last = HT_NONE;
 }
 
 static uint64_t sub0(uint64_t a, uint64_t b)
@@ -681,23 +818,101 @@ static uint64_t sub0(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
-/* The blocks of one sample, in the four phases the events are written in:
- * held at the peak and at the end, held at the peak only, freed between,
- * held at the end only. */
-struct ht_phases {
-	uint64_t trace;
-	uint64_t both_n, both_b, peak_n, peak_b, mid_n, mid_b, end_n, end_b;
-	uint64_t both_i[2], peak_i[2], mid_i[2], end_i[2];
-};
+/* Moves k blocks of c bytes from group from to group to: what the rest
+ * keeps must be one block at least for bytes left (k < n unless c == b). */
+static void ht_move(struct ht_group *from, struct ht_group *to, uint64_t k, uint64_t c)
+{
+	from->n -= k;
+	from->b -= c;
+	to->n += k;
+	to->b += c;
+}
+
+/* Takes up to *left bytes from group g into group x, as few blocks as the
+ * bytes allow while the blocks left keep a byte each where they can. */
+static void ht_carve(struct ht_group *g, struct ht_group *x, uint64_t *left)
+{
+	uint64_t c = *left < g->b ? *left : g->b, k;
+
+	if (!g->n || !c)
+		return;
+	if (c == g->b) {
+		k = g->n;
+	} else if (g->n >= 2) {
+		k = g->n > g->b - c ? g->n - (g->b - c) : 1;
+		if (k > g->n - 1)
+			k = g->n - 1;
+	} else {
+		return;		/* one block, larger than what is left */
+	}
+	ht_move(g, x, k, c);
+	*left -= c;
+}
+
+/* Whether n blocks of b bytes can be: no bytes without a block. */
+static bool fits(uint64_t n, uint64_t b)
+{
+	return n || !b;
+}
+
+/* Splits sample s's blocks held in the peak snapshot or at the end into
+ * g[G_BOTH], g[G_PEAK] and g[G_END]: as many held at both as can be (the
+ * blocks of the peak still there at the end, and the most left for the
+ * blocks freed, among which the temporary ones must be), with bytes that
+ * agree with the totals; fewer when they cannot; none held at both when
+ * the figures do not agree at all (a hostile dump's, or a merged one's
+ * whose peak snapshot gives its blocks to no stack), each group then cut
+ * to what the stack allocated. */
+static void ht_split(const asp_sample_t *s, struct ht_group *g)
+{
+	uint64_t P = s->peak_blocks, Pb = s->peak_bytes, U = s->in_use_blocks;
+	uint64_t Ub = s->in_use_bytes, A = s->allocs, B = s->bytes;
+	uint64_t most = P < U ? P : U, least = sub0(P + U, A);
+	uint64_t cand[3] = { most, most ? most - 1 : 0, least };
+
+	for (int c = 0; c < 3 && P <= A && U <= A && Pb <= B && Ub <= B; c++) {
+		uint64_t n = cand[c], lo = sub0(Pb + Ub, B), hi = Pb < Ub ? Pb : Ub, b;
+
+		if (n < least || n > most)
+			continue;
+		if (!n)
+			b = 0;
+		else if (n == P)
+			b = Pb;
+		else if (n == U)
+			b = Ub;
+		else {
+			uint64_t x = (uint64_t)((unsigned __int128)Pb * n / P);
+			uint64_t y = (uint64_t)((unsigned __int128)Ub * n / U);
+
+			b = x < y ? x : y;
+			b = b < lo ? lo : b > hi ? hi : b;
+		}
+		if (b < lo || b > hi || (n == U && b != Ub) || !fits(n, b) ||
+		    !fits(P - n, Pb - b) || !fits(U - n, Ub - b) ||
+		    !fits(A - P - U + n, B - Pb - Ub + b))
+			continue;
+		g[G_BOTH] = (struct ht_group){ .n = n, .b = b };
+		g[G_PEAK] = (struct ht_group){ .n = P - n, .b = Pb - b };
+		g[G_END] = (struct ht_group){ .n = U - n, .b = Ub - b };
+		return;
+	}
+	g[G_BOTH] = (struct ht_group){ 0 };
+	g[G_PEAK] = (struct ht_group){ .n = P < A ? P : A, .b = Pb < B ? Pb : B };
+	g[G_END] = (struct ht_group){ .n = U < A - g[G_PEAK].n ? U : A - g[G_PEAK].n,
+				      .b = Ub < B - g[G_PEAK].b ? Ub : B - g[G_PEAK].b };
+}
 
 static int heaptrack(FILE *out, const asp_profile_t *p, char err[ASP_ERR_MAX])
 {
 	const asp_dump_t *d = p->d;
 	struct ht h = { .out = out, .p = p };
-	struct ht_phases *ph;
-	uint64_t ntraces = 0, other_ip = p->nlocs + 1;
-	double peak_t = d->snapshots[d->peak_snapshot].t_s;
+	struct ht_ev ev = { .out = out, .last = HT_NONE };
+	struct ht_sample *ph;
+	uint64_t ntraces = 0, other_ip = p->nlocs + 1, held = 0, left;
+	double peak_t = d->has_peak_t ? d->peak_t_s : d->snapshots[d->peak_snapshot].t_s;
 	double end_t = d->has_dump_t ? d->dump_t_s : d->wall_s;
+	size_t xtemp = SIZE_MAX;
 
 	if (d->allocs > HEAPTRACK_MAX_ALLOCS) {
 		snprintf(err, ASP_ERR_MAX, "%" PRIu64 " allocations are too many to "
@@ -724,12 +939,11 @@ static int heaptrack(FILE *out, const asp_profile_t *p, char err[ASP_ERR_MAX])
 
 		fprintf(out, "i 0 %" PRIx64 " %" PRIx64 " 0 0\n", mod, fn);
 	}
+	/* The traces: the root first, each node naming its parent. */
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const asp_sample_t *s = &p->samples[i];
-		struct ht_phases *x = &ph[i];
 		uint64_t parent = 0;
 
-		/* The trace: the root first, each node naming its parent. */
 		if (s->stack) {
 			for (size_t j = s->stack->n; j-- > 0;) {
 				fprintf(out, "t %" PRIx64 " %" PRIx64 "\n",
@@ -740,39 +954,120 @@ static int heaptrack(FILE *out, const asp_profile_t *p, char err[ASP_ERR_MAX])
 			fprintf(out, "t %" PRIx64 " 0\n", other_ip);
 			parent = ++ntraces;
 		}
-		x->trace = parent;
-		/* Blocks held both at the peak and at the end: as few as the
-		 * totals allow. */
-		x->both_n = sub0(s->peak_blocks + s->in_use_blocks, s->allocs);
-		x->both_b = sub0(s->peak_bytes + s->in_use_bytes, s->bytes);
-		if (!x->both_n)
-			x->both_b = 0;
-		x->peak_n = sub0(s->peak_blocks, x->both_n);
-		x->peak_b = sub0(s->peak_bytes, x->both_b);
-		x->end_n = sub0(s->in_use_blocks, x->both_n);
-		x->end_b = sub0(s->in_use_bytes, x->both_b);
-		x->mid_n = sub0(s->allocs, x->both_n + x->peak_n + x->end_n);
-		x->mid_b = sub0(s->bytes, x->both_b + x->peak_b + x->end_b);
-		ht_infos(&h, x->trace, x->both_n, x->both_b, x->both_i);
-		ht_infos(&h, x->trace, x->peak_n, x->peak_b, x->peak_i);
-		ht_infos(&h, x->trace, x->mid_n, x->mid_b, x->mid_i);
-		ht_infos(&h, x->trace, x->end_n, x->end_b, x->end_i);
+		ph[i].trace = parent;
 	}
-	/* Up to the peak, every block it held; then those not held at the
-	 * end are freed, the blocks made and freed in between come and go,
-	 * and the ones held at the end only are made. */
-	fprintf(out, "c %" PRIx64 "\n", (uint64_t)(peak_t * 1000));
+	/* HT_UNUSED and HT_BREAK. */
+	fprintf(out, "a 0 %" PRIx64 "\na 0 %" PRIx64 "\n", ph[0].trace, ph[0].trace);
+	h.ninfos = 2;
+	/* Each sample's blocks in their groups. */
 	for (size_t i = 0; i < p->nsamples; i++) {
-		ht_events(&h, '+', ph[i].both_n, ph[i].both_b, ph[i].both_i);
-		ht_events(&h, '+', ph[i].peak_n, ph[i].peak_b, ph[i].peak_i);
+		const asp_sample_t *s = &p->samples[i];
+		struct ht_group *g = ph[i].g;
+		uint64_t mid_n, mid_b;
+
+		ht_split(s, g);
+		mid_n = sub0(s->allocs, g[G_BOTH].n + g[G_PEAK].n + g[G_END].n);
+		mid_b = sub0(s->bytes, g[G_BOTH].b + g[G_PEAK].b + g[G_END].b);
+		g[G_TEMP].n = s->temporary < mid_n ? s->temporary : mid_n;
+		g[G_TEMP].b = mid_n ? (uint64_t)((unsigned __int128)mid_b * g[G_TEMP].n / mid_n) : 0;
+		g[G_MID].n = mid_n - g[G_TEMP].n;
+		g[G_MID].b = mid_b - g[G_TEMP].b;
 	}
+	/* More temporary allocations than blocks freed outside the peak
+	 * snapshot: a program that frees what it holds from the last block
+	 * allocated holds that temporary one at its peak, and a merged dump's
+	 * processes each hold one. The first is the one temporary held at the
+	 * peak, freed right after it (heaptrack's temporary is a free right
+	 * after its allocation, so only one can be held at the peak); each of
+	 * the others comes and goes before the peak instead, as a block of
+	 * the stack's temporary ones, its bytes left to the stack's blocks at
+	 * the peak, so that the peak keeps its bytes; when it is the stack's
+	 * last block at the peak, with its bytes, and other blocks take their
+	 * place at the peak below. */
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const asp_sample_t *s = &p->samples[i];
+		struct ht_group *g = ph[i].g;
+		uint64_t k = sub0(s->temporary, g[G_TEMP].n), n, b, big;
+
+		if (k && g[G_PEAK].n && xtemp == SIZE_MAX) {
+			n = g[G_PEAK].n;
+			ht_move(&g[G_PEAK], &g[G_XTEMP], 1, g[G_PEAK].b / n);
+			xtemp = i;
+			k--;
+		}
+		if (k && g[G_PEAK].n > 1) {
+			uint64_t e = k < g[G_PEAK].n - 1 ? k : g[G_PEAK].n - 1;
+
+			ht_move(&g[G_PEAK], &g[G_TEMP], e, 0);
+			k -= e;
+		}
+		if (k && g[G_PEAK].n) {
+			n = g[G_PEAK].n;
+			b = g[G_PEAK].b;
+			big = b % n;	/* the first blocks, of b / n + 1 bytes */
+			if (k > n)
+				k = n;
+			ht_move(&g[G_PEAK], &g[G_TEMP], k,
+				k * (b / n) + (k > n - big ? k - (n - big) : 0));
+		}
+		held = asp_add_sat(held, g[G_BOTH].b + g[G_PEAK].b + g[G_XTEMP].b);
+	}
+	/* What the peak holds beyond the snapshot: blocks freed later, then
+	 * blocks held at the end only, then one temporary. */
+	left = d->has_peak ? sub0(d->peak_bytes, held) : 0;
+	for (size_t i = 0; left && i < p->nsamples; i++)
+		ht_carve(&ph[i].g[G_MID], &ph[i].g[G_XMID], &left);
+	for (size_t i = 0; left && i < p->nsamples; i++)
+		ht_carve(&ph[i].g[G_END], &ph[i].g[G_XEND], &left);
+	for (size_t i = 0; left && xtemp == SIZE_MAX && i < p->nsamples; i++) {
+		struct ht_group *t = &ph[i].g[G_TEMP];
+
+		/* One block: as much of what is left as the others allow, a
+		 * byte each kept for them; the whole group's if it is one. */
+		uint64_t most = t->n > 1 && t->b >= t->n ? t->b - (t->n - 1) : t->b;
+		uint64_t c = t->n > 1 ? (most < left ? most : left) : t->b;
+
+		if (t->n && c && c <= left) {
+			ht_move(t, &ph[i].g[G_XTEMP], 1, c);
+			left -= c;
+			xtemp = i;
+		}
+	}
+	for (size_t i = 0; i < p->nsamples; i++)
+		for (int k = 0; k < G_N; k++)
+			ht_infos(&h, ph[i].trace, &ph[i].g[k]);
+	/* 1. Before the peak: what came and went. */
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct ht_group *t = &ph[i].g[G_TEMP], *m = &ph[i].g[G_MID];
+
+		for (uint64_t k = 0; k < t->n; k++) {
+			ht_plus(&ev, ht_info(t, k));
+			ht_minus(&ev, ht_info(t, k), true);
+		}
+		for (uint64_t k = 0; k < m->n; k++) {
+			ht_plus(&ev, ht_info(m, k));
+			ht_minus(&ev, ht_info(m, k), false);
+		}
+	}
+	/* 2. The peak. */
+	fprintf(out, "c %" PRIx64 "\n", (uint64_t)(peak_t * 1000));
+	for (int k = G_BOTH; k <= G_XEND; k++)
+		for (size_t i = 0; i < p->nsamples; i++)
+			for (uint64_t j = 0; j < ph[i].g[k].n; j++)
+				ht_plus(&ev, ht_info(&ph[i].g[k], j));
+	if (xtemp != SIZE_MAX)
+		ht_plus(&ev, ht_info(&ph[xtemp].g[G_XTEMP], 0));
+	/* 3. After it. */
 	fprintf(out, "c %" PRIx64 "\n", (uint64_t)(peak_t * 1000) + 1);
+	if (xtemp != SIZE_MAX)
+		ht_minus(&ev, ht_info(&ph[xtemp].g[G_XTEMP], 0), true);
+	for (int k = G_PEAK; k <= G_XMID; k++)
+		for (size_t i = 0; i < p->nsamples; i++)
+			for (uint64_t j = 0; j < ph[i].g[k].n; j++)
+				ht_minus(&ev, ht_info(&ph[i].g[k], j), false);
 	for (size_t i = 0; i < p->nsamples; i++)
-		ht_events(&h, '-', ph[i].peak_n, ph[i].peak_b, ph[i].peak_i);
-	for (size_t i = 0; i < p->nsamples; i++)
-		ht_pairs(&h, ph[i].mid_n, ph[i].mid_b, ph[i].mid_i);
-	for (size_t i = 0; i < p->nsamples; i++)
-		ht_events(&h, '+', ph[i].end_n, ph[i].end_b, ph[i].end_i);
+		for (uint64_t j = 0; j < ph[i].g[G_END].n; j++)
+			ht_plus(&ev, ht_info(&ph[i].g[G_END], j));
 	fprintf(out, "c %" PRIx64 "\n", (uint64_t)(end_t * 1000) > (uint64_t)(peak_t * 1000) + 1 ?
 		(uint64_t)(end_t * 1000) : (uint64_t)(peak_t * 1000) + 2);
 	free(ph);
@@ -797,8 +1092,13 @@ int asp_export(FILE *out, const asp_dump_t *d, enum asp_export_format f,
 		}
 	}
 	if (f != ASP_EXPORT_MASSIF && d->nstack_stats == 0) {
-		snprintf(err, ASP_ERR_MAX, "no stacks in this dump, which %s needs "
-			 "(run with ALLOCSPY_BACKTRACE=2 or more)", format_names[f]);
+		/* A caller-only run (ALLOCSPY_BACKTRACE=1) has stacks in its
+		 * snapshots and loss records, which timeline, leaks and html
+		 * show, but no stack's totals. */
+		snprintf(err, ASP_ERR_MAX, "no per-stack totals (stack_stats) in this dump, "
+			 "which %s needs: run with ALLOCSPY_BACKTRACE=2 or more%s",
+			 format_names[f], d->nstacks ? " (its callers are in its snapshots "
+			 "and loss records: timeline, leaks and html show them)" : "");
 		return -EINVAL;
 	}
 	if (asp_profile_build(&p, d) < 0)

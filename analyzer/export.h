@@ -29,6 +29,10 @@ enum asp_export_weight {
 int asp_export_parse_format(const char *s, enum asp_export_format *f);
 int asp_export_parse_weight(const char *s, enum asp_export_weight *w);
 
+/* The names --format and --weight take, in the order --help gives them. */
+const char *const *asp_export_format_names(size_t *n);
+const char *const *asp_export_weight_names(size_t *n);
+
 /* Whether the format is binary (refused on a terminal). */
 bool asp_export_binary(enum asp_export_format f);
 

@@ -199,3 +199,53 @@ void asp_put_xml(FILE *f, const char *s)
 	}
 	json_decref(j);
 }
+
+/* The optimal string alignment distance of a[0..na) and b[0..nb): one for
+ * each character put in, left out or changed, and for two side by side
+ * swapped ("hmtl"). Words longer than 64 bytes are as far as their length. */
+static size_t distance(const char *a, size_t na, const char *b, size_t nb)
+{
+	size_t d[66][66];
+
+	if (na > 64 || nb > 64)
+		return na > nb ? na : nb;
+	for (size_t i = 0; i <= na; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= nb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= na; i++) {
+		for (size_t j = 1; j <= nb; j++) {
+			size_t v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	}
+	return d[na][nb];
+}
+
+const char *asp_closest(const char *word, size_t len, const char *const *words, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = SIZE_MAX;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t wl = strlen(words[i]);
+		size_t d = distance(word, len, words[i], wl);
+		/* Two edits for a word of 5 or more letters, one below that, and
+		 * never half of the word: "x" is no misspelling of "-o". */
+		size_t most = wl >= 5 ? 2 : 1;
+
+		if (d <= most && 2 * d < wl && d < best_d) {
+			best = words[i];
+			best_d = d;
+		}
+	}
+	return best;
+}

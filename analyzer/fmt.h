@@ -45,6 +45,11 @@ char *asp_fmt_label(char *buf, size_t n, const char *s, size_t max);
  * (names read from ELF files need not be UTF-8); JSON null for NULL. */
 json_t *asp_json_text(const char *s);
 
+/* Of words[0..n), the one closest to word[0..len) when it is close enough
+ * to be a misspelling of it (one or two letters put in, left out, changed
+ * or swapped), or NULL. */
+const char *asp_closest(const char *word, size_t len, const char *const *words, size_t n);
+
 /* Writes v as indented JSON and a newline. */
 void asp_json_print(FILE *f, json_t *v);
 

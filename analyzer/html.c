@@ -17,6 +17,7 @@
 #include "fmt.h"
 #include "html-assets.h"
 #include "leaks.h"
+#include "peak.h"
 #include "profile.h"
 #include "summary.h"
 #include "timeline.h"
@@ -279,12 +280,12 @@ static void put_exit_text(FILE *out, const asp_dump_t *d)
 
 /* --- the heap over time ------------------------------------------------------------- */
 
-/* The snapshots drawn: all, or when there are more than
- * ASP_HTML_SNAPSHOTS, the one holding most of each run of consecutive
- * ones, and always the peak. */
-static size_t *chosen_snapshots(const asp_dump_t *d, size_t *n)
+/* The points drawn (asp_peak_points: the snapshots, and the peak when no
+ * snapshot holds it): all, or when there are more than ASP_HTML_SNAPSHOTS,
+ * the one holding most of each run of consecutive ones, and always the
+ * peak. */
+static size_t *chosen_points(const asp_point_t *pts, size_t total, size_t peak, size_t *n)
 {
-	size_t total = d->nsnapshots;
 	size_t want = total < ASP_HTML_SNAPSHOTS ? total : ASP_HTML_SNAPSHOTS;
 	size_t *v = malloc((want ? want : 1) * sizeof *v);
 
@@ -294,11 +295,11 @@ static size_t *chosen_snapshots(const asp_dump_t *d, size_t *n)
 		size_t lo = b * total / want, hi = (b + 1) * total / want, best = lo;
 
 		for (size_t i = lo; i < hi; i++) {
-			if (i == d->peak_snapshot) {
+			if (i == peak) {
 				best = i;
 				break;
 			}
-			if (d->snapshots[i].in_use_bytes > d->snapshots[best].in_use_bytes)
+			if (pts[i].in_use_bytes > pts[best].in_use_bytes)
 				best = i;
 		}
 		v[b] = best;
@@ -309,7 +310,9 @@ static size_t *chosen_snapshots(const asp_dump_t *d, size_t *n)
 
 struct chart {
 	const asp_dump_t *d;
-	const size_t *ix;	/* the snapshots drawn */
+	const asp_point_t *pts;	/* every point */
+	size_t npts;
+	const size_t *ix;	/* the points drawn */
 	size_t n;
 	size_t peak;		/* its position in ix */
 	double vmax;		/* the top of the y axis, in bytes */
@@ -319,7 +322,7 @@ struct chart {
 
 static double chart_xv(const struct chart *c, size_t k)
 {
-	const asp_snapshot_t *s = &c->d->snapshots[c->ix[k]];
+	const asp_point_t *s = &c->pts[c->ix[k]];
 
 	return c->by_alloc ? (double)s->bytes_allocated : s->t_s;
 }
@@ -361,51 +364,61 @@ static void chart_axes(FILE *out, const struct chart *c)
 		c->by_alloc ? "bytes allocated so far" : "seconds since the start");
 }
 
-/* The figures of snapshot s, as its hover title says them. */
-static void snapshot_title(FILE *out, const asp_snapshot_t *s, size_t i, size_t n)
+/* The figures of point s, as its hover title says them: a snapshot's, or
+ * the peak's own as every view says it. */
+static void point_title(FILE *out, const asp_dump_t *d, const asp_point_t *s)
 {
-	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], t[ASP_NUM_MAX];
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], t[ASP_NUM_MAX], p[ASP_PEAK_TEXT_MAX];
 
+	if (s->snapshot == SIZE_MAX) {
+		fputs("<title>the peak: ", out);
+		asp_put_xml(out, asp_peak_text(p, d));
+		fputs("</title>", out);
+		return;
+	}
 	fprintf(out, "<title>snapshot %zu of %zu%s: %s s, %s bytes in use in %s blocks, ",
-		i + 1, n, s->peak ? " (the peak)" : "", asp_fmt_seconds(t, s->t_s),
-		asp_fmt_count(a, s->in_use_bytes), asp_fmt_count(b, s->in_use_blocks));
+		s->snapshot + 1, d->nsnapshots, s->peak ? " (the peak)" : "",
+		asp_fmt_seconds(t, s->t_s), asp_fmt_count(a, s->in_use_bytes),
+		asp_fmt_count(b, s->in_use_blocks));
 	fprintf(out, "%s bytes allocated so far</title>", asp_fmt_count(a, s->bytes_allocated));
 }
 
 static void chart_group(FILE *out, struct chart *c)
 {
 	const asp_dump_t *d = c->d;
-	const asp_snapshot_t *pk = &d->snapshots[c->ix[c->peak]];
+	const asp_point_t *pk = &c->pts[c->ix[c->peak]];
 	const double bottom = TL_TOP + TL_PLOT_H;
+	const asp_point_t *last = &c->pts[c->npts - 1];
 	double px, py;
-	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
+	char a[ASP_PEAK_TEXT_MAX];
 
-	c->xmax = c->by_alloc ? (double)d->snapshots[d->nsnapshots - 1].bytes_allocated :
-		  d->snapshots[d->nsnapshots - 1].t_s;
+	c->xmax = c->by_alloc ? (double)last->bytes_allocated : last->t_s;
 	if (c->xmax <= 0)
-		c->xmax = c->by_alloc ? 1 : 1.0;
+		c->xmax = 1;
 	fprintf(out, "<g class=\"%s\">", c->by_alloc ? "tl-alloc" : "tl-time");
 	chart_axes(out, c);
-	/* The heap as a step function: each snapshot's level holds until the
+	/* The heap as a step function: each point's level holds until the
 	 * next one. */
 	fprintf(out, "<path class=\"area\" d=\"M%.2f %.2f", chart_x(c, chart_xv(c, 0)), bottom);
 	for (size_t k = 0; k < c->n; k++)
 		fprintf(out, " H%.2f V%.2f", chart_x(c, chart_xv(c, k)),
-			chart_y(c, (double)d->snapshots[c->ix[k]].in_use_bytes));
+			chart_y(c, (double)c->pts[c->ix[k]].in_use_bytes));
 	fprintf(out, " H%.2f V%.2f Z\"/>\n", chart_x(c, c->xmax), bottom);
 	px = chart_x(c, chart_xv(c, c->peak));
 	py = chart_y(c, (double)pk->in_use_bytes);
+	/* The peak as every view gives it; data-snapshot names the snapshot
+	 * whose detail the stacks beside the chart are. */
 	fprintf(out, "<circle class=\"tl-peak\" cx=\"%.2f\" cy=\"%.2f\" r=\"4.5\" "
 		"data-snapshot=\"%zu\" data-t=\"%.9g\" data-in-use=\"%" PRIu64 "\" "
-		"data-blocks=\"%" PRIu64 "\" data-allocated=\"%" PRIu64 "\"/>",
-		px, py, d->peak_snapshot, pk->t_s, pk->in_use_bytes, pk->in_use_blocks,
+		"data-bound=\"%" PRIu64 "\" data-allocated=\"%" PRIu64 "\"/>",
+		px, py, d->peak_snapshot, pk->t_s, pk->in_use_bytes, d->peak_bytes_bound,
 		pk->bytes_allocated);
 	fprintf(out, "<text class=\"peak-label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"%s\">"
-		"peak %s bytes at %s s</text>\n",
-		px + (px > TL_W / 2.0 ? -8 : 8), py < TL_TOP + 14 ? py + 16 : py - 8,
-		px > TL_W / 2.0 ? "end" : "start", asp_fmt_count(a, pk->in_use_bytes),
-		asp_fmt_seconds(b, pk->t_s));
-	/* A band per snapshot, to hover over. */
+		"peak: ", px + (px > TL_W / 2.0 ? -8 : 8), py < TL_TOP + 14 ? py + 16 : py - 8,
+		px > TL_W / 2.0 ? "end" : "start");
+	asp_put_xml(out, asp_peak_text(a, d));
+	fputs("</text>\n", out);
+	/* A band per point, to hover over. */
 	fputs("<g class=\"bands\">", out);
 	for (size_t k = 0; k < c->n; k++) {
 		double x = chart_x(c, chart_xv(c, k));
@@ -416,52 +429,59 @@ static void chart_group(FILE *out, struct chart *c)
 		fprintf(out, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
 			"data-k=\"%zu\" data-x=\"%.2f\" data-y=\"%.2f\">", lo, TL_TOP,
 			hi > lo ? hi - lo : 0, TL_PLOT_H, k, x,
-			chart_y(c, (double)d->snapshots[c->ix[k]].in_use_bytes));
+			chart_y(c, (double)c->pts[c->ix[k]].in_use_bytes));
 		if (!c->by_alloc)
-			snapshot_title(out, &d->snapshots[c->ix[k]], c->ix[k], d->nsnapshots);
+			point_title(out, d, &c->pts[c->ix[k]]);
 		fputs("</rect>", out);
 	}
 	fputs("</g></g>\n", out);
 }
 
-/* What the script needs to tell the drawn snapshots' figures. */
+/* What the script needs to tell the drawn points' figures: "index" is a
+ * snapshot's, -1 for the peak's own point, whose text is "peak_text". */
 static json_t *timeline_data(const struct chart *c)
 {
 	json_t *ix = json_array(), *t = json_array(), *u = json_array(),
 	       *b = json_array(), *a = json_array(), *f = json_array();
+	char text[ASP_PEAK_TEXT_MAX];
 
 	for (size_t k = 0; k < c->n; k++) {
-		const asp_snapshot_t *s = &c->d->snapshots[c->ix[k]];
+		const asp_point_t *s = &c->pts[c->ix[k]];
 
-		json_array_append_new(ix, json_integer((json_int_t)c->ix[k]));
+		json_array_append_new(ix, json_integer(s->snapshot == SIZE_MAX ? -1 :
+						       (json_int_t)s->snapshot));
 		json_array_append_new(t, json_real(s->t_s));
 		json_array_append_new(u, json_integer((json_int_t)s->in_use_bytes));
 		json_array_append_new(b, json_integer((json_int_t)s->in_use_blocks));
 		json_array_append_new(a, json_integer((json_int_t)s->bytes_allocated));
 		json_array_append_new(f, json_integer((json_int_t)s->bytes_freed));
 	}
-	return json_pack("{s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o}",
+	return json_pack("{s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
 			 "count", (json_int_t)c->d->nsnapshots,
 			 "peak", (json_int_t)c->peak, "index", ix, "t_s", t,
 			 "in_use_bytes", u, "in_use_blocks", b,
-			 "bytes_allocated", a, "bytes_freed", f);
+			 "bytes_allocated", a, "bytes_freed", f,
+			 "peak_text", asp_json_text(asp_peak_text(text, c->d)));
 }
 
 /* Beside the chart: the stacks that held the peak, from the timeline's
  * own account of them. */
-static void peak_stacks(FILE *out, const json_t *tl)
+static void peak_stacks(FILE *out, const asp_dump_t *d, const json_t *tl)
 {
 	const json_t *peak = json_object_get(tl, "peak");
 	const json_t *stacks = json_object_get(peak, "stacks");
-	size_t n = json_array_size(stacks);
-	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
+	size_t n = json_array_size(stacks) + (size_t)jget(peak, "more_stacks");
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], text[ASP_PEAK_TEXT_MAX];
 
-	fprintf(out, "<div class=\"tl-stacks\"><h4>At the peak: %s bytes in %s blocks",
-		asp_fmt_count(a, jget(peak, "in_use_bytes")),
-		asp_fmt_count(b, jget(peak, "in_use_blocks")));
-	if (jget(peak, "bound"))
-		fprintf(out, " (\u00b1 %s)", asp_fmt_count(a, jget(peak, "bound")));
-	fputs("</h4>", out);
+	fputs("<div class=\"tl-stacks\"><h4>Peak: ", out);
+	asp_put_xml(out, asp_peak_text(text, d));
+	if (*asp_peak_range_text(text, d)) {
+		putc(' ', out);
+		asp_put_xml(out, text);
+	}
+	fputs("</h4><p class=\"note\">Stacks at ", out);
+	asp_put_xml(out, asp_peak_detail_text(text, d));
+	fputs(":</p>", out);
 	if (n == 0)
 		fputs("<p class=\"note\">The dump does not say which stacks held it.</p>", out);
 	fputs("<ol class=\"stacks\">", out);
@@ -476,8 +496,8 @@ static void peak_stacks(FILE *out, const json_t *tl)
 	}
 	fputs("</ol>", out);
 	if (n > ASP_HTML_PEAK_STACKS)
-		fprintf(out, "<p class=\"note\">and %zu more stacks; the %d largest are listed.</p>",
-			n - ASP_HTML_PEAK_STACKS, ASP_HTML_PEAK_STACKS);
+		fprintf(out, "<p class=\"note\">... and %s more stacks; the %d largest are listed.</p>",
+			asp_fmt_count(a, n - ASP_HTML_PEAK_STACKS), ASP_HTML_PEAK_STACKS);
 	fputs("</div>", out);
 }
 
@@ -485,8 +505,9 @@ static int put_timeline(FILE *out, struct part *pt)
 {
 	const asp_dump_t *d = pt->d;
 	struct chart c = { .d = d };
+	asp_point_t *pts;
 	json_t *tl;
-	size_t *ix;
+	size_t *ix, peak = 0;
 
 	fprintf(out, "<section id=\"d%zu-timeline\"><h3>The heap over time</h3>\n", pt->i);
 	if (d->nsnapshots == 0) {
@@ -495,21 +516,27 @@ static int put_timeline(FILE *out, struct part *pt)
 			"it was written without them");
 		return 0;
 	}
-	if (!(ix = chosen_snapshots(d, &c.n)))
+	if (!(pts = asp_peak_points(d, &c.npts, &peak)))
 		return -ENOMEM;
+	c.pts = pts;
+	if (!(ix = chosen_points(pts, c.npts, peak, &c.n))) {
+		free(pts);
+		return -ENOMEM;
+	}
 	c.ix = ix;
 	for (size_t k = 0; k < c.n; k++) {
-		if (ix[k] == d->peak_snapshot)
+		if (ix[k] == peak)
 			c.peak = k;
-		if ((double)d->snapshots[ix[k]].in_use_bytes > c.vmax)
-			c.vmax = (double)d->snapshots[ix[k]].in_use_bytes;
+		if ((double)pts[ix[k]].in_use_bytes > c.vmax)
+			c.vmax = (double)pts[ix[k]].in_use_bytes;
 	}
 	if (c.vmax <= 0)
 		c.vmax = 1;
-	tl = asp_timeline_json_of(&pt->p);
+	tl = asp_timeline_json_top(&pt->p, ASP_HTML_PEAK_STACKS);
 	if (!tl || json_object_set_new(pt->data, "timeline", timeline_data(&c)) < 0) {
 		json_decref(tl);
 		free(ix);
+		free(pts);
 		return -ENOMEM;
 	}
 	fputs("<div class=\"tl-wrap\"><div class=\"tl-chart\">", out);
@@ -526,14 +553,18 @@ static int put_timeline(FILE *out, struct part *pt)
 	chart_group(out, &c);
 	fputs("</svg>", out);
 	fprintf(out, "<p class=\"note\">%zu snapshots", d->nsnapshots);
-	if (c.n < d->nsnapshots)
+	if (c.n < c.npts)
 		fprintf(out, "; %zu are drawn, each the largest of a run of consecutive "
 			"ones (the page draws at most %d)", c.n, ASP_HTML_SNAPSHOTS);
-	fputs(". The peak is marked in red.</p></div>\n", out);
-	peak_stacks(out, tl);
+	fputs(". The peak is marked in red", out);
+	if (pts[peak].snapshot == SIZE_MAX)
+		fputs(", a point of its own: no snapshot holds it", out);
+	fputs(".</p></div>\n", out);
+	peak_stacks(out, d, tl);
 	fputs("</div></section>\n", out);
 	json_decref(tl);
 	free(ix);
+	free(pts);
 	return 0;
 }
 
@@ -550,6 +581,7 @@ static int put_flames(FILE *out, struct part *pt)
 	/* Each graph, then the same split by thread when the dump can. */
 	for (size_t k = 0; rc == 0 && k < 2 * NFLAMES; k++) {
 		bool by_thread = k % 2;
+		char title[ASP_PEAK_TEXT_MAX + 16], text[ASP_PEAK_TEXT_MAX];
 		asp_flame_t *f = NULL;
 		const char *source = "thread_stacks";
 		json_t *j;
@@ -561,8 +593,15 @@ static int put_flames(FILE *out, struct part *pt)
 		j = asp_flame_json(f, strings);
 		asp_flame_free(f);
 		nthreaded += by_thread;
+		/* The stacks at the peak come from the peak snapshot: named so
+		 * when it holds less than the peak. */
+		if (flames[k / 2].w == ASP_WEIGHT_PEAK_BYTES && !asp_peak_snapshot_exact(pt->d))
+			snprintf(title, sizeof title, "bytes at %s",
+				 asp_peak_detail_text(text, pt->d));
+		else
+			snprintf(title, sizeof title, "%s", flames[k / 2].title);
 		if (!j || json_object_set_new(j, "key", json_string(flames[k / 2].key)) < 0 ||
-		    json_object_set_new(j, "title", json_string(flames[k / 2].title)) < 0 ||
+		    json_object_set_new(j, "title", json_string(title)) < 0 ||
 		    json_object_set_new(j, "unit", json_string(flames[k / 2].unit)) < 0 ||
 		    json_object_set_new(j, "source", json_string(source)) < 0 ||
 		    json_object_set_new(j, "by_thread", json_boolean(by_thread)) < 0 ||
@@ -637,22 +676,17 @@ static void leak_summary_table(FILE *out, const asp_dump_t *d)
 	fputs("</tbody></table>\n", out);
 }
 
+/* Records by their total bytes, largest first; ties in the dump's order. */
 static int by_total_desc(const void *pa, const void *pb, void *arg)
 {
-	const json_t *recs = arg;
-	uint64_t a = jget(json_array_get(recs, *(const size_t *)pa), "total_bytes");
-	uint64_t b = jget(json_array_get(recs, *(const size_t *)pb), "total_bytes");
+	const asp_record_t *r = arg;
+	size_t i = *(const size_t *)pa, j = *(const size_t *)pb;
+	uint64_t a = asp_add_sat(r[i].bytes, r[i].indirect_bytes);
+	uint64_t b = asp_add_sat(r[j].bytes, r[j].indirect_bytes);
 
 	if (a != b)
 		return a > b ? -1 : 1;
-	return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
-}
-
-static int by_index(const void *pa, const void *pb)
-{
-	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-
-	return a < b ? -1 : a > b;
+	return i < j ? -1 : 1;
 }
 
 static void put_record(FILE *out, const json_t *r)
@@ -689,6 +723,7 @@ static int put_leaks(FILE *out, struct part *pt)
 		       ASP_KIND_BIT(ASP_LEAK_POSSIBLE) | ASP_KIND_BIT(ASP_LEAK_REACHABLE);
 	json_t *lj, *recs;
 	size_t n, shown, *ix;
+	bool *chosen;
 
 	fprintf(out, "<section id=\"d%zu-leaks\"><h3>Leaks</h3>\n", pt->i);
 	if (!asp_summary_has_leak_part(d)) {
@@ -708,21 +743,30 @@ static int put_leaks(FILE *out, struct part *pt)
 		fputs("<p class=\"note\">The dump has no loss records.</p></section>\n", out);
 		return 0;
 	}
-	if (!(lj = asp_leaks_json_with(d, pt->p.sym, all, false)))
-		return -ENOMEM;
-	recs = json_object_get(lj, "loss_records");
-	n = json_array_size(recs);
-	shown = n < ASP_HTML_RECORDS ? n : ASP_HTML_RECORDS;
-	if (!(ix = malloc((n ? n : 1) * sizeof *ix))) {
-		json_decref(lj);
+	/* The largest records of every kind the shim did not suppress, in
+	 * the dump's order: only those are symbolized. */
+	ix = malloc((d->nrecords ? d->nrecords : 1) * sizeof *ix);
+	chosen = calloc(d->nrecords ? d->nrecords : 1, sizeof *chosen);
+	if (!ix || !chosen) {
+		free(ix);
+		free(chosen);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++)
-		ix[i] = i;
-	/* The largest records, in the dump's order. */
+	n = 0;
+	for (size_t i = 0; i < d->nrecords; i++)
+		if (!d->records[i].suppressed && (all & ASP_KIND_BIT(d->records[i].kind)))
+			ix[n++] = i;
+	shown = n < ASP_HTML_RECORDS ? n : ASP_HTML_RECORDS;
 	if (shown < n)
-		qsort_r(ix, n, sizeof *ix, by_total_desc, recs);
-	qsort(ix, shown, sizeof *ix, by_index);
+		qsort_r(ix, n, sizeof *ix, by_total_desc, d->records);
+	for (size_t i = 0; i < shown; i++)
+		chosen[ix[i]] = true;
+	free(ix);
+	lj = asp_leaks_json_chosen(d, pt->p.sym, chosen);
+	free(chosen);
+	if (!lj)
+		return -ENOMEM;
+	recs = json_object_get(lj, "loss_records");
 	fprintf(out, "<p class=\"note\">%zu loss records of every kind, in the dump's "
 		"order (by size); those the shim suppressed are left out", n);
 	if (shown < n)
@@ -732,10 +776,9 @@ static int put_leaks(FILE *out, struct part *pt)
 	      "<button type=\"button\" class=\"rec-open\">open all</button>"
 	      "<button type=\"button\" class=\"rec-close\">close all</button></div>\n", out);
 	fputs("<div class=\"records\">\n", out);
-	for (size_t i = 0; i < shown; i++)
-		put_record(out, json_array_get(recs, ix[i]));
+	for (size_t i = 0; i < json_array_size(recs); i++)
+		put_record(out, json_array_get(recs, i));
 	fputs("</div></section>\n", out);
-	free(ix);
 	json_decref(lj);
 	return 0;
 }
@@ -838,20 +881,13 @@ static void figures_table(FILE *out, const asp_dump_t *d, const json_t *sum)
 {
 	const json_t *refs = json_object_get(sum, "refs");
 	const json_t *time = json_object_get(sum, "time");
-	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], text[ASP_PEAK_TEXT_MAX];
 
 	fputs("<h4>Peak, references and time</h4><table><tbody>", out);
-	fputs("<tr><td>peak (bytes in use)</td>", out);
-	if (d->has_peak) {
-		fprintf(out, "<td class=\"n\">%s", asp_fmt_count(a, d->peak_bytes));
-		if (d->peak_bytes_bound)
-			fprintf(out, " \u00b1 %s", asp_fmt_count(b, d->peak_bytes_bound));
-		if (d->has_peak_t)
-			fprintf(out, " at %s s", asp_fmt_seconds(a, d->peak_t_s));
-		fputs("</td></tr>", out);
-	} else {
-		fputs("<td class=\"n\">? (count mode tracks no sizes)</td></tr>", out);
-	}
+	fputs("<tr><td>peak</td>", out);
+	fputs("<td class=\"n\">", out);
+	asp_put_xml(out, asp_peak_text(text, d));
+	fputs("</td></tr>", out);
 	if (d->has_temporary)
 		fprintf(out, "<tr><td>temporary allocations</td><td class=\"n\">%s of %s "
 			"(%.1f%%)</td></tr>", asp_fmt_count(a, d->temporary),
@@ -1047,8 +1083,21 @@ static int put_compare(FILE *out, const struct part *pt)
 
 /* --- the page ------------------------------------------------------------------------- */
 
+/* What the page calls dump i of n: of one, its --label or its program's
+ * name; of two, compare's label (its --label or its file name), which two
+ * runs of one program do not share. */
+static const char *page_name(char buf[ASP_COMPARE_LABEL_SIZE], const asp_dump_t *d,
+			     size_t n, size_t i)
+{
+	if (n > 1)
+		return asp_compare_label(buf, d, n, i);
+	return d[i].label ? d[i].label : asp_dump_exe_name(&d[i]);
+}
+
 static void put_head(FILE *out, const asp_dump_t *d, size_t n)
 {
+	char name[ASP_COMPARE_LABEL_SIZE];
+
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n", out);
 	/* Nothing loads from anywhere; only the page's own style sheet and
 	 * script run, whatever text a dump holds. */
@@ -1060,7 +1109,7 @@ static void put_head(FILE *out, const asp_dump_t *d, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputs(" vs ", out);
-		asp_put_xml(out, asp_dump_exe_name(&d[i]));
+		asp_put_xml(out, page_name(name, d, n, i));
 		fprintf(out, " (pid %lld)", (long long)d[i].pid);
 	}
 	fputs(" \u2014 allocspy</title>\n<style>", out);
@@ -1086,14 +1135,15 @@ static void put_nav(FILE *out, size_t i, const char *label)
 	fputs("</li>", out);
 }
 
-static int put_part(FILE *out, struct part *pt, size_t n)
+static int put_part(FILE *out, struct part *pt, const asp_dump_t *d, size_t n)
 {
+	char name[ASP_COMPARE_LABEL_SIZE];
 	int rc;
 
 	fprintf(out, "<section class=\"dump\" id=\"d%zu\">", pt->i);
 	if (n > 1) {
 		fprintf(out, "<h2>%c: ", 'A' + (int)pt->i);
-		asp_put_xml(out, asp_dump_exe_name(pt->d));
+		asp_put_xml(out, page_name(name, d, n, pt->i));
 		fputs("</h2>\n", out);
 	}
 	put_meta(out, pt->d);
@@ -1109,6 +1159,7 @@ static int put_part(FILE *out, struct part *pt, size_t n)
 
 int asp_html_write(FILE *out, const asp_dump_t *d, size_t n)
 {
+	char name[ASP_COMPARE_LABEL_SIZE];
 	struct part parts[2];
 	json_t *data = json_object(), *dumps = json_array();
 	int rc = data && dumps && n >= 1 && n <= 2 ? 0 : -ENOMEM;
@@ -1130,19 +1181,23 @@ int asp_html_write(FILE *out, const asp_dump_t *d, size_t n)
 		for (size_t i = 0; i < n; i++) {
 			if (i)
 				fputs(" <span class=\"vs\">compared with</span> ", out);
-			asp_put_xml(out, asp_dump_exe_name(&d[i]));
+			asp_put_xml(out, page_name(name, d, n, i));
 		}
 		fputs(" <span class=\"by\">\u2014 allocspy</span></h1>\n<nav><ul>", out);
 		if (n > 1)
 			fputs("<li><a href=\"#compare\">what changed from A to B</a></li>", out);
-		for (size_t i = 0; i < n; i++)
-			put_nav(out, i, n > 1 ? (i ? "B" : "A") : NULL);
+		for (size_t i = 0; i < n; i++) {
+			char nav[ASP_COMPARE_LABEL_SIZE + 8];
+
+			snprintf(nav, sizeof nav, "%c (%s)", 'A' + (int)i, page_name(name, d, n, i));
+			put_nav(out, i, n > 1 ? nav : NULL);
+		}
 		fputs("</ul></nav></header>\n<main>\n", out);
 		if (n > 1)
 			rc = put_compare(out, parts);
 	}
 	for (size_t i = 0; rc == 0 && i < n; i++)
-		rc = put_part(out, &parts[i], n);
+		rc = put_part(out, &parts[i], d, n);
 	if (rc == 0) {
 		fputs("</main>\n<footer>Written by allocspy-report " ASP_VERSION
 		      " from the dump alone: the page loads nothing from anywhere."

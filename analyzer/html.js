@@ -42,7 +42,8 @@
       guide.setAttribute("visibility", "visible");
       dot.setAttribute("visibility", "visible");
       svg.dataset.hover = k;
-      info.textContent = "snapshot " + (tl.index[k] + 1) + " of " + tl.count +
+      info.textContent = tl.index[k] < 0 ? "the peak: " + tl.peak_text :
+        "snapshot " + (tl.index[k] + 1) + " of " + tl.count +
         (k === tl.peak ? " (the peak)" : "") + ": " + tl.t_s[k].toFixed(3) + " s, " +
         count(tl.in_use_bytes[k]) + " bytes in use in " + count(tl.in_use_blocks[k]) +
         " blocks, " + count(tl.bytes_allocated[k]) + " bytes allocated so far";

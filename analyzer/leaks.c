@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "profile.h"
 #include "summary.h"
 #include "suppress.h"
 #include "symbolize.h"
@@ -193,14 +194,15 @@ void asp_leaks_text(FILE *out, const asp_dump_t *d, unsigned kinds,
 	asp_symbolizer_free(s);
 }
 
-static json_t *line_json(const asp_line_t *l)
+static json_t *line_json(const asp_dump_t *d, const asp_line_t *l)
 {
-	char addr[ASP_NUM_MAX];
+	char addr[ASP_NUM_MAX], name[ASP_NAME_MAX];
 
 	snprintf(addr, sizeof addr, "0x%" PRIx64, l->addr);
-	return json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:b}",
+	return json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:b}",
 			 "address", addr,
 			 "function", asp_json_text(l->fn),
+			 "name", asp_json_text(asp_frame_name(d, l, name)),
 			 "symbol", asp_json_text(l->raw),
 			 "file", asp_json_text(l->file),
 			 "line", l->file ? json_integer(l->line) : json_null(),
@@ -216,7 +218,7 @@ static json_t *record_json(const asp_dump_t *d, size_t i, const struct lines *ls
 	json_t *o;
 
 	for (size_t j = 0; j < ls->n; j++)
-		json_array_append_new(frames, line_json(&ls->v[j]));
+		json_array_append_new(frames, line_json(d, &ls->v[j]));
 	o = json_pack("{s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:o,s:o}",
 		      "record", (json_int_t)i + 1,
 		      "of", (json_int_t)d->nrecords,
@@ -254,8 +256,9 @@ json_t *asp_leaks_json(const asp_dump_t *d, unsigned kinds,
 	return o;
 }
 
-json_t *asp_leaks_json_with(const asp_dump_t *d, asp_symbolizer_t *s,
-			    unsigned kinds, bool gen_suppressions)
+/* The records shown by kinds, or with chosen those it names. */
+static json_t *records_json(const asp_dump_t *d, asp_symbolizer_t *s, unsigned kinds,
+			    const bool *chosen, bool gen_suppressions)
 {
 	json_t *recs = json_array();
 	struct lines ls = {0};
@@ -263,13 +266,31 @@ json_t *asp_leaks_json_with(const asp_dump_t *d, asp_symbolizer_t *s,
 	for (size_t i = 0; s && i < d->nrecords; i++) {
 		const asp_record_t *rec = &d->records[i];
 
-		if (!shown(rec, kinds))
+		if (chosen ? !chosen[i] : !shown(rec, kinds))
 			continue;
 		if (stack_lines(s, &d->stacks[rec->stack], &ls) < 0)
 			break;
 		json_array_append_new(recs, record_json(d, i, &ls, gen_suppressions));
 	}
 	free(ls.v);
+	return recs;
+}
+
+json_t *asp_leaks_json_chosen(const asp_dump_t *d, asp_symbolizer_t *s,
+			      const bool *chosen)
+{
+	return json_pack("{s:o,s:I,s:o,s:o}",
+			 "file", asp_json_text(d->file),
+			 "pid", (json_int_t)d->pid,
+			 "loss_records", records_json(d, s, 0, chosen, false),
+			 "leak_summary", asp_summary_leak_json(d));
+}
+
+json_t *asp_leaks_json_with(const asp_dump_t *d, asp_symbolizer_t *s,
+			    unsigned kinds, bool gen_suppressions)
+{
+	json_t *recs = records_json(d, s, kinds, NULL, gen_suppressions);
+
 	return json_pack("{s:o,s:I,s:o,s:o}",
 			 "file", asp_json_text(d->file),
 			 "pid", (json_int_t)d->pid,

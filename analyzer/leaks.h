@@ -30,4 +30,9 @@ json_t *asp_leaks_json(const asp_dump_t *d, unsigned kinds,
 json_t *asp_leaks_json_with(const asp_dump_t *d, asp_symbolizer_t *s,
 			    unsigned kinds, bool gen_suppressions);
 
+/* The same for the records i whose chosen[i] is set alone (shown or not by
+ * their kind): a page of 1,000 of a dump's 100,000 symbolizes 1,000. */
+json_t *asp_leaks_json_chosen(const asp_dump_t *d, asp_symbolizer_t *s,
+			      const bool *chosen);
+
 #endif

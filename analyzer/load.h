@@ -154,6 +154,8 @@ typedef struct asp_refs {
 
 typedef struct asp_dump {
 	const char *file;	/* the name it was loaded from */
+	const char *label;	/* compare's and html's name for it (--label),
+				 * or NULL: its file name */
 	json_t *root;		/* owns every string below */
 
 	int64_t pid;
@@ -171,6 +173,8 @@ typedef struct asp_dump {
 	int signal;		/* ASP_REASON_SIGNAL: its number and name */
 	const char *signal_name;
 	const char *leak_check;	/* options.leak_check, or NULL */
+	uint64_t backtrace;	/* options.backtrace: the most frames a stack
+				 * keeps; 0 when the dump does not say */
 	double wall_s, user_s, sys_s;
 
 	uint64_t allocs, frees, bytes_allocated, in_use_blocks;

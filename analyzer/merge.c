@@ -16,9 +16,9 @@
  * Time: a dump's times count from its own start, time.start_unix; the
  * merged ones from the first start. The heap of the processes together at
  * an instant is the sum of each one's most recent snapshot, none before
- * its first and its last after it (a process that has ended counts with
- * what it held at its end): there is a merged snapshot at every instant
- * one of them took one. */
+ * its first, nothing after its end (unless it is among the last to end):
+ * there is a merged snapshot at every instant one of them took one, and
+ * at each end. */
 #include "merge.h"
 
 #include <errno.h>
@@ -607,7 +607,17 @@ static json_t *modules_json(struct merge *m)
 
 /* --- snapshots --------------------------------------------------------------------- */
 
-/* One snapshot of one dump, on the merged clock. */
+/* The end of dump k on the merged clock. */
+static double end_of(const struct merge *m, size_t k)
+{
+	const asp_dump_t *d = &m->d[k];
+
+	return m->in[k].offset + (d->has_dump_t ? d->dump_t_s : d->wall_s);
+}
+
+
+/* One snapshot of one dump, on the merged clock; j SIZE_MAX: the dump's
+ * end, after which its process holds nothing. */
 struct ev {
 	double t;
 	size_t k, j;
@@ -627,27 +637,41 @@ static int by_time(const void *pa, const void *pb)
 /* The running sums of the processes' latest snapshots. */
 struct sums {
 	size_t *latest;		/* by dump: its latest snapshot, or SIZE_MAX */
+	bool *ended;		/* by dump: its process has ended */
 	u128 alloc, freed, bytes, blocks;
 };
 
-/* Dump k's latest snapshot becomes j. */
+/* Dump k's latest snapshot becomes j; or with j SIZE_MAX, its process
+ * ends: what it held is freed (the system takes it back), what it
+ * allocated stays allocated so far. */
 static void advance(struct merge *m, struct sums *s, size_t k, size_t j)
 {
-	const asp_snapshot_t *v = &m->d[k].snapshots[j];
+	const asp_snapshot_t *o = s->latest[k] != SIZE_MAX ?
+				  &m->d[k].snapshots[s->latest[k]] : NULL;
 
-	if (s->latest[k] != SIZE_MAX) {
-		const asp_snapshot_t *o = &m->d[k].snapshots[s->latest[k]];
-
+	if (o && !s->ended[k]) {
 		s->alloc -= o->bytes_allocated;
 		s->freed -= o->bytes_freed;
 		s->bytes -= o->in_use_bytes;
 		s->blocks -= o->in_use_blocks;
 	}
-	s->alloc += v->bytes_allocated;
-	s->freed += v->bytes_freed;
-	s->bytes += v->in_use_bytes;
-	s->blocks += v->in_use_blocks;
-	s->latest[k] = j;
+	if (j == SIZE_MAX) {
+		if (o && !s->ended[k]) {
+			s->alloc += o->bytes_allocated;
+			s->freed += (u128)o->bytes_freed + o->in_use_bytes;
+		}
+		s->ended[k] = true;
+		return;
+	}
+	{
+		const asp_snapshot_t *v = &m->d[k].snapshots[j];
+
+		s->alloc += v->bytes_allocated;
+		s->freed += v->bytes_freed;
+		s->bytes += v->in_use_bytes;
+		s->blocks += v->in_use_blocks;
+		s->latest[k] = j;
+	}
 }
 
 /* Who held the memory, by merged stack. */
@@ -681,7 +705,7 @@ static json_t *detail_json(struct merge *m, struct held *h, const struct sums *s
 	for (size_t k = 0; k < m->n; k++) {
 		const asp_snapshot_t *v;
 
-		if (s->latest[k] == SIZE_MAX)
+		if (s->latest[k] == SIZE_MAX || s->ended[k])
 			continue;
 		v = &m->d[k].snapshots[s->latest[k]];
 		for (size_t i = 0; v->has_detail && i < v->ndetail; i++) {
@@ -733,6 +757,7 @@ static int snapshots(struct merge *m, json_t **out)
 	struct ev *ev;
 	size_t nev = 0, ngroups = 0, peak = 0, g;
 	uint64_t peak_val = 0;
+	double last_end = 0;
 	json_t *a;
 	int rc = -ENOMEM;
 
@@ -746,8 +771,9 @@ static int snapshots(struct merge *m, json_t **out)
 		}
 		nev += m->d[k].nsnapshots;
 	}
-	ev = calloc(nev + 1, sizeof *ev);
+	ev = calloc(nev + m->n + 1, sizeof *ev);
 	s.latest = calloc(m->n, sizeof *s.latest);
+	s.ended = calloc(m->n, sizeof *s.ended);
 	h.bytes = calloc(m->nstacks + 1, sizeof *h.bytes);
 	h.blocks = calloc(m->nstacks + 1, sizeof *h.blocks);
 	h.used = calloc(m->nstacks + 1, sizeof *h.used);
@@ -755,7 +781,7 @@ static int snapshots(struct merge *m, json_t **out)
 	m->peak_bytes = calloc(m->nstacks + 1, sizeof *m->peak_bytes);
 	m->peak_blocks = calloc(m->nstacks + 1, sizeof *m->peak_blocks);
 	a = json_array();
-	if (!ev || !s.latest || !h.bytes || !h.blocks || !h.used || !h.in ||
+	if (!ev || !s.latest || !s.ended || !h.bytes || !h.blocks || !h.used || !h.in ||
 	    !m->peak_bytes || !m->peak_blocks || !a)
 		goto done;
 	nev = 0;
@@ -763,11 +789,25 @@ static int snapshots(struct merge *m, json_t **out)
 		for (size_t j = 0; j < m->d[k].nsnapshots; j++)
 			ev[nev++] = (struct ev){
 				m->in[k].offset + m->d[k].snapshots[j].t_s, k, j };
+	/* A process's blocks stop counting when it ends, unless it is among
+	 * the last to end: the merged heap over time is what the processes
+	 * running then held. */
+	for (size_t k = 0; k < m->n; k++)
+		last_end = end_of(m, k) > last_end ? end_of(m, k) : last_end;
+	for (size_t k = 0; k < m->n; k++) {
+		const asp_dump_t *d = &m->d[k];
+		double t = end_of(m, k), last = m->in[k].offset + d->snapshots[d->nsnapshots - 1].t_s;
+
+		if (t < last_end)
+			ev[nev++] = (struct ev){ t > last ? t : last, k, SIZE_MAX };
+	}
 	qsort(ev, nev, sizeof *ev, by_time);
 	/* First the sums at each instant, for the peak: the largest, the
 	 * first of equals. */
-	for (size_t k = 0; k < m->n; k++)
+	for (size_t k = 0; k < m->n; k++) {
 		s.latest[k] = SIZE_MAX;
+		s.ended[k] = false;
+	}
 	for (size_t e = 0; e < nev; ngroups++) {
 		double t = ev[e].t;
 
@@ -781,8 +821,10 @@ static int snapshots(struct merge *m, json_t **out)
 	/* Then the snapshots: with detail where one of the processes took a
 	 * detailed one, and at the peak. */
 	s.alloc = s.freed = s.bytes = s.blocks = 0;
-	for (size_t k = 0; k < m->n; k++)
+	for (size_t k = 0; k < m->n; k++) {
 		s.latest[k] = SIZE_MAX;
+		s.ended[k] = false;
+	}
 	g = 0;
 	for (size_t e = 0; e < nev; g++) {
 		double t = ev[e].t;
@@ -791,7 +833,8 @@ static int snapshots(struct merge *m, json_t **out)
 
 		for (; e < nev && ev[e].t == t; e++) {
 			advance(m, &s, ev[e].k, ev[e].j);
-			detailed = detailed || m->d[ev[e].k].snapshots[ev[e].j].has_detail;
+			detailed = detailed || (ev[e].j != SIZE_MAX &&
+						m->d[ev[e].k].snapshots[ev[e].j].has_detail);
 		}
 		o = json_object();
 		if (!o)
@@ -819,6 +862,7 @@ done:
 	json_decref(a);
 	free(ev);
 	free(s.latest);
+	free(s.ended);
 	free(h.bytes);
 	free(h.blocks);
 	free(h.used);
@@ -843,12 +887,52 @@ static json_t *snapshot_info_json(struct merge *m)
 
 /* --- the heap and the tables ---------------------------------------------------------- */
 
-/* The end of dump k on the merged clock. */
-static double end_of(const struct merge *m, size_t k)
-{
-	const asp_dump_t *d = &m->d[k];
+/* One process's life, for the bound of the peak. */
+struct life {
+	double t;
+	bool start;
+	uint64_t v;		/* its peak and its bound */
+};
 
-	return m->in[k].offset + (d->has_dump_t ? d->dump_t_s : d->wall_s);
+static int by_life(const void *pa, const void *pb)
+{
+	const struct life *a = pa, *b = pb;
+
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	return (int)b->start - (int)a->start;	/* starts first */
+}
+
+/* The most the processes alive at one moment could hold: the largest sum,
+ * over the instants, of the peaks and bounds of those running then (from
+ * its start to its end). Processes that never ran together add nothing to
+ * each other's. */
+static u128 together(struct merge *m)
+{
+	struct life *v = malloc((2 * m->n + 1) * sizeof *v);
+	u128 sum = 0, most = 0;
+
+	if (!v) {
+		for (size_t k = 0; k < m->n; k++)
+			most += (u128)m->d[k].peak_bytes + m->d[k].peak_bytes_bound;
+		return most;
+	}
+	for (size_t k = 0; k < m->n; k++) {
+		uint64_t x = sat((u128)m->d[k].peak_bytes + m->d[k].peak_bytes_bound);
+
+		v[2 * k] = (struct life){ m->in[k].offset, true, x };
+		v[2 * k + 1] = (struct life){ end_of(m, k), false, x };
+	}
+	qsort(v, 2 * m->n, sizeof *v, by_life);
+	for (size_t i = 0; i < 2 * m->n; i++) {
+		if (v[i].start)
+			sum += v[i].v;
+		else
+			sum -= v[i].v;
+		most = sum > most ? sum : most;
+	}
+	free(v);
+	return most;
 }
 
 static json_t *heap_json(struct merge *m)
@@ -872,7 +956,6 @@ static json_t *heap_json(struct merge *m)
 		has_temp = has_temp && d->has_temporary;
 		has_in_use = has_in_use && d->has_in_use_bytes;
 		has_peak = has_peak && d->has_peak;
-		bounds += (u128)d->peak_bytes + d->peak_bytes_bound;
 		if (raw_count(d, "heap", "failed", &v))
 			failed = sat((u128)failed + v);
 		else
@@ -905,14 +988,19 @@ static json_t *heap_json(struct merge *m)
 		peak_t = m->snap_peak_t;
 		has_peak_t = true;
 	}
-	if (has_peak && has_in_use && sat(sum[4]) > peak) {
+	/* Without snapshots, the processes may all have held what they
+	 * held at their ends at once: the peak is at least that. With them,
+	 * the snapshots say what they held together. */
+	if (has_peak && has_in_use && !m->has_snapshots && sat(sum[4]) > peak) {
 		peak = sat(sum[4]);
 		peak_t = end;
 		has_peak_t = true;
 	}
 	put(m, h, "peak_bytes", has_peak ? jint(peak) : json_null());
 	if (has_peak) {
-		/* The true peak is at most the sum of each one's. */
+		/* The true peak is at most the sum of the peaks of those that
+		 * ran at one time. */
+		bounds = together(m);
 		put(m, h, "peak_bytes_bound", jint(sat(bounds) > peak ?
 						   sat(bounds) - peak : 0));
 		if (has_peak_t)

@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "fmt.h"
+#include "peak.h"
 
 /* profile.proto's field numbers. */
 enum {
@@ -106,9 +107,9 @@ static void pb_msg(struct pb *p, int field, struct pb *m)
 	m->n = 0;
 }
 
-/* The string table: each string once, "" first. */
+/* The string table: each string once, "" first; its own copies. */
 struct strings {
-	const char **v;		/* by index */
+	char **v;		/* by index */
 	size_t n, cap;
 	size_t *table;		/* open addressing: index + 1, 0 empty */
 	size_t size;
@@ -128,7 +129,7 @@ static bool strings_grow(struct strings *st)
 {
 	size_t size = st->size ? st->size * 2 : 256;
 	size_t *table = calloc(size, sizeof *table);
-	const char **v = realloc(st->v, size / 2 * sizeof *v);
+	char **v = realloc(st->v, size / 2 * sizeof *v);
 
 	if (!table || !v) {
 		free(table);
@@ -166,18 +167,28 @@ static uint64_t intern(struct strings *st, const char *s)
 	     h = (h + 1) & (st->size - 1))
 		if (strcmp(st->v[st->table[h] - 1], s) == 0)
 			return st->table[h] - 1;
-	st->v[st->n] = s;
+	/* A copy: names made up for frames without a symbol live in a
+	 * caller's buffer. */
+	st->v[st->n] = strdup(s);
+	if (!st->v[st->n]) {
+		st->oom = true;
+		return 0;
+	}
 	st->table[h] = ++st->n;
 	return st->n - 1;
 }
 
 static void strings_free(struct strings *st)
 {
+	for (size_t i = 0; i < st->n; i++)
+		free(st->v[i]);
 	free(st->v);
 	free(st->table);
 }
 
-/* The functions, one per name and file; the id is the index + 1. */
+/* The functions, one per name and file; the id is the index + 1. A frame
+ * without a symbol is a function of its own, named by its module and
+ * offset ("git+0x21be42"), so that each address keeps its own weight. */
 struct fn {
 	uint64_t name, file;	/* string indexes */
 };
@@ -187,20 +198,32 @@ struct encoder {
 	struct strings str;
 	struct fn *fns;
 	size_t nfns;
+	size_t *fn_table;	/* the functions by (name, file): id, 0 empty */
+	size_t fn_table_size;	/* a power of two, above twice the most ids */
 	char *comment;		/* lives until the string table is written */
 	char sampled[128];	/* the sampling note, likewise */
+	char peak[ASP_PEAK_TEXT_MAX + 8];	/* the peak, as every view says it */
 	struct pb out, m, sub;
 };
 
 static uint64_t function_id(struct encoder *e, uint64_t name, uint64_t file)
 {
-	/* Linear over the functions seen: a profile has at most a few
-	 * thousand, and this runs once per location line. */
-	for (size_t i = 0; i < e->nfns; i++)
-		if (e->fns[i].name == name && e->fns[i].file == file)
-			return i + 1;
+	uint64_t k = (name * 0x9e3779b97f4a7c15ULL) ^ (file + 0x632be59bd9b4e019ULL);
+	size_t h;
+
+	k ^= k >> 31;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	for (h = (size_t)k & (e->fn_table_size - 1); e->fn_table[h];
+	     h = (h + 1) & (e->fn_table_size - 1)) {
+		const struct fn *f = &e->fns[e->fn_table[h] - 1];
+
+		if (f->name == name && f->file == file)
+			return e->fn_table[h];
+	}
 	e->fns[e->nfns] = (struct fn){ name, file };
-	return ++e->nfns;
+	e->fn_table[h] = ++e->nfns;
+	return e->nfns;
 }
 
 static void sample_types(struct encoder *e)
@@ -232,10 +255,34 @@ static uint64_t module_limit(const asp_profile_t *p, size_t i)
 	return end > m->base ? end : m->base + 1;
 }
 
+/* What the locations of each mapping have: bit 0 a function from a symbol
+ * on every line, bit 1 a file and line on every line. */
+enum { HAS_FN = 1, HAS_LINE = 2 };
+
+/* The mappings, with the build-ids that let pprof and the services that
+ * take its files find the modules' debugging information; a mapping says
+ * it has functions, files and lines only when every location in it does,
+ * so that a tool that can symbolize offline knows where to. */
 static void mappings(struct encoder *e)
 {
 	const asp_dump_t *d = e->p->d;
+	unsigned char *has = malloc(d->nmodules ? d->nmodules : 1);
 
+	if (!has) {
+		e->out.oom = true;
+		return;
+	}
+	memset(has, HAS_FN | HAS_LINE, d->nmodules);
+	for (size_t k = 0; k < e->p->nlocs; k++) {
+		const asp_loc_t *loc = e->p->locs[k];
+
+		for (size_t j = 0; loc->module >= 0 && j < loc->nlines; j++) {
+			if (!loc->lines[j].fn)
+				has[loc->module] &= (unsigned char)~HAS_FN;
+			if (!loc->lines[j].file)
+				has[loc->module] &= (unsigned char)~HAS_LINE;
+		}
+	}
 	for (size_t i = 0; i < d->nmodules; i++) {
 		const asp_module_t *m = &d->modules[i];
 
@@ -245,12 +292,13 @@ static void mappings(struct encoder *e)
 		pb_uint(&e->m, MAPPING_FILENAME, intern(&e->str, m->path));
 		if (m->build_id)
 			pb_uint(&e->m, MAPPING_BUILD_ID, intern(&e->str, m->build_id));
-		pb_uint(&e->m, MAPPING_HAS_FUNCTIONS, 1);
-		pb_uint(&e->m, MAPPING_HAS_FILENAMES, 1);
-		pb_uint(&e->m, MAPPING_HAS_LINE_NUMBERS, 1);
-		pb_uint(&e->m, MAPPING_HAS_INLINE_FRAMES, 1);
+		pb_uint(&e->m, MAPPING_HAS_FUNCTIONS, has[i] & HAS_FN);
+		pb_uint(&e->m, MAPPING_HAS_FILENAMES, (has[i] & HAS_LINE) != 0);
+		pb_uint(&e->m, MAPPING_HAS_LINE_NUMBERS, (has[i] & HAS_LINE) != 0);
+		pb_uint(&e->m, MAPPING_HAS_INLINE_FRAMES, (has[i] & HAS_LINE) != 0);
 		pb_msg(&e->out, PROFILE_MAPPING, &e->m);
 	}
+	free(has);
 }
 
 /* Location ids are the profile's; the one of ASP_PROFILE_OTHER follows. */
@@ -326,17 +374,34 @@ static void sample(struct encoder *e, const asp_sample_t *s, uint64_t allocs,
 static void samples(struct encoder *e)
 {
 	const asp_dump_t *d = e->p->d;
+	/* thread_stacks by stack: those of stack x are by[first[x]] up to
+	 * by[first[x + 1]], in the dump's order. */
+	size_t *first = calloc(d->nstacks + 2, sizeof *first);
+	size_t *by = malloc((d->nthread_stacks + 1) * sizeof *by);
 
+	if (!first || !by) {
+		free(first);
+		free(by);
+		e->out.oom = true;
+		return;
+	}
+	for (size_t k = 0; k < d->nthread_stacks; k++)
+		first[d->thread_stacks[k].stack + 2]++;
+	for (size_t x = 2; x < d->nstacks + 2; x++)
+		first[x] += first[x - 1];
+	for (size_t k = 0; k < d->nthread_stacks; k++)
+		by[first[d->thread_stacks[k].stack + 1]++] = k;
 	for (size_t i = 0; i < e->p->nsamples; i++) {
 		const asp_sample_t *s = &e->p->samples[i];
 		uint64_t allocs = s->allocs, bytes = s->bytes;
 
-		for (size_t k = 0; s->stack && k < d->nthread_stacks; k++) {
-			const asp_thread_stack_t *t = &d->thread_stacks[k];
+		for (size_t j = s->stack ? first[s->stack_index] : 0;
+		     s->stack && j < first[s->stack_index + 1]; j++) {
+			const asp_thread_stack_t *t = &d->thread_stacks[by[j]];
 			uint64_t a = t->allocs < allocs ? t->allocs : allocs;
 			uint64_t b = t->bytes < bytes ? t->bytes : bytes;
 
-			if (t->stack != s->stack_index || (!a && !b))
+			if (!a && !b)
 				continue;
 			sample(e, s, a, b, 0, 0, t->tid);
 			allocs -= a;
@@ -346,6 +411,8 @@ static void samples(struct encoder *e)
 			sample(e, s, allocs, bytes, s->in_use_blocks,
 			       s->in_use_bytes, -1);
 	}
+	free(first);
+	free(by);
 }
 
 /* The comment: "EXE: ARGV...". */
@@ -367,6 +434,12 @@ static void comment(struct encoder *e)
 		n += (size_t)snprintf(text + n, len - n, " %s", d->argv[i]);
 	e->comment = text;
 	pb_uint(&e->out, PROFILE_COMMENT, intern(&e->str, e->comment)); // NOLINT(clang-analyzer-unix.Malloc): e->comment is freed by asp_pprof_write
+	if (d->has_peak) {
+		char peak[ASP_PEAK_TEXT_MAX];
+
+		snprintf(e->peak, sizeof e->peak, "peak: %s", asp_peak_text(peak, d));
+		pb_uint(&e->out, PROFILE_COMMENT, intern(&e->str, e->peak));
+	}
 	if (d->sampled) {
 		/* The values are already scaled: pprof must not scale them. */
 		snprintf(e->sampled, sizeof e->sampled, "sampled: ALLOCSPY_SAMPLE=%llu; the "
@@ -404,9 +477,16 @@ int asp_pprof_write(FILE *out, const asp_profile_t *p)
 
 	for (size_t i = 0; i < p->nlocs; i++)
 		lines += p->locs[i]->nlines;
+	e.fn_table_size = 16;
+	while (e.fn_table_size < 2 * lines)
+		e.fn_table_size *= 2;
 	e.fns = malloc(lines * sizeof *e.fns);
-	if (!e.fns)
+	e.fn_table = calloc(e.fn_table_size, sizeof *e.fn_table);
+	if (!e.fns || !e.fn_table) {
+		free(e.fns);
+		free(e.fn_table);
 		return -ENOMEM;
+	}
 	intern(&e.str, "");
 	sample_types(&e);
 	samples(&e);
@@ -424,6 +504,7 @@ int asp_pprof_write(FILE *out, const asp_profile_t *p)
 	free(e.comment);
 	strings_free(&e.str);
 	free(e.fns);
+	free(e.fn_table);
 	free(e.out.b);
 	free(e.m.b);
 	free(e.sub.b);

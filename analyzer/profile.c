@@ -80,6 +80,22 @@ static bool is_main(const asp_loc_t *l)
 	return fn && strcmp(fn, "main") == 0;
 }
 
+/* Whether l is where stacks begin: a process's entry point, a thread's
+ * start, or valgrind's name for what lies below main. */
+static bool is_root(const asp_loc_t *l)
+{
+	static const char *const roots[] = {
+		"_start", "clone", "clone3", "__clone", "__clone3", "start_thread",
+		"(below main)", "main",
+	};
+	const char *fn = l->lines[l->nlines - 1].fn;
+
+	for (size_t i = 0; fn && i < sizeof roots / sizeof *roots; i++)
+		if (strcmp(fn, roots[i]) == 0)
+			return true;
+	return false;
+}
+
 static int symbolize_stacks(asp_profile_t *p)
 {
 	const asp_dump_t *d = p->d;
@@ -124,6 +140,8 @@ static int symbolize_stacks(asp_profile_t *p)
 			if (is_main(l))
 				break;
 		}
+		ps->truncated = d->backtrace && st->n >= d->backtrace && ps->n &&
+				!is_root(ps->locs[ps->n - 1]);
 	}
 	free(buf);
 	return 0;
@@ -217,19 +235,32 @@ void asp_profile_free(asp_profile_t *p)
 	memset(p, 0, sizeof *p);
 }
 
-const char *asp_profile_name(const asp_profile_t *p, const asp_loc_t *loc,
-			     const asp_line_t *l, char buf[ASP_NAME_MAX])
+/* The compact name of a frame without a symbol at addr in module i of d
+ * (-1: none): "sort+0x6e8d", the module's base name and the offset of the
+ * return address from its load bias, or the address itself. */
+static const char *unnamed(const asp_dump_t *d, long i, uint64_t addr,
+			   char buf[ASP_NAME_MAX])
 {
 	const asp_module_t *m;
 
-	if (l->fn)
-		return l->fn;
-	if (loc->module < 0) {
-		snprintf(buf, ASP_NAME_MAX, "0x%" PRIx64, loc->addr);
+	if (i < 0) {
+		snprintf(buf, ASP_NAME_MAX, "0x%" PRIx64, addr);
 		return buf;
 	}
-	m = &p->d->modules[loc->module];
+	m = &d->modules[i];
 	snprintf(buf, ASP_NAME_MAX, "%.60s+0x%" PRIx64, asp_base_name(m->path),
-		 loc->addr - m->base);
+		 addr - m->base);
 	return buf;
+}
+
+const char *asp_profile_name(const asp_profile_t *p, const asp_loc_t *loc,
+			     const asp_line_t *l, char buf[ASP_NAME_MAX])
+{
+	return l->fn ? l->fn : unnamed(p->d, loc->module, loc->addr, buf);
+}
+
+const char *asp_frame_name(const asp_dump_t *d, const asp_line_t *l,
+			   char buf[ASP_NAME_MAX])
+{
+	return l->fn ? l->fn : unnamed(d, module_of(d, l->module, l->addr), l->addr, buf);
 }

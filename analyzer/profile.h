@@ -14,6 +14,12 @@
  * (stacks left out of "stack_stats", blocks allocated with no stack). */
 #define ASP_PROFILE_OTHER "[other stacks]"
 
+/* The frame put at the root of a stack cut at the dump's backtrace depth
+ * (asp_pstack_t.truncated) in flame graphs, folded and speedscope output,
+ * so that such stacks sit under one frame instead of looking like roots of
+ * their own. */
+#define ASP_PROFILE_TRUNCATED "[truncated]"
+
 /* Room for a frame's name made up from its module (asp_profile_name). */
 #define ASP_NAME_MAX 96
 
@@ -31,6 +37,10 @@ typedef struct asp_loc {
 typedef struct asp_pstack {
 	asp_loc_t **locs;
 	size_t n;
+	/* Cut at the depth limit: the dump's stack has options.backtrace
+	 * frames, none of them main, and the outermost is no root frame
+	 * (_start, clone, start_thread, "(below main)"). */
+	bool truncated;
 } asp_pstack_t;
 
 /* What one stack allocated; the figures of stack_stats. */
@@ -63,10 +73,18 @@ typedef struct asp_profile {
 int asp_profile_build(asp_profile_t *p, const asp_dump_t *d);
 void asp_profile_free(asp_profile_t *p);
 
-/* A printable name for line l: its function, or else "module+0xOFFSET",
- * or "0xADDR" outside every module. */
+/* The compact name of line l, the one every view and export that names a
+ * frame by a name alone gives it: its function, or for a frame without a
+ * symbol "module+0xOFFSET" (the module's base name, the return address's
+ * offset from its load bias), or "0xADDR" outside every module. Frames
+ * written valgrind's way, with their address (leaks, massif's trees), say
+ * "??? (in /path/to/module)" instead. */
 const char *asp_profile_name(const asp_profile_t *p, const asp_loc_t *loc,
 			     const asp_line_t *l, char buf[ASP_NAME_MAX]);
+
+/* The same for a line the symbolizer gave for one of d's addresses. */
+const char *asp_frame_name(const asp_dump_t *d, const asp_line_t *l,
+			   char buf[ASP_NAME_MAX]);
 
 /* a + b, or UINT64_MAX when that overflows. */
 static inline uint64_t asp_add_sat(uint64_t a, uint64_t b)

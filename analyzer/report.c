@@ -19,6 +19,7 @@
 #include "load.h"
 #include "merge.h"
 #include "msg.h"
+#include "peak.h"
 #include "summary.h"
 #include "timeline.h"
 
@@ -26,13 +27,14 @@ static const char usage_text[] =
 "usage: allocspy-report [--json] [summary] DUMP\n"
 "       allocspy-report [--json] leaks [--show-leak-kinds=KINDS]\n"
 "                             [--gen-suppressions] DUMP\n"
-"       allocspy-report [--json] compare [--fail-if=EXPR] DUMP1 DUMP2 [DUMP...]\n"
+"       allocspy-report [--json] compare [--label NAME]... [--fail-if=EXPR] DUMP1 DUMP2\n"
+"                             [DUMP...]\n"
 "       allocspy-report [--json] check BUDGET... DUMP\n"
 "       allocspy-report timeline [--svg FILE] [--json] DUMP\n"
 "       allocspy-report export --format=FORMAT [--weight=WEIGHT] [-o FILE] DUMP\n"
 "       allocspy-report merge [-o FILE] DUMP...\n"
-"       allocspy-report html [-o FILE] DUMP [DUMP2]\n"
-"       allocspy-report --help | --version\n"
+"       allocspy-report html [-o FILE] [--label NAME]... DUMP [DUMP2]\n"
+"       allocspy-report help | -h | --help | --version\n"
 "\n"
 "Reads the JSON dumps that liballocspy.so writes at exit.\n"
 "  [summary] DUMP     the exit text (HEAP, LEAK and REF SUMMARY), then tables\n"
@@ -72,6 +74,8 @@ static const char usage_text[] =
 "                     alloc_bytes (the default), allocs, inuse_bytes (at the\n"
 "                     end), peak_bytes or temporary\n"
 "  -o FILE            export, merge, html: write to FILE instead of stdout\n"
+"  --label NAME       compare, html: the name of the next dump, in the order\n"
+"                     the dumps are given (default: its file name)\n"
 "  --fail-if=EXPR     compare: exit 1 naming each rise of a figure from DUMP1\n"
 "                     to a later dump beyond its threshold; EXPR is a comma-\n"
 "                     separated list of METRIC>+N%, METRIC>+N (a count, or\n"
@@ -79,7 +83,7 @@ static const char usage_text[] =
 "                     peak>+5%,allocs>+10%,in_use>+0. Metrics: allocs, frees,\n"
 "                     bytes, in_use, peak, leaked, errors, strdup_calls,\n"
 "                     strdup_bytes, ref_ops, time, user_time, sys_time\n"
-"  --help             write this text\n"
+"  help, -h, --help   write this text\n"
 "  --version          write the version\n"
 "\n"
 "Budgets of check (each may be given more than once; SIZE is bytes, or\n"
@@ -90,6 +94,9 @@ static const char usage_text[] =
 "  --max-allocs=[FUNCTION:]N      the blocks allocated\n"
 "  --max-bytes=[FUNCTION:]SIZE    the bytes allocated\n"
 "  --max-errors=N                 the heap errors (0 in a dump without them)\n"
+"\n"
+"A misspelled command, option, format or weight is named with the closest\n"
+"valid one.\n"
 "\n"
 "Exit status: 0 done, 1 a budget exceeded (check), a regression (compare\n"
 "--fail-if) or the report could not be written, 2 a usage error or a bad dump.\n";
@@ -130,6 +137,15 @@ struct opts {
 	asp_budget_t *budgets;	/* check */
 	size_t nbudgets;
 	asp_fail_if_t fail_if;	/* compare */
+	const char **labels;	/* --label, in order */
+	size_t nlabels;
+};
+
+/* The options, as --help spells them, for the suggestions. */
+static const char *const option_names[] = {
+	"--json", "--show-leak-kinds", "--gen-suppressions", "--svg", "--format",
+	"--weight", "-o", "--label", "--fail-if", "--max-peak", "--max-in-use", "--max-leaked",
+	"--max-allocs", "--max-bytes", "--max-errors", "--help", "--version",
 };
 
 static int out_of_memory(void)
@@ -145,6 +161,40 @@ static int usage_error(const char *fmt, const char *arg)
 	fputs("Try 'allocspy-report --help'.\n", stderr);
 	return ASP_EXIT_USAGE;
 }
+
+/* "WHAT 'word'; did you mean 'closest'?" when one of words is close to
+ * word, with list after it ("(the formats: ...)") when given. */
+static int suggest_error(const char *what, const char *word, size_t len,
+			 const char *const *words, size_t n, const char *list)
+{
+	const char *near = asp_closest(word, len, words, n);
+	char *all = NULL;
+	size_t size = 0;
+	FILE *m = list ? open_memstream(&all, &size) : NULL;
+
+	if (m) {
+		fprintf(m, " (%s: ", list);
+		for (size_t i = 0; i < n; i++)
+			fprintf(m, "%s%s", i ? ", " : "", words[i]);
+		putc(')', m);
+		if (fclose(m) != 0) {
+			free(all);
+			all = NULL;
+		}
+	}
+	if (near)
+		asp_error(NULL, "%s '%.*s'; did you mean '%s'?%s", what, (int)len, word,
+			  near, all ? all : "");
+	else
+		asp_error(NULL, "%s '%.*s'%s", what, (int)len, word, all ? all : "");
+	free(all);
+	fputs("Try 'allocspy-report --help'.\n", stderr);
+	return ASP_EXIT_USAGE;
+}
+
+static const char *const command_names[] = {
+	"summary", "leaks", "compare", "timeline", "export", "merge", "html", "help",
+};
 
 /* The command named by word, or -1. */
 static int command(const char *word)
@@ -199,6 +249,38 @@ static int budget(struct opts *o, int argc, char **argv, int *i, bool *missing)
 	return 0;
 }
 
+/* A --show-leak-kinds value with a word that is no kind: the closest kind
+ * to that word, when one is close. */
+static int bad_kinds(const char *kinds)
+{
+	const char *names[ASP_LEAK_SUPPRESSED + 2] = { "all", "none" };
+	const char *p = kinds, *near = NULL;
+
+	for (int k = 0; k < ASP_LEAK_SUPPRESSED; k++)
+		names[k + 2] = asp_leak_kind_name[k];
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		unsigned one;
+		char word[64];
+
+		snprintf(word, sizeof word, "%.*s", (int)(len < 63 ? len : 63), p);
+		if (asp_leaks_parse_kinds(word, &one) < 0) {
+			near = asp_closest(p, len, names, sizeof names / sizeof *names);
+			break;
+		}
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	if (near)
+		asp_error(NULL, "bad --show-leak-kinds value '%s'; did you mean '%s' for '%.*s'?",
+			  kinds, near, (int)strcspn(p, ","), p);
+	else
+		asp_error(NULL, "bad --show-leak-kinds value '%s'", kinds);
+	fputs("Try 'allocspy-report --help'.\n", stderr);
+	return ASP_EXIT_USAGE;
+}
+
 /* Fills o from argv. Options may come before the command or after it
  * (--json leaks DUMP, leaks --json DUMP); an option's value may follow
  * it as the next word (--show-leak-kinds definite). Returns -1 to go on,
@@ -215,6 +297,10 @@ static int parse(struct opts *o, int argc, char **argv)
 		const char *a = argv[i];
 
 		if (!options || a[0] != '-' || a[1] == '\0') {
+			if (!have_cmd && o->nfiles == 0 && strcmp(a, "help") == 0) {
+				fputs(usage_text, stdout);
+				return ASP_EXIT_OK;
+			}
 			if (!have_cmd && o->nfiles == 0 && command(a) >= 0) {
 				o->cmd = (enum command)command(a);
 				have_cmd = true;
@@ -223,7 +309,7 @@ static int parse(struct opts *o, int argc, char **argv)
 			}
 		} else if (strcmp(a, "--") == 0) {
 			options = false;
-		} else if (strcmp(a, "--help") == 0) {
+		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage_text, stdout);
 			return ASP_EXIT_OK;
 		} else if (strcmp(a, "--version") == 0) {
@@ -243,6 +329,8 @@ static int parse(struct opts *o, int argc, char **argv)
 			weight = v;
 		} else if ((v = value("-o", argc, argv, &i, &missing))) {
 			o->output = v;
+		} else if ((v = value("--label", argc, argv, &i, &missing))) {
+			o->labels[o->nlabels++] = v;
 		} else if ((v = value("--fail-if", argc, argv, &i, &missing))) {
 			rc = asp_fail_if_parse(&o->fail_if, v, err, sizeof err);
 			if (rc == -ENOMEM)
@@ -255,15 +343,34 @@ static int parse(struct opts *o, int argc, char **argv)
 		} else if (missing) {
 			return usage_error("%s needs a value", a);
 		} else {
-			return usage_error("unknown option '%s'", a);
+			return suggest_error("unknown option", a, strcspn(a, "="), option_names,
+					     sizeof option_names / sizeof *option_names, NULL);
 		}
 	}
+	/* "leak x.json", "exprot --format=pprof x.json": a first word that is
+	 * no file but close to a command, or no file and followed by more. */
+	if (!have_cmd && o->nfiles > 0 && access(o->files[0], F_OK) != 0 && errno == ENOENT &&
+	    (o->nfiles > 1 || asp_closest(o->files[0], strlen(o->files[0]), command_names,
+					  sizeof command_names / sizeof *command_names)))
+		return suggest_error("unknown command", o->files[0], strlen(o->files[0]),
+				     command_names, sizeof command_names / sizeof *command_names,
+				     "the commands");
 	if (kinds && asp_leaks_parse_kinds(kinds, &o->kinds) < 0)
-		return usage_error("bad --show-leak-kinds value '%s'", kinds);
-	if (format && asp_export_parse_format(format, &o->format) < 0)
-		return usage_error("bad --format value '%s'", format);
-	if (weight && asp_export_parse_weight(weight, &o->weight) < 0)
-		return usage_error("bad --weight value '%s'", weight);
+		return bad_kinds(kinds);
+	if (format && asp_export_parse_format(format, &o->format) < 0) {
+		size_t n;
+		const char *const *names = asp_export_format_names(&n);
+
+		return suggest_error("bad --format value", format, strlen(format), names, n,
+				     "the formats");
+	}
+	if (weight && asp_export_parse_weight(weight, &o->weight) < 0) {
+		size_t n;
+		const char *const *names = asp_export_weight_names(&n);
+
+		return suggest_error("bad --weight value", weight, strlen(weight), names, n,
+				     "the weights");
+	}
 	o->format_given = format != NULL;
 	o->weight_given = weight != NULL;
 	if (o->cmd != CMD_LEAKS && (kinds || o->gen_suppressions))
@@ -284,6 +391,11 @@ static int parse(struct opts *o, int argc, char **argv)
 				   "--max-leaked, --max-allocs, --max-bytes or --max-errors");
 	if (o->cmd != CMD_COMPARE && o->fail_if.n)
 		return usage_error("%s", "--fail-if is an option of the compare command");
+	if (o->cmd != CMD_COMPARE && o->cmd != CMD_HTML && o->nlabels)
+		return usage_error("%s", "--label is an option of the compare and html commands");
+	for (size_t i = 0; i < o->nlabels; i++)
+		if (!*o->labels[i])
+			return usage_error("%s", "--label needs a name");
 	if (o->svg && (!*o->svg || o->json))
 		return usage_error("%s", *o->svg ? "--svg and --json together" :
 				   "--svg needs a file name");
@@ -301,12 +413,11 @@ static int parse(struct opts *o, int argc, char **argv)
 	if (o->nfiles < commands[o->cmd].min_dumps)
 		return usage_error("%s", o->cmd == CMD_COMPARE ? "compare needs two dumps or more" :
 				   "no dump given");
-	/* "leak x.json": a word that is neither a command nor a file. */
-	if (!have_cmd && o->nfiles > 1 && access(o->files[0], F_OK) != 0 && errno == ENOENT)
-		return usage_error("unknown command '%s'", o->files[0]);
 	if (o->nfiles > commands[o->cmd].max_dumps)
 		return usage_error("%s", commands[o->cmd].max_dumps == 2 ?
 				   "two dumps at most" : "one dump only");
+	if (o->nlabels > o->nfiles)
+		return usage_error("%s", "more --label names than dumps");
 	return -1;
 }
 
@@ -390,6 +501,13 @@ static int export(const struct opts *o, const asp_dump_t *d)
 	if (werr) {
 		asp_error(o->output, "cannot write: %s", strerror(werr));
 		return ASP_EXIT_OUTPUT;
+	}
+	if (o->format == ASP_EXPORT_FOLDED && o->weight == ASP_WEIGHT_PEAK_BYTES &&
+	    !asp_peak_snapshot_exact(d)) {
+		char a[ASP_PEAK_TEXT_MAX], b[ASP_PEAK_TEXT_MAX];
+
+		asp_note(d->file, "the stacks' peak_bytes are those of %s; the peak: %s",
+			 asp_peak_detail_text(a, d), asp_peak_text(b, d));
 	}
 	if (d->sampled) {
 		char n[ASP_NUM_MAX];
@@ -529,6 +647,7 @@ static int run(const struct opts *o, asp_dump_t *d)
 			asp_error(o->files[i], "%s", err);
 			return ASP_EXIT_USAGE;
 		}
+		d[i].label = i < o->nlabels ? o->labels[i] : NULL;
 	}
 	switch (o->cmd) {
 	case CMD_SUMMARY:
@@ -590,9 +709,11 @@ int main(int argc, char **argv)
 
 	o.files = calloc((size_t)argc, sizeof *o.files);
 	o.budgets = calloc((size_t)argc, sizeof *o.budgets);
-	if (!o.files || !o.budgets) {
+	o.labels = calloc((size_t)argc, sizeof *o.labels);
+	if (!o.files || !o.budgets || !o.labels) {
 		free(o.files);
 		free(o.budgets);
+		free(o.labels);
 		return out_of_memory();
 	}
 	rc = parse(&o, argc, argv);
@@ -608,5 +729,6 @@ int main(int argc, char **argv)
 		asp_budget_free(&o.budgets[i]);
 	free(o.budgets);
 	asp_fail_if_free(&o.fail_if);
+	free(o.labels);
 	return finish(rc);
 }

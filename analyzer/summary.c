@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "peak.h"
+#include "profile.h"
 #include "symbolize.h"
 
 const char *const asp_leak_phrase[ASP_LEAK_NKINDS] = {
@@ -266,6 +268,8 @@ static void histogram_text(FILE *out, const asp_dump_t *d)
 static void stacks_text(FILE *out, const asp_dump_t *d)
 {
 	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX];
+	struct { uint64_t bytes, allocs, in_use_bytes; } sum = {0};
+	size_t shown_n = 0;
 	asp_symbolizer_t *sym;
 
 	if (d->nstack_stats == 0)
@@ -285,11 +289,17 @@ static void stacks_text(FILE *out, const asp_dump_t *d)
 		const asp_stack_stat_t *s = &d->stack_stats[i];
 		const asp_stack_t *st = &d->stacks[s->stack];
 
+		shown_n++;
+		sum.bytes += s->bytes;
+		sum.allocs += s->allocs;
+		sum.in_use_bytes += s->in_use_bytes;
+
 		fprintf(out, "  %14s %12s %14s  ", asp_fmt_count(a, s->bytes),
 			asp_fmt_count(b, s->allocs), asp_fmt_count(c, s->in_use_bytes));
 		if (d->sampled)
 			fprintf(out, "%7s  ", asp_fmt_count(a, s->samples));
 		for (size_t j = 0, shown = 0; j < st->n && shown < STACK_FRAMES_SHOWN; j++) {
+			char name[ASP_NAME_MAX];
 			asp_line_t l;
 			bool main_frame;
 
@@ -299,7 +309,7 @@ static void stacks_text(FILE *out, const asp_dump_t *d)
 				l = (asp_line_t){ .addr = st->frames[j] };
 			if (shown++ > 0)
 				fputs(" < ", out);
-			asp_put_text(out, l.fn ? l.fn : "???");
+			asp_put_text(out, asp_frame_name(d, &l, name));
 			if (l.file)
 				fprintf(out, " (%s:%u)", l.file, l.line);
 			main_frame = l.fn && strcmp(l.fn, "main") == 0;
@@ -308,28 +318,36 @@ static void stacks_text(FILE *out, const asp_dump_t *d)
 		}
 		putc('\n', out);
 	}
-	if (d->nstack_stats > STACKS_SHOWN)
-		fprintf(out, "  (%zu more stacks)\n", d->nstack_stats - STACKS_SHOWN);
+	/* The others in one row: what the heap's totals hold beyond the rows
+	 * shown, and how many stacks that is (with those the dump left out of
+	 * stack_stats). */
+	if (d->nstack_stats > STACKS_SHOWN || d->stack_stats_omitted) {
+		uint64_t more = (d->nstack_stats - shown_n) + d->stack_stats_omitted;
+
+		if (d->sampled)
+			fprintf(out, "  %14s %12s %14s %7s  ", "", "", "", "");
+		else
+			fprintf(out, "  %14s %12s %14s  ",
+				asp_fmt_count(a, d->bytes_allocated > sum.bytes ?
+					      d->bytes_allocated - sum.bytes : 0),
+				asp_fmt_count(b, d->allocs > sum.allocs ? d->allocs - sum.allocs : 0),
+				asp_fmt_count(c, d->in_use_bytes > sum.in_use_bytes ?
+					      d->in_use_bytes - sum.in_use_bytes : 0));
+		fprintf(out, "... and %s more stack%s\n", asp_fmt_count(a, more),
+			more == 1 ? "" : "s");
+	}
 	asp_symbolizer_free(sym);
 }
 
-/* "Peak: 4,000 bytes in use (at 0.520 s)", with the bound when the peak
- * is not exact. */
+/* "Peak: 4,000 bytes in use at 0.520 s", with the bound and the range it
+ * gives when the peak is not exact, as every view says it. */
 static void peak_text(FILE *out, const asp_dump_t *d)
 {
-	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
+	char a[ASP_PEAK_TEXT_MAX];
 
-	fprintf(out, "\nPeak: %s", asp_fmt_count(a, d->peak_bytes));
-	if (d->peak_bytes_bound)
-		fprintf(out, " \u00b1 %s", asp_fmt_count(b, d->peak_bytes_bound));
-	fputs(" bytes in use", out);
-	if (d->has_peak_t)
-		fprintf(out, " (at %s s)", asp_fmt_seconds(a, d->peak_t_s));
-	putc('\n', out);
-	if (d->peak_bytes_bound)
-		fprintf(out, "      (the true peak is between %s and %s bytes)\n",
-			asp_fmt_count(a, d->peak_bytes),
-			asp_fmt_count(b, d->peak_bytes + d->peak_bytes_bound));
+	fprintf(out, "\nPeak: %s\n", asp_peak_text(a, d));
+	if (*asp_peak_range_text(a, d))
+		fprintf(out, "      %s\n", a);
 }
 
 void asp_summary_text(FILE *out, const asp_dump_t *d)
@@ -341,10 +359,7 @@ void asp_summary_text(FILE *out, const asp_dump_t *d)
 	threads_text(out, d);
 	histogram_text(out, d);
 	stacks_text(out, d);
-	if (d->has_peak)
-		peak_text(out, d);
-	else
-		fputs("\nPeak: ? bytes in use (count mode tracks no sizes)\n", out);
+	peak_text(out, d);
 	if (d->has_temporary)
 		fprintf(out, "Temporary: %s of %s allocations (%.1f%%), freed before "
 			"their thread allocated again\n",

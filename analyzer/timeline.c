@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "peak.h"
 #include "profile.h"
 
 /* Frames shown for each stack at the peak. */
@@ -94,13 +95,24 @@ static void scaled(char buf[ASP_NUM_MAX], uint64_t v, double div)
 		snprintf(buf, ASP_NUM_MAX, "%.1f", (double)v / div);
 }
 
-/* The end of the time axis: the last snapshot's time, or 1 s when every
- * snapshot was taken at 0. */
-static double time_end(const asp_dump_t *d)
+/* The end of the time axis: the last point's time, or 1 s when every
+ * point is at 0. */
+static double time_end(const asp_point_t *v, size_t n)
 {
-	double t = d->snapshots[d->nsnapshots - 1].t_s;
+	double t = v[n - 1].t_s;
 
 	return t > 0 ? t : 1;
+}
+
+/* The top of the chart: the largest point, which is the peak's. */
+static uint64_t top_of(const asp_point_t *v, size_t n)
+{
+	uint64_t m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (v[i].in_use_bytes > m)
+			m = v[i].in_use_bytes;
+	return m;
 }
 
 /* "fn (file:line)", "fn (in module)" or the module-based name. */
@@ -123,9 +135,9 @@ static void put_frame(FILE *out, const asp_profile_t *p, const asp_loc_t *loc,
 
 /* --- text -------------------------------------------------------------------- */
 
-static char mark(const asp_snapshot_t *s)
+static char mark(const asp_point_t *s)
 {
-	return s->peak ? '#' : s->has_detail ? '@' : ':';
+	return s->peak ? '#' : s->detail ? '@' : ':';
 }
 
 /* Which of two marks a column shows: the peak, then detail, then plain. */
@@ -136,25 +148,21 @@ static char stronger(char a, char b)
 	return strchr(order, a) > strchr(order, b) ? a : b;
 }
 
-static void chart_text(FILE *out, const asp_dump_t *d)
+static void chart_text(FILE *out, const asp_point_t *v, size_t n)
 {
 	enum { W = ASP_TIMELINE_COLS, H = ASP_TIMELINE_ROWS };
 	char grid[H][W + 1];
-	uint64_t vmax = d->snapshots[d->peak_snapshot].in_use_bytes;
-	double tend = time_end(d), div;
+	uint64_t vmax = top_of(v, n);
+	double tend = time_end(v, n), div;
 	const char *unit;
 	char top[ASP_NUM_MAX], end[ASP_NUM_MAX];
 	int lw;
 
-	for (size_t i = 0; i < d->nsnapshots; i++)
-		if (d->snapshots[i].in_use_bytes > vmax)
-			vmax = d->snapshots[i].in_use_bytes;
 	memset(grid, ' ', sizeof grid);
-	for (size_t i = 0; i < d->nsnapshots; i++) {
-		const asp_snapshot_t *s = &d->snapshots[i];
+	for (size_t i = 0; i < n; i++) {
+		const asp_point_t *s = &v[i];
 		int x = (int)(s->t_s / tend * (W - 1));
-		int next = i + 1 < d->nsnapshots ?
-			   (int)(d->snapshots[i + 1].t_s / tend * (W - 1)) : W;
+		int next = i + 1 < n ? (int)(v[i + 1].t_s / tend * (W - 1)) : W;
 		int h = vmax ? (int)ceil((double)s->in_use_bytes / (double)vmax * H) : 0;
 		char c = mark(s);
 
@@ -208,33 +216,35 @@ static void stack_text(FILE *out, const asp_profile_t *p, const asp_pstack_t *ps
 		fputs("(no frames)\n", out);
 }
 
+/* "Peak: ..." as every view says it, then what the stacks below are. */
 static void peak_head(FILE *out, const asp_dump_t *d)
 {
-	const asp_snapshot_t *peak = &d->snapshots[d->peak_snapshot];
-	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
+	char a[ASP_PEAK_TEXT_MAX];
 
-	fprintf(out, "Peak: %s", asp_fmt_count(a, peak->in_use_bytes));
-	if (d->peak_bytes_bound)
-		fprintf(out, " \u00b1 %s", asp_fmt_count(b, d->peak_bytes_bound));
-	fprintf(out, " bytes in %s blocks at %s s (snapshot %zu of %zu)\n",
-		asp_fmt_count(b, peak->in_use_blocks), asp_fmt_seconds(a, peak->t_s),
-		d->peak_snapshot + 1, d->nsnapshots);
+	fprintf(out, "Peak: %s\n", asp_peak_text(a, d));
+	if (*asp_peak_range_text(a, d))
+		fprintf(out, "      %s\n", a);
+	fprintf(out, "Stacks at %s:\n", asp_peak_detail_text(a, d));
 }
 
 int asp_timeline_text(FILE *out, const asp_dump_t *d)
 {
 	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
-	size_t detailed = 0;
+	size_t detailed = 0, npoints, peak;
+	asp_point_t *points;
 	asp_profile_t p;
 	struct held h;
 
 	for (size_t i = 0; i < d->nsnapshots; i++)
 		detailed += d->snapshots[i].has_detail;
+	if (!(points = asp_peak_points(d, &npoints, &peak)))
+		return -ENOMEM;
 	fputs("Heap in use over time (", out);
 	asp_put_text(out, asp_dump_exe_name(d));
 	fprintf(out, ", pid %lld): %zu snapshots, %zu detailed (@), the peak (#)\n\n",
 		(long long)d->pid, d->nsnapshots, detailed);
-	chart_text(out, d);
+	chart_text(out, points, npoints);
+	free(points);
 	putc('\n', out);
 	if (held_at_peak(d, &h) < 0)
 		return -ENOMEM;
@@ -260,7 +270,7 @@ int asp_timeline_text(FILE *out, const asp_dump_t *d)
 
 		for (size_t i = ASP_TIMELINE_STACKS; i < h.n; i++)
 			more = asp_add_sat(more, h.v[i].bytes);
-		fprintf(out, "  %14s %5.1f%%  (%s more stacks)\n",
+		fprintf(out, "  %14s %5.1f%%  ... and %s more stacks\n",
 			asp_fmt_count(a, more), percent(more, h.total),
 			asp_fmt_count(b, h.n - ASP_TIMELINE_STACKS));
 	}
@@ -283,9 +293,10 @@ static json_t *frames_json(const asp_profile_t *p, const asp_pstack_t *ps)
 			char addr[24], buf[ASP_NAME_MAX];
 
 			snprintf(addr, sizeof addr, "0x%" PRIx64, loc->addr);
-			json_array_append_new(a, json_pack("{s:s,s:o,s:o,s:o,s:o,s:b}",
+			json_array_append_new(a, json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:b}",
 				"address", addr,
-				"function", asp_json_text(asp_profile_name(p, loc, l, buf)),
+				"function", asp_json_text(l->fn),
+				"name", asp_json_text(asp_profile_name(p, loc, l, buf)),
 				"file", asp_json_text(l->file),
 				"line", l->file ? json_integer(l->line) : json_null(),
 				"module", asp_json_text(l->module),
@@ -296,6 +307,11 @@ static json_t *frames_json(const asp_profile_t *p, const asp_pstack_t *ps)
 }
 
 json_t *asp_timeline_json_of(const asp_profile_t *p)
+{
+	return asp_timeline_json_top(p, SIZE_MAX);
+}
+
+json_t *asp_timeline_json_top(const asp_profile_t *p, size_t max)
 {
 	const asp_dump_t *d = p->d;
 	const asp_snapshot_t *peak = &d->snapshots[d->peak_snapshot];
@@ -316,19 +332,27 @@ json_t *asp_timeline_json_of(const asp_profile_t *p)
 			"peak", s->peak, "detailed", s->has_detail));
 	}
 	stacks = json_array();
-	for (size_t i = 0; i < h.n; i++)
+	for (size_t i = 0; i < h.n && i < max; i++)
 		json_array_append_new(stacks, json_pack("{s:I,s:I,s:f,s:o}",
 			"bytes", (json_int_t)h.v[i].bytes,
 			"blocks", (json_int_t)h.v[i].blocks,
 			"percent", percent(h.v[i].bytes, h.total),
 			"frames", frames_json(p, &p->stacks[h.v[i].stack])));
-	o = json_pack("{s:o,s:I,s:o,s:{s:I,s:f,s:I,s:I,s:I,s:o}}",
+	o = json_pack("{s:o,s:I,s:o,s:{s:o,s:I,s:o,s:I,s:b,s:f,s:I,s:I,s:o}}",
 		"file", asp_json_text(d->file), "pid", (json_int_t)d->pid,
 		"snapshots", snaps,
-		"peak", "snapshot", (json_int_t)d->peak_snapshot,
-		"t_s", peak->t_s, "in_use_bytes", (json_int_t)peak->in_use_bytes,
-		"in_use_blocks", (json_int_t)peak->in_use_blocks,
-		"bound", (json_int_t)d->peak_bytes_bound, "stacks", stacks);
+		"peak", "in_use_bytes", d->has_peak ? json_integer((json_int_t)d->peak_bytes) :
+		json_null(), "bound", (json_int_t)d->peak_bytes_bound,
+		"t_s", d->has_peak_t ? json_real(d->peak_t_s) : json_null(),
+		"snapshot", (json_int_t)d->peak_snapshot,
+		"exact", asp_peak_snapshot_exact(d),
+		"snapshot_t_s", peak->t_s,
+		"snapshot_in_use_bytes", (json_int_t)peak->in_use_bytes,
+		"snapshot_in_use_blocks", (json_int_t)peak->in_use_blocks,
+		"stacks", stacks);
+	if (o && max != SIZE_MAX)
+		json_object_set_new(json_object_get(o, "peak"), "more_stacks",
+				    json_integer((json_int_t)(h.n > max ? h.n - max : 0)));
 	free(h.v);
 	return o;
 }
@@ -360,14 +384,16 @@ static void put_xml_frame(FILE *out, const asp_profile_t *p,
 	}
 }
 
-static void chart_svg(FILE *out, const asp_dump_t *d, uint64_t vmax)
+static void chart_svg(FILE *out, const asp_dump_t *d, const asp_point_t *v,
+		      size_t n, size_t pk)
 {
 	const double pw = SVG_W - SVG_LEFT - SVG_RIGHT, ph = SVG_PLOT_H;
 	const double bottom = SVG_TOP + ph;
-	double tend = time_end(d), div;
-	const asp_snapshot_t *peak = &d->snapshots[d->peak_snapshot];
+	uint64_t vmax = top_of(v, n);
+	double tend = time_end(v, n), div;
+	const asp_point_t *peak = &v[pk];
 	const char *unit = unit_for(vmax, &div);
-	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], text[ASP_PEAK_TEXT_MAX];
 
 #define X(t) (SVG_LEFT + (t) / tend * pw)
 #define Y(v) (bottom - (vmax ? (double)(v) / (double)vmax * ph : 0))
@@ -387,51 +413,48 @@ static void chart_svg(FILE *out, const asp_dump_t *d, uint64_t vmax)
 			SVG_LEFT + pw * i / 2, bottom + 20, asp_fmt_seconds(b, tend * i / 2));
 	}
 	fputs("</g>\n", out);
-	/* The heap as a step function: each snapshot's level holds until the
+	/* The heap as a step function: each point's level holds until the
 	 * next one. */
 	fprintf(out, "<path fill=\"#9cc3e6\" fill-opacity=\"0.6\" stroke=\"#1f5f99\" "
-		"stroke-width=\"1.5\" d=\"M%.2f %.2f", X(d->snapshots[0].t_s), bottom);
-	for (size_t i = 0; i < d->nsnapshots; i++) {
-		const asp_snapshot_t *s = &d->snapshots[i];
-
-		fprintf(out, " H%.2f V%.2f", X(s->t_s), Y(s->in_use_bytes));
-	}
+		"stroke-width=\"1.5\" d=\"M%.2f %.2f", X(v[0].t_s), bottom);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, " H%.2f V%.2f", X(v[i].t_s), Y(v[i].in_use_bytes));
 	fprintf(out, " H%.2f V%.2f Z\"/>\n", X(tend), bottom);
 	/* Detailed snapshots as dots, the peak as a red one with its figure. */
-	for (size_t i = 0; i < d->nsnapshots; i++) {
-		const asp_snapshot_t *s = &d->snapshots[i];
-
-		if (s->has_detail && !s->peak)
+	for (size_t i = 0; i < n; i++)
+		if (v[i].detail && !v[i].peak)
 			fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"#1f5f99\"/>\n",
-				X(s->t_s), Y(s->in_use_bytes));
-	}
+				X(v[i].t_s), Y(v[i].in_use_bytes));
 	fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"4\" fill=\"#c0392b\"/>\n",
 		X(peak->t_s), Y(peak->in_use_bytes));
 	fprintf(out, "<text x=\"%.2f\" y=\"%.2f\" font-family=\"monospace\" font-size=\"12\" "
-		"fill=\"#c0392b\" text-anchor=\"%s\">peak %s bytes at %s s</text>\n",
+		"fill=\"#c0392b\" text-anchor=\"%s\">peak: %s</text>\n",
 		X(peak->t_s) + (X(peak->t_s) > SVG_LEFT + pw / 2 ? -8 : 8),
+		Y(peak->in_use_bytes) - 8 < SVG_TOP - 4 ? Y(peak->in_use_bytes) + 16 :
 		Y(peak->in_use_bytes) - 8,
-		X(peak->t_s) > SVG_LEFT + pw / 2 ? "end" : "start",
-		asp_fmt_count(a, peak->in_use_bytes), asp_fmt_seconds(b, peak->t_s));
+		X(peak->t_s) > SVG_LEFT + pw / 2 ? "end" : "start", asp_peak_text(text, d));
+	(void)d;
 #undef X
 #undef Y
 }
 
 int asp_timeline_svg(FILE *out, const asp_dump_t *d)
 {
-	uint64_t vmax = d->snapshots[d->peak_snapshot].in_use_bytes;
-	char a[ASP_NUM_MAX];
-	size_t lines = 0, shown;
+	char a[ASP_PEAK_TEXT_MAX];
+	size_t lines = 0, shown, npoints, pk;
+	asp_point_t *points;
 	asp_profile_t p;
 	struct held h;
 	double y;
 
-	for (size_t i = 0; i < d->nsnapshots; i++)
-		if (d->snapshots[i].in_use_bytes > vmax)
-			vmax = d->snapshots[i].in_use_bytes;
-	if (held_at_peak(d, &h) < 0)
+	if (!(points = asp_peak_points(d, &npoints, &pk)))
 		return -ENOMEM;
+	if (held_at_peak(d, &h) < 0) {
+		free(points);
+		return -ENOMEM;
+	}
 	if (asp_profile_build(&p, d) < 0) {
+		free(points);
 		free(h.v);
 		return -ENOMEM;
 	}
@@ -444,6 +467,7 @@ int asp_timeline_svg(FILE *out, const asp_dump_t *d)
 			n += ps->locs[j]->nlines;
 		lines += 1 + (n < FRAMES_SHOWN ? n : FRAMES_SHOWN);
 	}
+	lines += 1 + (h.n > ASP_TIMELINE_STACKS);
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
 		"width=\"%d\" height=\"%zu\" viewBox=\"0 0 %d %zu\">\n",
@@ -457,12 +481,21 @@ int asp_timeline_svg(FILE *out, const asp_dump_t *d)
 	asp_put_xml(out, asp_dump_exe_name(d));
 	fprintf(out, " (pid %lld, %zu snapshots)</text>\n", (long long)d->pid,
 		d->nsnapshots);
-	chart_svg(out, d, vmax);
+	chart_svg(out, d, points, npoints, pk);
+	free(points);
 	y = SVG_TOP + SVG_PLOT_H + 60;
 	fprintf(out, "<g font-family=\"monospace\" font-size=\"12\" fill=\"#222\" "
 		"xml:space=\"preserve\">\n<text x=\"20\" y=\"%.0f\" font-weight=\"bold\">"
-		"At the peak (%s bytes):</text>\n", y,
-		asp_fmt_count(a, d->snapshots[d->peak_snapshot].in_use_bytes));
+		"Peak: ", y);
+	asp_put_xml(out, asp_peak_text(a, d));
+	if (*asp_peak_range_text(a, d)) {
+		fputc(' ', out);
+		asp_put_xml(out, a);
+	}
+	y += SVG_LINE;
+	fprintf(out, "</text>\n<text x=\"20\" y=\"%.0f\" font-weight=\"bold\">Stacks at ", y);
+	asp_put_xml(out, asp_peak_detail_text(a, d));
+	fputs(":</text>\n", out);
 	for (size_t i = 0; i < shown; i++) {
 		const asp_pstack_t *ps = &p.stacks[h.v[i].stack];
 		size_t n = 0;
@@ -482,6 +515,17 @@ int asp_timeline_svg(FILE *out, const asp_dump_t *d)
 				fputs("</text>\n", out);
 			}
 		}
+	}
+	if (h.n > ASP_TIMELINE_STACKS) {
+		uint64_t more = 0;
+		char b[ASP_NUM_MAX];
+
+		for (size_t i = ASP_TIMELINE_STACKS; i < h.n; i++)
+			more = asp_add_sat(more, h.v[i].bytes);
+		y += SVG_LINE;
+		fprintf(out, "<text x=\"20\" y=\"%.0f\">%5.1f%%  %s bytes: ... and %s more "
+			"stacks</text>\n", y, percent(more, h.total), asp_fmt_count(a, more),
+			asp_fmt_count(b, h.n - ASP_TIMELINE_STACKS));
 	}
 	fputs("</g>\n</svg>\n", out);
 	asp_profile_free(&p);

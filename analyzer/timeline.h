@@ -28,4 +28,8 @@ json_t *asp_timeline_json(const asp_dump_t *d);
 /* The same from p, the profile of the dump, already built. */
 json_t *asp_timeline_json_of(const asp_profile_t *p);
 
+/* The same with the max largest stacks at the peak, and "more_stacks" in
+ * "peak": how many more there are. */
+json_t *asp_timeline_json_top(const asp_profile_t *p, size_t max);
+
 #endif

@@ -205,8 +205,30 @@ check "--json leaks: the suppression and the allocation function" "new fun:_Znwm
 
 (cd "$G" && "$REPORT" compare --json strdup.json refs.json count.json) >"$TMP/cmp.json"
 check "--json compare: labels, note, allocs and ratios" \
-	"tree-strdup --depth 3|True|[40004, 3, 1234567]|0.0000750|30.8611" \
-	"$(json_get "$TMP/cmp.json" '"%s|%s|%s|%.7f|%.4f" % (d["dumps"][0]["label"], d["different_programs"], d["rows"][0]["values"], d["rows"][0]["ratios"][0], d["rows"][0]["ratios"][1])')"
+	"['strdup', 'refs', 'count']|True|[40004, 3, 1234567]|0.0000750|30.8611" \
+	"$(json_get "$TMP/cmp.json" '"%s|%s|%s|%.7f|%.4f" % ([x["label"] for x in d["dumps"]], d["different_programs"], d["rows"][0]["values"], d["rows"][0]["ratios"][0], d["rows"][0]["ratios"][1])')"
+# The dumps are named by their files, never by a command line two runs share.
+labels() {
+	(cd "$G" && "$REPORT" --json compare "$@") 2>"$TMP/err" | python3 -c 'import json, sys; print(" | ".join(x["label"] for x in json.load(sys.stdin)["dumps"]))'
+}
+check "compare: labels from the files' base names, less .json" "strdup | refs" "$(labels strdup.json refs.json)"
+mkdir -p "$TMP/run1" "$TMP/run2" "$TMP/qwertyuiopqwerty/a" "$TMP/qwertyuiopqwerty/b"
+for dir in run1 run2 qwertyuiopqwerty/a qwertyuiopqwerty/b; do cp "$G/track.json" "$TMP/$dir/run.json"; done
+labels_in_tmp() {
+	(cd "$TMP" && "$REPORT" --json compare "$@") 2>/dev/null | python3 -c 'import json, sys; print(" | ".join(x["label"] for x in json.load(sys.stdin)["dumps"]))'
+}
+check "compare: two files of one base name: the names as given" "run1/run.json | run2/run.json" \
+	"$(labels_in_tmp run1/run.json run2/run.json)"
+check "compare: a long name as given keeps its last 24 columns" \
+	"...uiopqwerty/a/run.json | ...uiopqwerty/b/run.json" \
+	"$(labels_in_tmp qwertyuiopqwerty/a/run.json qwertyuiopqwerty/b/run.json)"
+check "compare: one file twice: #2 after the second" "track | track #2" "$(labels track.json track.json)"
+check "compare: --label NAME per dump, in order; the rest by their files" "before | after | count" \
+	"$(labels --label before strdup.json --label=after refs.json count.json)"
+(cd "$G" && "$REPORT" compare --label before --label after track.json count.json) >"$TMP/out" 2>/dev/null
+check "compare: the text table's columns, named by --label" "before           after        ratio" \
+	"$(sed -n 1p "$TMP/out" | sed 's/^ *//')"
+
 check "--json compare: unknown sizes are null" "[0, 0, None] [None, None]" \
 	"$(json_get "$TMP/cmp.json" '"%s %s" % ([r for r in d["rows"] if r["name"].startswith("in use")][0]["values"], [r for r in d["rows"] if r["name"].startswith("in use")][0]["ratios"])')"
 
@@ -306,8 +328,35 @@ usage() {
 usage "no arguments" "no dump given"
 usage "no dump for leaks" "no dump given" leaks
 usage "two dumps" "one dump only" track.json count.json
-usage "a misspelled command" "unknown command 'leak'" leak track.json
+CMDS="(the commands: summary, leaks, compare, timeline, export, merge, html, help)"
+FORMATS="(the formats: pprof, gperftools, massif, callgrind, heaptrack, folded, speedscope)"
+usage "a misspelled command" "unknown command 'leak'; did you mean 'leaks'? $CMDS" leak track.json
+usage "a misspelled command alone" "unknown command 'leak'; did you mean 'leaks'? $CMDS" leak
+usage "two letters swapped" "unknown command 'hmtl'; did you mean 'html'? $CMDS" hmtl track.json
+usage "a misspelled command before its options" "unknown command 'exprot'; did you mean 'export'? $CMDS" \
+	exprot --format=pprof track.json
+usage "a word that is no command nor file, then a dump" "unknown command 'frobnicate' $CMDS" \
+	frobnicate track.json
 usage "unknown option" "unknown option '--verbose'" --verbose track.json
+usage "a misspelled option" "unknown option '--jsn'; did you mean '--json'?" --jsn track.json
+usage "a misspelled option with its value" "unknown option '--fromat'; did you mean '--format'?" \
+	export --fromat=pprof track.json
+usage "a misspelled format" "bad --format value 'pprf'; did you mean 'pprof'? $FORMATS" \
+	export --format=pprf track.json
+usage "a format far from any" "bad --format value 'svg' $FORMATS" export --format svg track.json
+usage "a misspelled weight" \
+	"bad --weight value 'alocs'; did you mean 'allocs'? (the weights: alloc_bytes, allocs, inuse_bytes, peak_bytes, temporary)" \
+	export --format=folded --weight=alocs track.json
+usage "a misspelled leak kind" "bad --show-leak-kinds value 'definite,posible'; did you mean 'possible' for 'posible'?" \
+	leaks --show-leak-kinds=definite,posible track.json
+(cd "$G" && "$REPORT" nosuch.json) >"$TMP/out" 2>"$TMP/err"
+check "a missing dump far from any command: exit status 2, the file's error" \
+	"2|allocspy-report: error: nosuch.json: No such file or directory" "$?|$(cat "$TMP/err")"
+for h in help -h; do
+	"$REPORT" $h >"$TMP/out" 2>"$TMP/err"
+	check "$h: exit status 0, the usage on stdout as --help writes it, nothing on stderr" "0||" \
+		"$?|$("$REPORT" --help | cmp - "$TMP/out" 2>&1)|$(cat "$TMP/err")"
+done
 usage "a leaks option for the summary" "--gen-suppressions is an option of the leaks command" \
 	--gen-suppressions track.json
 usage "a leaks option for compare" "--show-leak-kinds is an option of the leaks command" \
@@ -318,6 +367,10 @@ usage "bad leak kinds" "bad --show-leak-kinds value 'definite,lost'" \
 	leaks --show-leak-kinds=definite,lost track.json
 usage "empty leak kinds" "bad --show-leak-kinds value ''" leaks --show-leak-kinds= track.json
 usage "compare with one dump" "compare needs two dumps or more" compare track.json
+usage "more labels than dumps" "more --label names than dumps" compare --label a --label b --label c \
+	track.json count.json
+usage "--label for the summary" "--label is an option of the compare and html commands" --label a track.json
+usage "an empty --label" "--label needs a name" compare --label= track.json count.json
 
 # Options before the command, the command's explicit name, a value after a space.
 (cd "$G" && "$REPORT" --json leaks track.json) >"$TMP/a" 2>/dev/null

@@ -46,8 +46,8 @@ check "the policy: nothing from anywhere, the style sheet and script by hash" \
 # --- the figures are the dump's -----------------------------------------------------
 
 D=$G/timed.json
-check "timed.json: the peak marker's figures are the peak snapshot's (both axes)" \
-	"$(json_get "$D" '[(lambda i, s: {"data-snapshot": str(i), "data-t": "%.9g" % s["t_s"], "data-in-use": str(s["in_use_bytes"]), "data-blocks": str(s["in_use_blocks"]), "data-allocated": str(s["bytes_allocated"])})(i, s) for i, s in enumerate(d["snapshots"]) if s.get("peak")] * 2')" \
+check "timed.json: the peak marker's figures are the dump's peak, whose snapshot holds it (both axes)" \
+	"$(json_get "$D" '[(lambda i, s: {"data-snapshot": str(i), "data-t": "%.9g" % d["heap"]["peak_t_s"], "data-in-use": str(d["heap"]["peak_bytes"]), "data-bound": str(d["heap"]["peak_bytes_bound"]), "data-allocated": str(s["bytes_allocated"])})(i, s) for i, s in enumerate(d["snapshots"]) if s.get("peak") and s["in_use_bytes"] == d["heap"]["peak_bytes"]] * 2')" \
 	"$(info timed 'd["peaks"]')"
 check "timed.json: a band and a title per snapshot" "{'tl-time': 3, 'tl-alloc': 3} 3" \
 	"$(info timed '"%s %s" % (d["bands"], d["band_titles"])')"
@@ -75,9 +75,9 @@ check "timed.json: the function table, in the summary's order" \
 	"$(info timed '[r[0] for t in d["tables"] if t["class"] == "sortable" and t["rows"][0][0] == "function" for r in t["rows"][1:]]')"
 check "timed.json: the thread table" "[['4095', 'tree', '5', '1', '4,315', '0', '0'], ['4097', 'worker-1', '2', '0', '64', '0', '0']]" \
 	"$(info timed '[t["rows"][1:] for t in d["tables"] if t["rows"][0][0] == "tid"][0]')"
-check "timed.json: the stacks beside the peak, from the timeline" \
-	"At the peak: 4,000 bytes in 3 blocks (± 512) 98.4% 3,936 bytes in 1 blocks" \
-	"$(info timed 'd["text"]' | grep -o 'At the peak: .* 98.4% 3,936 bytes in 1 blocks')"
+check "timed.json: the peak as every view says it, the stacks beside it from the timeline" \
+	"Peak: 4,000 ± 512 bytes in use at 0.050 s (the true peak is between 4,000 and 4,512 bytes) Stacks at the peak (snapshot 2 of 3: 4,000 bytes in 3 blocks at 0.050 s): 98.4% 3,936 bytes in 1 blocks" \
+	"$(info timed 'd["text"]' | grep -o 'Peak: 4,000 .* 98.4% 3,936 bytes in 1 blocks')"
 
 check "count.json: no snapshots, no stacks, no leak check, each said" "yes yes yes [] False" \
 	"$(info count 'd["text"]' | grep -q 'No snapshots in this dump (ALLOCSPY_MODE=count takes none)' && echo yes) $(info count 'd["text"]' | grep -q 'No stacks in this dump: run with ALLOCSPY_BACKTRACE=2 or more' && echo yes) $(info count 'd["text"]' | grep -q 'No leak check in this dump (ALLOCSPY_MODE=count runs none)' && echo yes) $(info count 'd["data"]["dumps"][0]["flames"], "timeline" in d["data"]["dumps"][0]' | tr -d '(),')"
@@ -110,6 +110,19 @@ print([s["site"] for s in c if sign(s) > 0], [s["site"] for s in c if sign(s) < 
 	"$(info two '" ".join(str([r[0] for r in t["rows"][1:] if float(r[3 if r[3] != "?" else 6].replace(",", "").replace("\u2212", "-").replace("+", "") or 0) * s > 0]) for s in (1, -1) for t in [x for x in d["tables"] if "sites" in x["class"]][:1])')"
 check "two dumps: both dumps' parts, each with its own ids" "2 True" \
 	"$(info two '"%d %s" % (len(d["data"]["dumps"]), "What changed from A to B" in d["text"])')"
+# Two runs of one program: the page names each dump by its file (or its
+# --label), never by the command line they share.
+mkdir -p "$TMP/run1" "$TMP/run2"
+cp "$G/track.json" "$TMP/run1/run.json"
+cp "$G/track.json" "$TMP/run2/run.json"
+(cd "$TMP" && "$REPORT" html -o "$TMP/runs.html" run1/run.json run2/run.json 2>/dev/null)
+python3 "$TOP/test/html-page.py" "$TMP/runs.html" >"$TMP/runs.page" 2>&1
+check "two runs of one program: the title, heading, table columns and parts named by their files" \
+	"run1/run.json (pid 4095) vs run2/run.json (pid 4095) — allocspy|['', 'run1/run.json', 'run2/run.json', 'ratio']|yes yes" \
+	"$(sed -n 's/.*<title>\(.*\)<\/title>.*/\1/p' "$TMP/runs.html")|$(json_get "$TMP/runs.page" '[t["rows"][0] for t in d["tables"] if t["class"] == "compare"][0]')|$(grep -q '<h2>A: run1/run.json</h2>' "$TMP/runs.html" && echo yes) $(grep -q '<h2>B: run2/run.json</h2>' "$TMP/runs.html" && echo yes)"
+(cd "$G" && "$REPORT" html --label before --label after -o "$TMP/labels.html" track.json track.json 2>/dev/null)
+check "two dumps with --label: their names" "before compared with after|before after" \
+	"$(sed -n 's/.*<h1>\([^<]*\) <span class="vs">compared with<\/span> \([^<]*\) <span.*/\1 compared with \2/p' "$TMP/labels.html")|$(grep -o '<h2>[AB]: [a-z]*</h2>' "$TMP/labels.html" | sed 's/<[^>]*>//g; s/^[AB]: //' | tr '\n' ' ' | sed 's/ $//')"
 
 # --- escaping -----------------------------------------------------------------------------
 

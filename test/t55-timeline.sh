@@ -48,33 +48,40 @@ c = lambda v: "{:,}".format(v)
 want = ["Heap in use over time (heapprog, pid %d): %d snapshots, %d detailed (@), the peak (#)"
         % (d["program"]["pid"], len(snaps), sum("detail" in s for s in snaps)), "", "   KiB"]
 bound = d["heap"]["peak_bytes_bound"]
-peak_line = "Peak: %s%s bytes in %s blocks at %.3f s (snapshot %d of %d)" % (
-    c(p["in_use_bytes"]), " \u00b1 " + c(bound) if bound else "", c(p["in_use_blocks"]),
-    p["t_s"], pi + 1, len(snaps))
+h = d["heap"]
+peak_lines = ["Peak: %s%s bytes in use at %.3f s" % (
+    c(h["peak_bytes"]), " \u00b1 " + c(bound) if bound else "", h["peak_t_s"])]
+if bound:
+    peak_lines.append("      (the true peak is between %s and %s bytes)" % (
+        c(h["peak_bytes"]), c(h["peak_bytes"] + bound)))
+peak_lines.append(("Stacks at the peak (snapshot %d of %d: %s bytes in %s blocks at %.3f s):"
+                   if p["in_use_bytes"] == h["peak_bytes"] else
+                   "Stacks at snapshot %d of %d, below the peak (%s bytes in %s blocks at %.3f s):") % (
+    pi + 1, len(snaps), c(p["in_use_bytes"]), c(p["in_use_blocks"]), p["t_s"]))
 bad = []
 if out[:3] != want:
     bad.append("title %r" % out[:3])
 rows = out[3:23]
-if not rows[0].startswith("%5.1f^" % (p["in_use_bytes"] / 1024)) or "#" not in rows[0]:
+if not rows[0].startswith("%5.1f^" % (h["peak_bytes"] / 1024)) or "#" not in rows[0]:
     bad.append("top row %r" % rows[0])
 if not all(r.startswith("     |") for r in rows[1:]):
     bad.append("rows")
 if out[23] != "   0 +" + "-" * 72 + ">s" or not out[24].endswith("%.3f" % snaps[-1]["t_s"]):
     bad.append("axis %r %r" % (out[23], out[24]))
-if out[25:27] != ["", peak_line]:
-    bad.append("peak %r, want %r" % (out[25:27], peak_line))
+if out[25:26 + len(peak_lines)] != [""] + peak_lines:
+    bad.append("peak %r, want %r" % (out[25:26 + len(peak_lines)], peak_lines))
 print("ok" if not bad else "; ".join(bad))
 PY
 )"
-sed -n '/^Peak: /,$p' "$TMP/out" | sed 1d | normalize_libc >"$TMP/out.n"
+sed -n '/^Stacks at /,$p' "$TMP/out" | sed 1d | normalize_libc >"$TMP/out.n"
 check "heapprog: the stacks at the peak are heapprog.peak.expected (C library frames as [libc])" "" \
 	"$(diff "$G/heapprog.peak.expected" "$TMP/out.n")"
 
 "$REPORT" timeline --json "$D" >"$TMP/t.json" 2>/dev/null
 check "--json: exit status 0" 0 "$?"
-check "--json: the snapshots, the peak and its figures are the dump's" \
-	"$(json_get "$D" '"%d %d %.6f %d %d %d" % (len(d["snapshots"]), [i for i, s in enumerate(d["snapshots"]) if s.get("peak")][0], [s for s in d["snapshots"] if s.get("peak")][0]["t_s"], 333072, 351, d["heap"]["peak_bytes_bound"])')" \
-	"$(json_get "$TMP/t.json" '"%d %d %.6f %d %d %d" % (len(d["snapshots"]), d["peak"]["snapshot"], d["peak"]["t_s"], d["peak"]["in_use_bytes"], d["peak"]["in_use_blocks"], d["peak"]["bound"])')"
+check "--json: the snapshots, the peak and its figures are the dump's, then its snapshot's" \
+	"$(json_get "$D" '"%d %d %.6f %d %d %d %.6f %d %d %s" % (len(d["snapshots"]), 333072, d["heap"]["peak_t_s"], d["heap"]["peak_bytes_bound"], [i for i, s in enumerate(d["snapshots"]) if s.get("peak")][0], 333072, [s for s in d["snapshots"] if s.get("peak")][0]["t_s"], 333072, 351, True)')" \
+	"$(json_get "$TMP/t.json" '"%d %d %.6f %d %d %d %.6f %d %d %s" % (len(d["snapshots"]), d["peak"]["in_use_bytes"], d["peak"]["t_s"], d["peak"]["bound"], d["peak"]["snapshot"], d["peak"]["in_use_bytes"], d["peak"]["snapshot_t_s"], d["peak"]["snapshot_in_use_bytes"], d["peak"]["snapshot_in_use_blocks"], d["peak"]["exact"])')"
 check "--json: the snapshots' figures are the dump's" "ok" \
 	"$(python3 -c 'import json,sys
 a = json.load(open(sys.argv[1]))["snapshots"]; b = json.load(open(sys.argv[2]))["snapshots"]
@@ -91,9 +98,9 @@ check "--svg: well-formed XML, an svg element" "{http://www.w3.org/2000/svg}svg"
 	"$(python3 -c 'import sys, xml.etree.ElementTree as E; print(E.parse(sys.argv[1]).getroot().tag)' "$TMP/t.svg" 2>&1)"
 check "--svg: standalone (no reference outside the file)" "0" \
 	"$(grep -c -E 'href|url\(|@import|<script|<image' "$TMP/t.svg")"
-check "--svg: the peak's label and its stacks" \
-	"$(json_get "$D" '"peak 333,072 bytes at %.3f s" % [s for s in d["snapshots"] if s.get("peak")][0]["t_s"]')|61.5%  204,800 bytes in 50 blocks|at build_index (heapprog.c:46)" \
-	"$(grep -o 'peak [0-9,]* bytes at [0-9.]* s' "$TMP/t.svg")|$(grep -o '61.5%  204,800 bytes in 50 blocks' "$TMP/t.svg")|$(grep -o 'at build_index (heapprog.c:46)' "$TMP/t.svg")"
+check "--svg: the peak's label, as every view says it, and its stacks" \
+	"$(json_get "$D" '"peak: 333,072 \u00b1 %s bytes in use at %.3f s" % ("{:,}".format(d["heap"]["peak_bytes_bound"]), d["heap"]["peak_t_s"])')|61.5%  204,800 bytes in 50 blocks|at build_index (heapprog.c:46)" \
+	"$(grep -o 'peak: [0-9,]* ± [0-9,]* bytes in use at [0-9.]* s' "$TMP/t.svg")|$(grep -o '61.5%  204,800 bytes in 50 blocks' "$TMP/t.svg")|$(grep -o 'at build_index (heapprog.c:46)' "$TMP/t.svg")"
 check "--svg: one step of the heap's path per snapshot, and the last one to the end" \
 	"$(($(json_get "$D" 'len(d["snapshots"])') + 1))" \
 	"$(grep -o ' H[0-9.]* V[0-9.]*' "$TMP/t.svg" | wc -l)"

@@ -103,7 +103,8 @@ check "google-pprof --text: symbolized from the program" "16000  75.4%  75.4%   
 # --- massif ----------------------------------------------------------------------------
 
 export_ok massif
-check "massif: the header, one desc line" "desc: allocspy-report export --format=massif|cmd: ./heapprog|time_unit: B" \
+check "massif: the header, one desc line with the peak as every view says it" \
+	"$(json_get "$D" '"desc: allocspy-report export --format=massif; peak: 333,072 \u00b1 %s bytes in use at %.3f s" % ("{:,}".format(d["heap"]["peak_bytes_bound"]), d["heap"]["peak_t_s"])')|cmd: ./heapprog|time_unit: B" \
 	"$(head -n 3 "$TMP/out.massif" | tr '\n' '|' | sed 's/|$//')"
 timeout 60 ms_print "$TMP/out.massif" >"$TMP/ms" 2>&1
 check "ms_print: exit status 0" 0 "$?"
@@ -140,6 +141,10 @@ check "heaptrack_print: allocations, peak and leaked are the dump's" \
 	"$(grep -o 'calls to allocation functions: [0-9]*' "$TMP/ht")|$(grep 'peak heap memory consumption' "$TMP/ht")|$(grep 'total memory leaked' "$TMP/ht")"
 check "heaptrack_print: the largest peak is build_index's" "204.80K peak memory consumed over 50 calls from" \
 	"$(grep -m1 'peak memory consumed over' "$TMP/ht")"
+timeout 60 heaptrack_print -f "$TMP/out.heaptrack" --flamegraph-cost-type peak -F "$TMP/ht.peak" >/dev/null 2>&1
+check "heaptrack_print: the temporary allocations are the dump's, the peak exactly its bytes" \
+	"temporary memory allocations: $(json_get "$D" 'd["heap"]["temporary"]')|$PEAK" \
+	"$(grep -o 'temporary memory allocations: [0-9]*' "$TMP/ht")|$(awk '{ s += $NF } END { print s }' "$TMP/ht.peak")"
 
 # --- folded ---------------------------------------------------------------------------------------
 
@@ -174,14 +179,14 @@ refused() {
 	check "$name" "$st|$msg|" "$?|$(head -n 1 "$TMP/err")|$(cat "$TMP/out")"
 }
 refused "export without --format" 2 "allocspy-report: error: export needs --format" export track.json
-refused "export --format=xml" 2 "allocspy-report: error: bad --format value 'xml'" export --format=xml track.json
-refused "export --weight=x" 2 "allocspy-report: error: bad --weight value 'x'" export --format=folded --weight=x track.json
+refused "export --format=xml" 2 "allocspy-report: error: bad --format value 'xml' (the formats: pprof, gperftools, massif, callgrind, heaptrack, folded, speedscope)" export --format=xml track.json
+refused "export --weight=x" 2 "allocspy-report: error: bad --weight value 'x' (the weights: alloc_bytes, allocs, inuse_bytes, peak_bytes, temporary)" export --format=folded --weight=x track.json
 refused "--weight for pprof" 2 "allocspy-report: error: --weight is for --format=folded" \
 	export --format=pprof --weight=allocs -o x track.json
 refused "export --json" 2 "allocspy-report: error: export writes no JSON of its own" export --json --format=folded track.json
 refused "-o without a file" 2 "allocspy-report: error: -o needs a value" export --format=folded track.json -o
 refused "a dump without stack_stats" 2 \
-	"allocspy-report: error: track.json: no stacks in this dump, which callgrind needs (run with ALLOCSPY_BACKTRACE=2 or more)" \
+	"allocspy-report: error: track.json: no per-stack totals (stack_stats) in this dump, which callgrind needs: run with ALLOCSPY_BACKTRACE=2 or more (its callers are in its snapshots and loss records: timeline, leaks and html show them)" \
 	export --format=callgrind track.json
 refused "massif of a dump without snapshots" 2 \
 	"allocspy-report: error: track.json: no snapshots in this dump, which massif needs" export --format=massif track.json

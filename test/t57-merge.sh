@@ -138,19 +138,31 @@ ok = m["time"]["start_unix"] == s0 and abs(m["time"]["wall_s"] - end) < 1e-6
 ok = ok and m["time"]["user_s"] == a["time"]["user_s"] + b["time"]["user_s"]
 print("ok" if ok else "differ")' "$P" "$C" "$M")"
 
-	# The snapshots, replayed here: each process's latest at each instant.
-	check "$mode: each merged snapshot is the sum of the processes' latest" "ok" "$(py '
+	# The snapshots, replayed here: each process's latest at each instant,
+	# and nothing held by a process that has ended before the last one.
+	check "$mode: each merged snapshot is the sum of the processes' latest, until each ends" "ok" "$(py '
 ds = [load(f) for f in sys.argv[1:3]]
 m = load(sys.argv[3])
 s0 = min(d["time"]["start_unix"] for d in ds)
-ev = sorted((d["time"]["start_unix"] - s0 + s["t_s"], k, j)
-            for k, d in enumerate(ds) for j, s in enumerate(d["snapshots"]))
+ev = [(d["time"]["start_unix"] - s0 + s["t_s"], k, j)
+      for k, d in enumerate(ds) for j, s in enumerate(d["snapshots"])]
+ends = [d["time"]["start_unix"] - s0 + d.get("dump", {}).get("t_s", d["time"]["wall_s"]) for d in ds]
+for k, d in enumerate(ds):
+    if ends[k] < max(ends):
+        ev.append((max(ends[k], d["time"]["start_unix"] - s0 + d["snapshots"][-1]["t_s"]), k, 1 << 60))
+ev.sort()
 keys = ("bytes_allocated", "bytes_freed", "in_use_bytes", "in_use_blocks")
 latest, want, i = {}, [], 0
 while i < len(ev):
     t = ev[i][0]
     while i < len(ev) and ev[i][0] == t:
-        latest[ev[i][1]] = ds[ev[i][1]]["snapshots"][ev[i][2]]
+        k, j = ev[i][1], ev[i][2]
+        if j == 1 << 60:
+            o = latest[k]
+            latest[k] = {"bytes_allocated": o["bytes_allocated"], "in_use_bytes": 0, "in_use_blocks": 0,
+                         "bytes_freed": o["bytes_freed"] + o["in_use_bytes"]}
+        else:
+            latest[k] = ds[k]["snapshots"][j]
         i += 1
     want.append([t] + [sum(s[k] for s in latest.values()) for k in keys])
 got = [[s["t_s"]] + [s[k] for k in keys] for s in m["snapshots"]]
@@ -314,3 +326,48 @@ check "-o into a missing directory: exit status 1" \
 "$REPORT" merge "$P1" >/dev/full 2>"$TMP/err"
 check "stdout is full: exit status 1" \
 	"1|allocspy-report: error: cannot write the report: No space left on device" "$?|$(cat "$TMP/err")"
+
+# --- processes that did not run together ----------------------------------------------
+
+# A suite run one process after another: each holds 256 KiB more every
+# 20 ms up to 1 MiB, which it still holds at exit. Once a process has
+# ended its blocks stop counting: the merged heap falls to nothing between
+# them, its peak is one process's 1 MiB, exact (they never ran together),
+# and only the last one's blocks are in use at the end of the heap over
+# time, while in use at exit adds up the three processes'.
+cat >"$TMP/hold.c" <<'EOF'
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+int main(void)
+{
+	const struct timespec ms20 = { 0, 20000000 };
+	for (int i = 0; i < 4; i++) {
+		char *p = malloc(256 * 1024);
+		memset(p, 1, 256 * 1024);
+		nanosleep(&ms20, NULL);
+	}
+	return 0;
+}
+EOF
+mkdir -p "$TMP/suite"
+if ${CC:-cc} -O1 -o "$TMP/hold" "$TMP/hold.c"; then
+	for i in 1 2 3; do
+		(cd "$TMP/suite" && ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT="$TMP/suite/hold.%p.json" \
+			LD_PRELOAD="$LIB" "$TMP/hold")
+		sleep 0.05
+	done
+fi
+"$REPORT" merge -o "$TMP/suite.json" "$TMP"/suite/hold.*.json 2>"$TMP/err"
+check "a suite of 3 processes one after another: merged, exit 0" "0|" "$?|$(cat "$TMP/err")"
+check "the suite: the peak is one process's 1 MiB, exact; in use at exit the three's 3 MiB" \
+	"1048576 0 3145728 12" \
+	"$(json_get "$TMP/suite.json" '"%d %d %d %d" % (d["heap"]["peak_bytes"], d["heap"]["peak_bytes_bound"], d["heap"]["in_use_bytes"], d["heap"]["in_use_blocks"])')"
+check "the suite: the heap over time (repeats left out) falls to nothing when each of the first two ends, the last one's 1 MiB at the end" \
+	"[262144, 524288, 786432, 1048576, 0, 262144, 524288, 786432, 1048576, 0, 262144, 524288, 786432, 1048576]" \
+	"$(json_get "$TMP/suite.json" '(lambda v: [x for i, x in enumerate(v) if i == 0 or x != v[i - 1]])([s["in_use_bytes"] for s in d["snapshots"]])')"
+check "the suite: the snapshots' clock counts what each ended process held as freed" \
+	"3145728 2097152" "$(json_get "$TMP/suite.json" '"%d %d" % (d["snapshots"][-1]["bytes_allocated"], d["snapshots"][-1]["bytes_freed"])')"
+"$REPORT" timeline "$TMP/suite.json" >"$TMP/suite.tl" 2>&1
+check "the suite: timeline's peak is one process's" "Peak: 1,048,576 bytes in use at $(json_get "$TMP/suite.json" '"%.3f" % d["heap"]["peak_t_s"]') s" \
+	"$(grep '^Peak' "$TMP/suite.tl")"
