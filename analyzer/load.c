@@ -662,6 +662,22 @@ static void load_leaks(struct rd *r, asp_dump_t *d, json_t *root)
 	}
 }
 
+/* valgrind's ERROR SUMMARY (track mode): the heap errors, and with a full
+ * leak check the loss records valgrind counts as errors. */
+static void load_error_summary(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *o = get_object(r, root, "", "error_summary", false);
+
+	if (!o)
+		return;
+	d->has_error_summary = true;
+	d->errors = get_count(r, o, "error_summary", "errors", true);
+	d->error_contexts = get_count(r, o, "error_summary", "contexts", true);
+	d->errors_suppressed = get_count(r, o, "error_summary", "suppressed", true);
+	d->error_contexts_suppressed = get_count(r, o, "error_summary", "suppressed_contexts",
+						 true);
+}
+
 static void load_stacks(struct rd *r, asp_dump_t *d, json_t *root)
 {
 	json_t *stacks = get_array(r, root, "", "stacks", false);
@@ -1115,6 +1131,7 @@ static int build(asp_dump_t *d, const char *file, json_t *root, char *err)
 	load_threads(&r, d, root);
 	load_refs(&r, d, root);
 	load_leaks(&r, d, root);
+	load_error_summary(&r, d, root);
 	load_stacks(&r, d, root);
 	load_modules(&r, d, root);
 	load_records(&r, d, root);

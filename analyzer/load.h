@@ -197,6 +197,8 @@ typedef struct asp_dump {
 
 	bool has_leaks;
 	asp_amount_t leaks[ASP_LEAK_NKINDS];
+	bool has_error_summary;	/* "error_summary" (track mode) */
+	uint64_t errors, error_contexts, errors_suppressed, error_contexts_suppressed;
 	bool has_records;
 	asp_record_t *records;
 	size_t nrecords;

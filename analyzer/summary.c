@@ -114,6 +114,17 @@ void asp_summary_exit_text(FILE *out, const asp_dump_t *d)
 		putc('\n', out);
 		asp_summary_leak_text(out, d);
 	}
+	if (d->has_error_summary) {
+		char e[ASP_NUM_MAX], f[ASP_NUM_MAX];
+
+		asp_summary_prefix(out, d);
+		putc('\n', out);
+		asp_summary_prefix(out, d);
+		fprintf(out, "ERROR SUMMARY: %s errors from %s contexts (suppressed: %s from %s)\n",
+			asp_fmt_count(a, d->errors), asp_fmt_count(b, d->error_contexts),
+			asp_fmt_count(e, d->errors_suppressed),
+			asp_fmt_count(f, d->error_contexts_suppressed));
+	}
 	if (any_refs(d)) {
 		asp_summary_prefix(out, d);
 		putc('\n', out);

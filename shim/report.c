@@ -1187,6 +1187,25 @@ static const char *const error_kinds[ASP_ERR_KINDS] = {
 	[ASP_ERR_FISHY] = "fishy_value",
 };
 
+/* The frames valgrind shows for a call of fn, above the program's (its
+ * replacement, then what called it), and the shim's interposer's address:
+ * into o as PREFIX_pc and PREFIX_frames. */
+static void fn_frames_json(json_t *o, const char *prefix, unsigned fn)
+{
+	const char *names[3];
+	int nn = asp__fn_frames(fn, names);
+	json_t *a = json_array();
+	for (int k = 0; k < nn; k++)
+		json_array_append_new(a, json_string(names[k]));
+	char key[32];
+	snprintf(key, sizeof key, "%s_pc", prefix);
+	json_object_set_new(o, key, jint((uintptr_t)asp__fn_address(fn)));
+	snprintf(key, sizeof key, "%s_frames", prefix);
+	json_object_set_new(o, key, a);
+}
+
+static unsigned freer_of(unsigned fn);
+
 /* Track mode: the heap errors valgrind's ERROR SUMMARY counts (errors.h),
  * the suppressed ones left out, and the summary. */
 static void errors_json(json_t *root, const struct figures *f, struct stack_index *x)
@@ -1202,6 +1221,7 @@ static void errors_json(json_t *root, const struct figures *f, struct stack_inde
 		json_t *o = json_pack("{s:s,s:o,s:s,s:o}", "kind", error_kinds[e->kind],
 		                      "count", jint(e->count), "function", asp__fn_names[e->fn],
 		                      "stack", jint(stack_number(x, e->site)));
+		fn_frames_json(o, "call", e->fn);
 		if (e->kind == ASP_ERR_FISHY) {
 			json_object_set_new(o, "argument", json_string(e->arg));
 			json_object_set_new(o, "value", json_integer((json_int_t)e->value));
@@ -1229,10 +1249,13 @@ static void errors_json(json_t *root, const struct figures *f, struct stack_inde
 			                      "offset", jint(e->addr - e->block), "size", jint(e->size),
 			                      "function", asp__fn_names[e->block_fn],
 			                      "alloc_stack", jint(stack_number(x, e->alloc_site)));
-			if (e->where == ASP_AT_FREED)
+			fn_frames_json(b, "alloc", e->block_fn);
+			if (e->where == ASP_AT_FREED) {
 				json_object_set_new(b, "free_stack", jint(stack_number(x, e->free_site |
 				                    (asp__opt.backtrace > 1 || asp__sample_mean != 0 ?
 				                     CALLER_ONLY : 0))));
+				fn_frames_json(b, "free", freer_of(e->block_fn));
+			}
 			json_object_set_new(o, "block", b);
 		}
 		json_array_append_new(a, o);

@@ -272,9 +272,10 @@ EOF
 			timeout 60 env "$@" ALLOCSPY_OUTPUT="$TMP/exit.json" \
 				LD_PRELOAD="$LIB" "$TMP/exit" >/dev/null 2>"$TMP/exit.err"
 			# The loss records of a full leak check are the leaks
+			# command's, the heap errors' reports the errors
 			# command's; the summary is the rest.
 			grep -a '^==[0-9]*==' "$TMP/exit.err" |
-				awk '/ in loss record / { skip = 1 } !skip { print } skip && /^==[0-9]*== $/ { skip = 0 }' \
+				awk '/ in loss record |== (Invalid free|Mismatched free|Argument .*fishy)/ { skip = 1 } !skip { print } skip && /^==[0-9]*== $/ { skip = 0 }' \
 				>"$TMP/exit.txt"
 			grep -a ' in loss record ' "$TMP/exit.err" >"$TMP/exit.records"
 			if [ ! -s "$TMP/exit.txt" ] || [ ! -f "$TMP/exit.json" ]; then
