@@ -184,7 +184,7 @@ $(B)/test/progs/par_exit_many: test/progs/par_exit_many.c $(B)/test/progs/lib/li
 # test/unit/test_*.c: unit tests linked with the shim's own objects.
 UNIT_SRC := $(wildcard test/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(B)/test/unit/%)
-UNIT_SHIM_OBJ := $(addprefix $(B)/shim/,arena.o live.o next.o sitemap.o thread.o)
+UNIT_SHIM_OBJ := $(addprefix $(B)/shim/,arena.o live.o next.o sitemap.o sort.o thread.o)
 
 $(B)/test/unit/%: test/unit/%.c test/unit/unit.h $(UNIT_SHIM_OBJ) | $(B)/test/unit
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -D_GNU_SOURCE -Ishim -Icommon -o $@ $< $(UNIT_SHIM_OBJ) $(JANSSON_LIBS) -ldl -lpthread

@@ -538,6 +538,10 @@ static ASP_NOINLINE void track_put(struct asp_thread *t, int fast, enum asp_fn f
 	struct asp_site_use *u = asp__site_use(t, si);
 	if (ASP_UNLIKELY(u == NULL) && t->chg == 0)
 		u = site_use_make(t, si);
+	/* the fast path's next time: the entry beside the index it cached */
+	struct asp_site_cache *c = &t->site_cache[asp__site_cache_slot(site)];
+	if (u != NULL && c->site == site && c->index == si && (si != 0 || site == 0))
+		c->use = u;
 	int nested = change_enter(t);
 	int r = asp__live_insert((uintptr_t)p, size, fn, site, si, (uintptr_t)t, nested);
 	if (ASP_UNLIKELY(r == -EAGAIN))

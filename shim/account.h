@@ -311,14 +311,17 @@ void asp__site_add(struct asp_thread *t, uintptr_t site, size_t size);
 static ASP_ALWAYS_INLINE int asp__track_put_fast(struct asp_thread *t, enum asp_fn fn, void *p,
                                                  size_t size, uintptr_t site, int stacks)
 {
-	if (ASP_UNLIKELY(t->ndefer != 0 || asp__live_shared))
-		return 0;
-	uint32_t si = asp__site_index(t, site);
+	const struct asp_site_cache *c = &t->site_cache[asp__site_cache_slot(site)];
+	struct asp_site_use *u = c->use;
 	uint64_t *w = asp__live_word((uintptr_t)p);
-	struct asp_site_use *u = asp__site_use(t, si);
-	if (ASP_UNLIKELY(w == NULL || u == NULL || !asp__live_fits((uintptr_t)p, size, si) ||
-	                 (si == 0 && site != 0)))
+	/* the site's index and the thread's entry known (its cache), a word
+	 * that holds the block: no handler's work waiting, glibc's allocator,
+	 * an 8-aligned block below 4 GiB */
+	if (ASP_UNLIKELY(c->site != site || u == NULL || w == NULL ||
+	                 (t->ndefer | (unsigned)asp__live_shared | ((uintptr_t)p & 7) |
+	                  (size >> 32)) != 0))
 		return 0;
+	uint32_t si = c->index;
 	if (ASP_UNLIKELY(!asp__change_begin(t)))
 		return 0;
 	asp_atomic_store_relaxed(w, asp__live_pack((uintptr_t)p, size, fn, si));
@@ -365,11 +368,14 @@ static ASP_ALWAYS_INLINE int asp__track_release_fast(struct asp_thread *t, enum 
 	 * (a program that frees blocks all over its heap pays one each). */
 	__builtin_prefetch((const char *)p - 16);
 	uint64_t v = asp_atomic_load_relaxed(w);
-	struct asp_site_use *u = asp__site_use(t, asp__live_word_site(v));
+	uint32_t si = asp__live_word_site(v);
+	struct asp_site_use *u = si == t->free_site ? t->free_use : asp__site_use(t, si);
 	/* a block of another family (free of new's): a mismatch, reported */
 	if (ASP_UNLIKELY(!asp__live_holds(v, (uintptr_t)p) || u == NULL ||
-	                 asp__fn_family[asp__live_word_fn(v)] != asp__fn_family[fn]))
+	                 !((asp__family_words(fn) >> ((v >> 2) & 31)) & 1)))
 		return 0;
+	t->free_site = si;
+	t->free_use = u;
 	if (ASP_UNLIKELY(!asp__change_begin(t)))
 		return 0;
 	uint64_t size = asp__live_word_size(v);

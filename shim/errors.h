@@ -74,10 +74,23 @@ static inline int asp__fishy(uint64_t v)
 	return (int64_t)v < 0;
 }
 
+/* The words of live.h whose block fn may free without a mismatch, as a
+ * mask (bit fn + 1 of the functions of fn's family; the word keeps its
+ * function + 1): a constant where fn is. */
+static ASP_ALWAYS_INLINE uint32_t asp__family_words(unsigned fn)
+{
+	switch (asp_fn_family(fn)) {
+	case ASP_FAMILY_MALLOC: return ASP_FAMILY_MALLOC_WORDS;
+	case ASP_FAMILY_NEW: return ASP_FAMILY_NEW_WORDS;
+	case ASP_FAMILY_NEW_ARR: return ASP_FAMILY_NEW_ARR_WORDS;
+	default: return 0;
+	}
+}
+
 /* Whether a block made by alloc may be freed by free without a mismatch. */
 static inline int asp__families_match(unsigned alloc, unsigned free_)
 {
-	return asp__fn_family[alloc] == asp__fn_family[free_];
+	return asp_fn_family(alloc) == asp_fn_family(free_);
 }
 
 /* The errors so far: their contexts (in the order first seen), how many,

@@ -300,8 +300,8 @@ static void call_frames(struct asp_text *t, unsigned fn, uintptr_t site, int one
 /* The free function valgrind would show for a block of fn's family. */
 static unsigned freer_of(unsigned fn)
 {
-	return asp__fn_family[fn] == ASP_FAMILY_NEW ? ASP_FN_DELETE
-	     : asp__fn_family[fn] == ASP_FAMILY_NEW_ARR ? ASP_FN_DELETE_ARR : ASP_FN_FREE;
+	return asp_fn_family(fn) == ASP_FAMILY_NEW ? ASP_FN_DELETE
+	     : asp_fn_family(fn) == ASP_FAMILY_NEW_ARR ? ASP_FN_DELETE_ARR : ASP_FN_FREE;
 }
 
 /* " Address 0x... is N bytes inside a block of size S alloc'd". */

@@ -15,7 +15,6 @@
 /* The interposed functions (common/fns.h: enum asp_fn, their names,
  * frames and families). */
 extern ASP_HIDDEN const char *const asp__fn_names[ASP_FN_COUNT];
-extern ASP_HIDDEN const unsigned char asp__fn_family[ASP_FN_COUNT];
 
 /* Bucket b >= 1 holds sizes in (2^(b-2), 2^(b-1)]; bucket 0 holds size 0. */
 #define ASP_HIST_BUCKETS 66
@@ -119,6 +118,8 @@ struct asp_freed {
 struct asp_site_cache {
 	uintptr_t site;
 	uint32_t index;		/* 0: empty */
+	struct asp_site_use *use;	/* the thread's entry for it (account.h);
+					 * NULL: not known yet */
 };
 
 struct asp_thread {
@@ -163,6 +164,10 @@ struct asp_thread {
 	 * changed it (account.c, "Sites in use"): chunks of entries by site
 	 * index, NULL until the first. Stays with the record. */
 	struct asp_site_use **site_use;
+	/* The site index of the block it freed last, and its entry there:
+	 * frees from one site in a row find it without the chunks. */
+	uint32_t free_site;
+	struct asp_site_use *free_use;
 	/* The stack this thread interned last (stack.c): the same again
 	 * costs a comparison, not a lookup. */
 	uint32_t stack_n;
