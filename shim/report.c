@@ -592,69 +592,202 @@ static json_t *refs_json(const struct figures *f)
 	                 "cross_thread", asp__opt.ref_cross ? jint(f->c.ref_cross) : json_null());
 }
 
-/* The frames of a loss record's site as a JSON array. */
-static json_t *site_frames(uintptr_t site)
+/* The dump is written as it is made (struct out): the small part of it
+ * with the shim's jansson, then the arrays that grow with the program's
+ * stacks (thread_stacks, stack_stats, stacks) line by line, one element a
+ * line, so that a dump of a million stacks costs its text and a few
+ * tables, never a tree of a million objects. */
+struct out {
+	int fd, err;
+	size_t len;
+	char buf[64 * 1024];
+};
+
+static void out_flush(struct out *o)
 {
-	json_t *a = json_array();
-	const uintptr_t *frames;
-	uintptr_t one;
-	size_t n = asp__site_frames(site, &frames, &one);
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, jint(frames[i]));
-	return a;
+	if (o->len > 0 && o->err == 0) {
+		int w = asp__write_all(o->fd, o->buf, o->len);
+		if (w != 0)
+			o->err = -w;
+	}
+	o->len = 0;
+}
+
+static void out_mem(struct out *o, const char *s, size_t n)
+{
+	while (n > 0) {
+		if (o->len == sizeof o->buf)
+			out_flush(o);
+		size_t k = sizeof o->buf - o->len < n ? sizeof o->buf - o->len : n;
+		memcpy(o->buf + o->len, s, k);
+		o->len += k;
+		s += k;
+		n -= k;
+	}
+}
+
+static void out_str(struct out *o, const char *s)
+{
+	out_mem(o, s, strlen(s));
+}
+
+/* A JSON integer: saturated at the largest one, as jint does. */
+static void out_int(struct out *o, uint64_t v)
+{
+	char d[24];
+	int n = 0;
+	if (v > INT64_MAX)
+		v = INT64_MAX;
+	do d[n++] = (char)('0' + v % 10); while ((v /= 10) > 0);
+	if (sizeof o->buf - o->len < sizeof d)
+		out_flush(o);
+	while (n > 0)
+		o->buf[o->len++] = d[--n];
+}
+
+/* ", KEY: V" or "KEY: V" after "{" */
+static void out_key(struct out *o, const char *key, uint64_t v, int first)
+{
+	out_str(o, first ? "\"" : ", \"");
+	out_str(o, key);
+	out_str(o, "\": ");
+	out_int(o, v);
 }
 
 /* The dump's "stacks": each distinct site once, numbered in the order
- * first used, found again through a hash of the site. */
+ * first used, found again through a hash of the site. The index doubles
+ * when it is half full, and so does the list of sites by number: a dump
+ * holds every stack, however many. */
 struct stack_index {
-	uintptr_t *site;	/* open addressing; 0: empty */
-	uint32_t *number;
-	size_t mask;
-	json_t *stacks;
+	uintptr_t *site;	/* open addressing */
+	uint32_t *number;	/* 0: an empty slot */
+	size_t mask, used;
+	uintptr_t *order;	/* the sites by number */
+	size_t cap;
 };
 
-static int stack_index_init(struct stack_index *x, size_t most)
+static size_t stack_slot(const struct stack_index *x, uintptr_t site)
+{
+	return (size_t)((site * 0x9E3779B97F4A7C15ull) >> 32) & x->mask;
+}
+
+static int stack_index_alloc(struct stack_index *x, size_t slots)
+{
+	x->site = asp__scratch_alloc(slots * sizeof *x->site);
+	x->number = asp__scratch_alloc(slots * sizeof *x->number);
+	x->mask = slots - 1;
+	if (x->site != NULL && x->number != NULL)
+		return 0;
+	if (x->site)
+		asp__scratch_free(x->site, slots * sizeof *x->site);
+	if (x->number)
+		asp__scratch_free(x->number, slots * sizeof *x->number);
+	x->site = NULL;
+	x->number = NULL;
+	return -ENOMEM;
+}
+
+static void stack_index_init(struct stack_index *x, size_t most)
 {
 	size_t slots = 64;
 	while (slots < most * 2)
 		slots *= 2;
-	x->site = asp__scratch_alloc(slots * sizeof *x->site);
-	x->number = asp__scratch_alloc(slots * sizeof *x->number);
-	x->mask = slots - 1;
-	x->stacks = json_array();
-	return x->site && x->number ? 0 : -ENOMEM;
+	x->used = 0;
+	x->cap = slots / 2;
+	x->order = asp__scratch_alloc(x->cap * sizeof *x->order);
+	if (stack_index_alloc(x, slots) != 0 || x->order == NULL) {
+		if (x->order)
+			asp__scratch_free(x->order, x->cap * sizeof *x->order);
+		x->order = NULL;
+	}
 }
 
-static void stack_index_done(struct stack_index *x, json_t *root)
+static void stack_index_release(struct stack_index *x)
 {
 	if (x->site)
 		asp__scratch_free(x->site, (x->mask + 1) * sizeof *x->site);
 	if (x->number)
 		asp__scratch_free(x->number, (x->mask + 1) * sizeof *x->number);
-	json_object_set_new(root, "stacks", x->stacks);
+	if (x->order)
+		asp__scratch_free(x->order, x->cap * sizeof *x->order);
+	x->site = NULL;
+	x->number = NULL;
+	x->order = NULL;
 }
 
-/* The number of site's stack in "stacks", adding it the first time. */
+/* Twice the slots, the same numbers. */
+static int stack_index_grow(struct stack_index *x)
+{
+	struct stack_index old = *x;
+	uintptr_t *order = asp__scratch_alloc(2 * old.cap * sizeof *order);
+	if (order == NULL || stack_index_alloc(x, (old.mask + 1) * 2) != 0) {
+		if (order)
+			asp__scratch_free(order, 2 * old.cap * sizeof *order);
+		*x = old;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i <= old.mask; i++) {
+		if (old.number[i] == 0)
+			continue;
+		size_t j = stack_slot(x, old.site[i]);
+		while (x->number[j] != 0)
+			j = (j + 1) & x->mask;
+		x->site[j] = old.site[i];
+		x->number[j] = old.number[i];
+	}
+	memcpy(order, old.order, old.used * sizeof *order);
+	x->order = order;
+	x->cap = 2 * old.cap;
+	stack_index_release(&old);
+	return 0;
+}
+
+/* The number of site's stack in "stacks", adding it the first time (an
+ * index that cannot grow gives 0: the first stack). */
 static size_t stack_number(struct stack_index *x, uintptr_t site)
 {
 	if (x->site == NULL)
 		return 0;
-	size_t j = (size_t)((site * 0x9E3779B97F4A7C15ull) >> 32) & x->mask;
-	for (; x->site[j] != 0 || (site == 0 && x->number[j] != 0); j = (j + 1) & x->mask)
+	size_t j = stack_slot(x, site);
+	for (; x->number[j] != 0; j = (j + 1) & x->mask)
 		if (x->site[j] == site)
 			return x->number[j] - 1;
+	if (2 * (x->used + 1) > x->mask + 1) {
+		if (stack_index_grow(x) != 0)
+			return 0;
+		j = stack_slot(x, site);
+		while (x->number[j] != 0)
+			j = (j + 1) & x->mask;
+	}
 	x->site[j] = site;
-	x->number[j] = (uint32_t)json_array_size(x->stacks) + 1;
-	json_array_append_new(x->stacks, site_frames(site));
-	return x->number[j] - 1;
+	x->order[x->used++] = site;
+	x->number[j] = (uint32_t)x->used;
+	return x->used - 1;
+}
+
+/* "stacks": each one's frames, innermost first. */
+static void stacks_out(struct out *o, const struct stack_index *x)
+{
+	out_str(o, ",\n \"stacks\": [");
+	for (size_t i = 0; i < x->used; i++) {
+		const uintptr_t *frames;
+		uintptr_t one;
+		size_t n = asp__site_frames(x->order[i], &frames, &one);
+		out_str(o, i == 0 ? "\n  [" : ",\n  [");
+		for (size_t k = 0; k < n; k++) {
+			if (k > 0)
+				out_str(o, ", ");
+			out_int(o, frames[k]);
+		}
+		out_str(o, "]");
+	}
+	out_str(o, x->used > 0 ? "\n ]" : "]");
 }
 
 /* Backtrace mode: what each stack allocated, summed over the threads,
- * what of it is in use at exit, temporary, and held at the peak; the
- * STACK_STATS_MAX largest by bytes. */
-#define STACK_STATS_MAX 200
-#define THREAD_STACKS_MAX 2000
-
+ * what of it is in use at exit, temporary, and held at the peak: every
+ * stack, largest first by bytes, so that they add up to the heap's
+ * totals; and what each thread allocated from each. */
 struct site_total {
 	uintptr_t site;
 	uint64_t allocs, bytes, in_use_blocks, in_use_bytes, temporary, peak_bytes, peak_blocks;
@@ -662,23 +795,68 @@ struct site_total {
 	double est_allocs, est_bytes, est_in_use_blocks, est_in_use_bytes, est_temporary;
 };
 
+/* One thread's figures for one stack. */
+struct thread_site {
+	pid_t tid;
+	uintptr_t site;
+	uint64_t allocs, bytes;
+	double est_allocs, est_bytes;
+};
+
 struct site_table {
 	struct site_total *v;
 	size_t mask, n;
-	json_t *per_thread;	/* thread_stacks, while threads are walked */
-	struct stack_index *x;
+	struct thread_site *per_thread;	/* thread_stacks */
+	size_t nper, capper;
 };
+
+static size_t site_home(const struct site_table *t, uintptr_t site)
+{
+	return (size_t)((site * 0x9E3779B97F4A7C15ull) >> 32) & t->mask;
+}
+
+/* Twice the slots, the same totals: a site first seen among the blocks in
+ * use or at the peak (a thread that made it has gone and its record was
+ * reused) still gets its line. */
+static int site_table_grow(struct site_table *t)
+{
+	size_t slots = (t->mask + 1) * 2;
+	struct site_total *v = asp__scratch_alloc(slots * sizeof *v);
+	if (v == NULL)
+		return -ENOMEM;
+	struct site_total *old = t->v;
+	size_t old_slots = t->mask + 1;
+	t->v = v;
+	t->mask = slots - 1;
+	for (size_t i = 0; i < old_slots; i++) {
+		if (old[i].site == 0)
+			continue;
+		size_t j = site_home(t, old[i].site);
+		while (v[j].site != 0)
+			j = (j + 1) & t->mask;
+		v[j] = old[i];
+	}
+	asp__scratch_free(old, old_slots * sizeof *old);
+	return 0;
+}
 
 static struct site_total *site_slot(struct site_table *t, uintptr_t site)
 {
-	size_t j = (size_t)((site * 0x9E3779B97F4A7C15ull) >> 32) & t->mask;
+	size_t j = site_home(t, site);
 	while (t->v[j].site != 0 && t->v[j].site != site)
 		j = (j + 1) & t->mask;
-	if (t->v[j].site == 0 && t->n < t->mask) {
-		t->v[j].site = site;
-		t->n++;
+	if (t->v[j].site == site)
+		return &t->v[j];
+	if (4 * (t->n + 1) > 3 * (t->mask + 1)) {
+		if (site_table_grow(t) != 0)
+			return NULL;
+		j = site_home(t, site);
+		while (t->v[j].site != 0)
+			j = (j + 1) & t->mask;
 	}
-	return t->v[j].site == site ? &t->v[j] : NULL;
+	t->v[j].site = site;
+	t->n++;
+	return &t->v[j];
 }
 
 static void count_site(void *arg, pid_t tid, const struct asp_site_stat *s)
@@ -688,6 +866,8 @@ static void count_site(void *arg, pid_t tid, const struct asp_site_stat *s)
 	(*(size_t *)arg)++;
 }
 
+/* Called with the registry of thread records held (thread.c): it makes no
+ * system call but to map memory. */
 static void add_site(void *arg, pid_t tid, const struct asp_site_stat *s)
 {
 	struct site_table *t = arg;
@@ -700,19 +880,23 @@ static void add_site(void *arg, pid_t tid, const struct asp_site_stat *s)
 		to->est_bytes += s->est_bytes;
 		to->est_temporary += s->est_temporary;
 	}
-	if (t->per_thread == NULL || json_array_size(t->per_thread) >= THREAD_STACKS_MAX ||
-	    s->allocs == 0)
+	if (s->allocs == 0)
 		return;
-	if (asp__sample_mean != 0)
-		json_array_append_new(t->per_thread, json_pack("{s:i,s:o,s:o,s:o,s:o}", "tid", (int)tid,
-		                      "stack", jint(stack_number(t->x, s->site)),
-		                      "samples", jint(s->allocs),
-		                      "est_allocs", jint(asp__sample_round(s->est_allocs)),
-		                      "est_bytes", jint(asp__sample_round(s->est_bytes))));
-	else
-		json_array_append_new(t->per_thread, json_pack("{s:i,s:o,s:o,s:o}", "tid", (int)tid,
-		                      "stack", jint(stack_number(t->x, s->site)),
-		                      "allocs", jint(s->allocs), "bytes", jint(s->bytes)));
+	if (t->nper == t->capper) {
+		/* The threads made more stacks since they were counted. */
+		size_t cap = 2 * t->capper + 64;
+		struct thread_site *v = asp__scratch_alloc(cap * sizeof *v);
+		if (v == NULL)
+			return;
+		if (t->per_thread != NULL) {
+			memcpy(v, t->per_thread, t->nper * sizeof *v);
+			asp__scratch_free(t->per_thread, t->capper * sizeof *v);
+		}
+		t->per_thread = v;
+		t->capper = cap;
+	}
+	t->per_thread[t->nper++] = (struct thread_site){ tid, s->site, s->allocs, s->bytes,
+	                                                 s->est_allocs, s->est_bytes };
 }
 
 static int by_bytes(const void *a, const void *b)
@@ -744,60 +928,46 @@ static void add_sampled_block(void *arg, const struct asp_sample_block *b)
 	add_in_use(arg, b->site, b->size);
 }
 
-/* One stack_stats entry of a sampled run: the estimates, named est_*. */
-static json_t *sampled_stat_json(const struct site_total *s, size_t stack, int tracked)
-{
-	json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "stack", jint(stack),
-	                      "samples", jint(s->allocs),
-	                      "est_allocs", jint(asp__sample_round(s->est_allocs)),
-	                      "est_bytes", jint(asp__sample_round(s->est_bytes)),
-	                      "est_in_use_blocks", jint(asp__sample_round(s->est_in_use_blocks)),
-	                      "est_in_use_bytes", jint(asp__sample_round(s->est_in_use_bytes)),
-	                      "est_temporary", jint(asp__sample_round(s->est_temporary)));
-	if (tracked) {
-		json_object_set_new(o, "est_peak_bytes", jint(s->peak_bytes));
-		json_object_set_new(o, "est_peak_blocks", jint(s->peak_blocks));
-	}
-	return o;
-}
-
-static void stack_stats_json(json_t *root, const struct figures *f, struct stack_index *x,
-                             const struct asp_snapshot_list *sl)
+/* The per-stack totals, largest first, and what each thread allocated
+ * from each stack: into t, t->v[0..t->n) sorted. Returns 0 or -ENOMEM. */
+static int site_totals(struct site_table *t, const struct figures *f,
+                       const struct asp_snapshot_list *sl)
 {
 	/* Room for every site the threads know, twice over: a process with
-	 * few stacks (a short child) must not fault in 100 MiB to list them. */
+	 * few stacks (a short child) must not fault in 100 MiB to list them,
+	 * and one with millions gets them all. */
 	size_t sites = 0;
 	asp__threads_sites(count_site, &sites);
-	if (sl->peak != NULL)
-		sites += sl->peak->ndetail;
 	size_t slots = 64;
-	while (slots < (1u << 20) && slots < 2 * sites + 64)
+	while (slots < 2 * sites + 64)
 		slots *= 2;
-	struct site_table t = { NULL, slots - 1, 0, json_array(), x };
-	t.v = asp__scratch_alloc((t.mask + 1) * sizeof *t.v);
-	if (t.v == NULL)
-		return;
-	asp__threads_sites(add_site, &t);
-	json_object_set_new(root, "thread_stacks", t.per_thread);
+	memset(t, 0, sizeof *t);
+	t->mask = slots - 1;
+	t->v = asp__scratch_alloc(slots * sizeof *t->v);
+	t->capper = sites + sites / 8 + 64;
+	t->per_thread = asp__scratch_alloc(t->capper * sizeof *t->per_thread);
+	if (t->v == NULL || t->per_thread == NULL)
+		return -ENOMEM;
+	asp__threads_sites(add_site, t);
 	int sampled = asp__sample_mean != 0;
 	for (size_t i = 0; i < f->nentries; i++) {
 		uintptr_t site = f->entries[i].site;
 		if (sampled) {
 			if (asp__site_sampled(site))
-				add_in_use(&t, site, f->entries[i].size);
+				add_in_use(t, site, f->entries[i].size);
 			continue;
 		}
-		struct site_total *s = site ? site_slot(&t, site) : NULL;
+		struct site_total *s = site ? site_slot(t, site) : NULL;
 		if (s != NULL) {
 			s->in_use_blocks++;
 			s->in_use_bytes += f->entries[i].size;
 		}
 	}
 	if (sampled && !f->tracked)
-		asp__sample_blocks(add_sampled_block, &t);
+		asp__sample_blocks(add_sampled_block, t);
 	const struct asp_snapshot *peak = sl->peak;
 	for (uint32_t i = 0; peak != NULL && i < peak->ndetail; i++) {
-		struct site_total *s = site_slot(&t, peak->detail[i].site);
+		struct site_total *s = site_slot(t, peak->detail[i].site);
 		if (s != NULL) {
 			s->peak_bytes = peak->detail[i].bytes;
 			s->peak_blocks = peak->detail[i].blocks;
@@ -805,27 +975,73 @@ static void stack_stats_json(json_t *root, const struct figures *f, struct stack
 	}
 	/* Gather the used slots at the front, largest first. */
 	size_t used = 0;
-	for (size_t j = 0; j <= t.mask; j++)
-		if (t.v[j].site != 0)
-			t.v[used++] = t.v[j];
-	asp__sort(t.v, used, sizeof *t.v, sampled ? by_est_bytes : by_bytes);
-	json_t *a = json_array();
-	for (size_t i = 0; i < used && i < STACK_STATS_MAX; i++) {
-		const struct site_total *s = &t.v[i];
+	for (size_t j = 0; j <= t->mask; j++)
+		if (t->v[j].site != 0)
+			t->v[used++] = t->v[j];
+	t->n = used;
+	asp__sort(t->v, used, sizeof *t->v, sampled ? by_est_bytes : by_bytes);
+	return 0;
+}
+
+static void site_totals_free(struct site_table *t)
+{
+	if (t->v != NULL)
+		asp__scratch_free(t->v, (t->mask + 1) * sizeof *t->v);
+	if (t->per_thread != NULL)
+		asp__scratch_free(t->per_thread, t->capper * sizeof *t->per_thread);
+}
+
+/* "thread_stacks" and "stack_stats"; with ALLOCSPY_SAMPLE, the estimates,
+ * named est_*. */
+static void site_totals_out(struct out *o, const struct site_table *t, struct stack_index *x,
+                            int tracked)
+{
+	int sampled = asp__sample_mean != 0;
+	out_str(o, ",\n \"thread_stacks\": [");
+	for (size_t i = 0; i < t->nper; i++) {
+		const struct thread_site *p = &t->per_thread[i];
+		out_str(o, i == 0 ? "\n  {" : ",\n  {");
+		out_key(o, "tid", (uint64_t)p->tid, 1);
+		out_key(o, "stack", stack_number(x, p->site), 0);
 		if (sampled) {
-			json_array_append_new(a, sampled_stat_json(s, stack_number(x, s->site), f->tracked));
-			continue;
+			out_key(o, "samples", p->allocs, 0);
+			out_key(o, "est_allocs", asp__sample_round(p->est_allocs), 0);
+			out_key(o, "est_bytes", asp__sample_round(p->est_bytes), 0);
+		} else {
+			out_key(o, "allocs", p->allocs, 0);
+			out_key(o, "bytes", p->bytes, 0);
 		}
-		json_array_append_new(a, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "stack",
-		                      jint(stack_number(x, s->site)), "allocs", jint(s->allocs),
-		                      "bytes", jint(s->bytes), "in_use_blocks", jint(s->in_use_blocks),
-		                      "in_use_bytes", jint(s->in_use_bytes), "temporary", jint(s->temporary),
-		                      "peak_bytes", jint(s->peak_bytes), "peak_blocks", jint(s->peak_blocks)));
+		out_str(o, "}");
 	}
-	json_object_set_new(root, "stack_stats", a);
-	if (used > STACK_STATS_MAX)
-		json_object_set_new(root, "stack_stats_omitted", jint(used - STACK_STATS_MAX));
-	asp__scratch_free(t.v, (t.mask + 1) * sizeof *t.v);
+	out_str(o, t->nper > 0 ? "\n ]" : "]");
+	out_str(o, ",\n \"stack_stats\": [");
+	for (size_t i = 0; i < t->n; i++) {
+		const struct site_total *s = &t->v[i];
+		out_str(o, i == 0 ? "\n  {" : ",\n  {");
+		out_key(o, "stack", stack_number(x, s->site), 1);
+		if (sampled) {
+			out_key(o, "samples", s->allocs, 0);
+			out_key(o, "est_allocs", asp__sample_round(s->est_allocs), 0);
+			out_key(o, "est_bytes", asp__sample_round(s->est_bytes), 0);
+			out_key(o, "est_in_use_blocks", asp__sample_round(s->est_in_use_blocks), 0);
+			out_key(o, "est_in_use_bytes", asp__sample_round(s->est_in_use_bytes), 0);
+			out_key(o, "est_temporary", asp__sample_round(s->est_temporary), 0);
+			if (tracked) {
+				out_key(o, "est_peak_bytes", s->peak_bytes, 0);
+				out_key(o, "est_peak_blocks", s->peak_blocks, 0);
+			}
+		} else {
+			out_key(o, "allocs", s->allocs, 0);
+			out_key(o, "bytes", s->bytes, 0);
+			out_key(o, "in_use_blocks", s->in_use_blocks, 0);
+			out_key(o, "in_use_bytes", s->in_use_bytes, 0);
+			out_key(o, "temporary", s->temporary, 0);
+			out_key(o, "peak_bytes", s->peak_bytes, 0);
+			out_key(o, "peak_blocks", s->peak_blocks, 0);
+		}
+		out_str(o, "}");
+	}
+	out_str(o, t->n > 0 ? "\n ]" : "]");
 }
 
 /* The heap over time (track mode). */
@@ -863,7 +1079,7 @@ static void snapshots_json(json_t *root, const struct asp_snapshot_list *sl,
 	                    "detail", asp__opt.backtrace > 1 ? "stacks" : "callers"));
 }
 
-static void leaks_json(json_t *root, const struct figures *f, struct stack_index *x)
+static void leaks_json(json_t *root, const struct figures *f)
 {
 	const struct asp_leak_result *l = &f->leaks;
 	json_t *leaks = json_object();
@@ -871,33 +1087,62 @@ static void leaks_json(json_t *root, const struct figures *f, struct stack_index
 		json_object_set_new(leaks, kind_keys[k], bytes_blocks(l->bytes[k], l->blocks[k]));
 	json_object_set_new(leaks, "suppressed", bytes_blocks(l->suppressed_bytes, l->suppressed_blocks));
 	json_object_set_new(root, "leaks", leaks);
+}
 
-	json_t *records = json_array();
+/* ", KEY: "S"", S as a JSON string (jansson escapes it); nothing when S
+ * is not UTF-8. */
+static void out_string_key(struct out *o, const char *key, const char *s)
+{
+	json_t *j = json_string(s);
+	char *text = j != NULL ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+	json_decref(j);
+	if (text == NULL)
+		return;
+	out_str(o, ", \"");
+	out_str(o, key);
+	out_str(o, "\": ");
+	out_str(o, text);
+	asp__heap_free_quiet(text);
+}
+
+/* "loss_records", one a line: there is one per stack and leak kind. */
+static void loss_records_out(struct out *o, const struct figures *f, struct stack_index *x)
+{
+	const struct asp_leak_result *l = &f->leaks;
+	out_str(o, ",\n \"loss_records\": [");
 	for (size_t i = 0; i < l->nrecords; i++) {
 		const struct asp_loss_record *r = &l->records[i];
-		size_t id = stack_number(x, r->site);
-		json_t *rec = json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:b}", "kind", kind_names[r->kind],
-		                        "bytes", jint(r->bytes), "blocks", jint(r->blocks),
-		                        "indirect_bytes", jint(r->indirect_bytes),
-		                        "indirect_blocks", jint(r->indirect_blocks), "stack", jint(id),
-		                        "suppressed", r->suppressed);
+		out_str(o, i == 0 ? "\n  {\"kind\": \"" : ",\n  {\"kind\": \"");
+		out_str(o, kind_names[r->kind]);
+		out_str(o, "\"");
+		out_key(o, "bytes", r->bytes, 0);
+		out_key(o, "blocks", r->blocks, 0);
+		out_key(o, "indirect_bytes", r->indirect_bytes, 0);
+		out_key(o, "indirect_blocks", r->indirect_blocks, 0);
+		out_key(o, "stack", stack_number(x, r->site), 0);
+		out_str(o, r->suppressed ? ", \"suppressed\": true" : ", \"suppressed\": false");
 		if (r->suppression)
-			json_object_set_new(rec, "suppression", json_string(r->suppression));
+			out_string_key(o, "suppression", r->suppression);
 		/* ALLOCSPY_SAMPLE: whether the stack is the blocks' own, or
 		 * only their caller's frame. */
 		if (asp__sample_mean != 0)
-			json_object_set_new(rec, "sampled", json_boolean(asp__site_sampled(r->site)));
+			out_str(o, asp__site_sampled(r->site) ? ", \"sampled\": true"
+			                                      : ", \"sampled\": false");
 		const char *names[3];
 		int nn = asp__alloc_frames(r->fn, names);
-		json_t *alloc = json_array();
-		for (int k = 0; k < nn; k++)
-			json_array_append_new(alloc, json_string(names[k]));
-		json_object_set_new(rec, "alloc_fn", json_string(names[0]));
-		json_object_set_new(rec, "alloc_pc", jint((uintptr_t)asp__fn_address(r->fn)));
-		json_object_set_new(rec, "alloc_stack", alloc);
-		json_array_append_new(records, rec);
+		out_str(o, ", \"alloc_fn\": \"");
+		out_str(o, names[0]);
+		out_str(o, "\"");
+		out_key(o, "alloc_pc", (uintptr_t)asp__fn_address(r->fn), 0);
+		out_str(o, ", \"alloc_stack\": [");
+		for (int k = 0; k < nn; k++) {
+			out_str(o, k == 0 ? "\"" : ", \"");
+			out_str(o, names[k]);
+			out_str(o, "\"");
+		}
+		out_str(o, "]}");
 	}
-	json_object_set_new(root, "loss_records", records);
+	out_str(o, l->nrecords > 0 ? "\n ]" : "]");
 }
 
 /* The GNU build-id of a loaded object, as hex, from its PT_NOTE segments. */
@@ -1016,8 +1261,14 @@ static json_t *modules_json(void)
 	}
 }
 
-static json_t *dump_json(const struct figures *f)
+/* Writes the dump to fd: the parts of a fixed size with jansson, then
+ * the arrays that grow with the stacks, streamed. Returns 0 or an errno. */
+static int dump_out(int fd, const struct figures *f)
 {
+	struct out *o = asp__scratch_alloc(sizeof *o);
+	if (o == NULL)
+		return ENOMEM;
+	o->fd = fd;
 	json_t *root = json_pack("{s:s,s:i}", "format", "allocspy-dump", "version", 1);
 	json_object_set_new(root, "dump", dump_info_json(f));
 	json_object_set_new(root, "program", program_json());
@@ -1031,25 +1282,48 @@ static json_t *dump_json(const struct figures *f)
 	if (asp__sample_mean != 0)
 		json_object_set_new(root, "sample", json_pack("{s:o,s:o}", "mean_bytes",
 		                    jint(asp__sample_mean), "seed", jint(asp__sample_seed)));
-	struct stack_index x;
-	if (f->leaks_ran || f->tracked || asp__sample_mean != 0) {
-		stack_index_init(&x, (f->leaks_ran ? f->leaks.nrecords : 0) + STACK_STATS_MAX +
-		                 THREAD_STACKS_MAX + (size_t)asp__opt.snapshots * 8);
+	struct stack_index x = { 0 };
+	struct asp_snapshot_list sl = { 0 };
+	struct site_table t = { 0 };
+	int stacks = f->leaks_ran || f->tracked || asp__sample_mean != 0;
+	int totals = (asp__opt.backtrace > 1 && f->tracked) || asp__sample_mean != 0;
+	if (stacks) {
+		stack_index_init(&x, (f->leaks_ran ? f->leaks.nrecords : 0) +
+		                 (size_t)asp__opt.snapshots * 8);
 		if (f->leaks_ran)
-			leaks_json(root, f, &x);
-		struct asp_snapshot_list sl = { 0 };
-		if (f->tracked)
+			leaks_json(root, f);
+		if (f->tracked) {
 			asp__snapshots(&sl, f->t_ns, f->tot.bytes_allocated, f->tot.bytes_freed,
 			               f->entries, f->nentries);
-		if ((asp__opt.backtrace > 1 && f->tracked) || asp__sample_mean != 0)
-			stack_stats_json(root, f, &x, &sl);
-		if (f->tracked)
 			snapshots_json(root, &sl, &x);
-		asp__snapshots_free(&sl);
-		stack_index_done(&x, root);
+		}
 	}
 	json_object_set_new(root, "modules", modules_json());
-	return root;
+	char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	size_t len = text != NULL ? strlen(text) : 0;
+	/* The object's closing brace ("\n}") comes after the streamed arrays. */
+	if (len >= 2 && text[len - 1] == '}') {
+		out_mem(o, text, len - 2);
+		if (stacks && f->leaks_ran)
+			loss_records_out(o, f, &x);
+		if (stacks && totals && site_totals(&t, f, &sl) == 0)
+			site_totals_out(o, &t, &x, f->tracked);
+		if (stacks)
+			stacks_out(o, &x);
+		out_str(o, "\n}\n");
+		out_flush(o);
+	} else {
+		o->err = ENOMEM;
+	}
+	if (text != NULL)
+		asp__heap_free_quiet(text);
+	site_totals_free(&t);
+	asp__snapshots_free(&sl);
+	stack_index_release(&x);
+	int err = o->err;
+	asp__scratch_free(o, sizeof *o);
+	return err;
 }
 
 /* path with "-N" before its ".json" (or at its end). */
@@ -1085,20 +1359,10 @@ static int write_dump(const struct figures *f)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	json_t *root = dump_json(f);
-	char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-	json_decref(root);
 	int fd = open_report(tmp, O_EXCL);
-	int err = fd < 0 ? errno : text == NULL ? ENOMEM : 0;
-	if (fd >= 0) {
-		int w = err != 0 ? 0 : asp__write_all(fd, text, strlen(text));
-		if (w == 0 && err == 0)
-			w = asp__write_all(fd, "\n", 1);
-		if (w != 0 && err == 0)
-			err = -w;
-		if (close(fd) != 0 && err == 0)
-			err = errno;
-	}
+	int err = fd < 0 ? errno : dump_out(fd, f);
+	if (fd >= 0 && close(fd) != 0 && err == 0)
+		err = errno;
 	if (err == 0 && g_dump_name[0] != '\0') {
 		if (rename(tmp, g_dump_name) != 0)
 			err = errno;
@@ -1116,8 +1380,6 @@ static int write_dump(const struct figures *f)
 	}
 	if (fd >= 0)
 		unlink(tmp);
-	if (text != NULL)
-		asp__heap_free_quiet(text);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	static int warned;
 	if (err != 0 && !warned++) {
