@@ -765,9 +765,24 @@ static size_t stack_number(struct stack_index *x, uintptr_t site)
 	return x->used - 1;
 }
 
-/* "stacks": each one's frames, innermost first. */
+/* Whether site's stack was cut at the depth limit: the walk stopped at
+ * ALLOCSPY_BACKTRACE frames with more below them. A caller alone (the
+ * default, or a block ALLOCSPY_SAMPLE did not sample) is one frame of a
+ * longer stack. */
+static int site_cut(uintptr_t site)
+{
+	if (asp__sample_mean != 0 && asp__site_sampled(site))
+		return asp__stack_cut(asp__site_plain(site));
+	if (asp__opt.backtrace > 1 && asp__sample_mean == 0)
+		return asp__stack_cut(site);
+	return site != 0;
+}
+
+/* "stacks": each one's frames, innermost first; "truncated_stacks": the
+ * numbers of those cut at the depth limit. */
 static void stacks_out(struct out *o, const struct stack_index *x)
 {
+	size_t cut = 0;
 	out_str(o, ",\n \"stacks\": [");
 	for (size_t i = 0; i < x->used; i++) {
 		const uintptr_t *frames;
@@ -780,8 +795,19 @@ static void stacks_out(struct out *o, const struct stack_index *x)
 			out_int(o, frames[k]);
 		}
 		out_str(o, "]");
+		cut += n > 0 && site_cut(x->order[i]);
 	}
 	out_str(o, x->used > 0 ? "\n ]" : "]");
+	out_str(o, ",\n \"truncated_stacks\": [");
+	for (size_t i = 0, k = 0; i < x->used && cut > 0; i++) {
+		const uintptr_t *frames;
+		uintptr_t one;
+		if (asp__site_frames(x->order[i], &frames, &one) == 0 || !site_cut(x->order[i]))
+			continue;
+		out_str(o, k++ % 16 == 0 ? (k == 1 ? "\n  " : ",\n  ") : ", ");
+		out_int(o, i);
+	}
+	out_str(o, cut > 0 ? "\n ]" : "]");
 }
 
 /* Backtrace mode: what each stack allocated, summed over the threads,

@@ -32,6 +32,7 @@ _Static_assert(ASP_THREAD_STACK_MAX >= ASP_MAX_BACKTRACE, "a thread's last stack
 struct stored_stack {
 	uint64_t hash;
 	uint32_t depth;
+	uint32_t cut;		/* the walk stopped at the depth limit */
 	uintptr_t frames[];
 };
 
@@ -220,10 +221,17 @@ static uint64_t hash_frames(const uintptr_t *f, int n)
 	return h ^ (uint64_t)n;
 }
 
-/* Stacks are short: a loop beats a call to memcmp. */
-static inline int same(const struct stored_stack *s, uint64_t h, const uintptr_t *f, int n)
+/* A stack's identity is its frames and whether the walk was cut short:
+ * the same frames, once ending there and once cut, are two stacks. */
+static inline uint64_t hash_stack(const uintptr_t *f, int n, int cut)
 {
-	if (s == NULL || s->hash != h || s->depth != (uint32_t)n)
+	return hash_frames(f, n) ^ ((uint64_t)cut << 40);
+}
+
+/* Stacks are short: a loop beats a call to memcmp. */
+static inline int same(const struct stored_stack *s, uint64_t h, const uintptr_t *f, int n, int cut)
+{
+	if (s == NULL || s->hash != h || s->depth != (uint32_t)n || s->cut != (uint32_t)cut)
 		return 0;
 	for (int i = 0; i < n; i++)
 		if (s->frames[i] != f[i])
@@ -232,7 +240,7 @@ static inline int same(const struct stored_stack *s, uint64_t h, const uintptr_t
 }
 
 /* The id of a known stack, without a lock; 0 when it is not known (yet). */
-static uint32_t find(const struct stripe *st, uint64_t h, const uintptr_t *f, int n)
+static uint32_t find(const struct stripe *st, uint64_t h, const uintptr_t *f, int n, int cut)
 {
 	const struct index *x = asp_atomic_load_acquire(&st->index);
 	if (x == NULL)
@@ -241,7 +249,7 @@ static uint32_t find(const struct stripe *st, uint64_t h, const uintptr_t *f, in
 		uint32_t id = asp_atomic_load_acquire(&x->ids[i]);
 		if (id == 0)
 			return 0;
-		if (same(asp_atomic_load_acquire(&g_stacks[id - 1]), h, f, n))
+		if (same(asp_atomic_load_acquire(&g_stacks[id - 1]), h, f, n, cut))
 			return id;
 	}
 }
@@ -273,7 +281,7 @@ static int grow_index(struct stripe *st)
 /* Adds a stack the lock-free lookup did not find. The stripe's lock is
  * taken with signals blocked; quiet: the caller has blocked them. */
 static ASP_NOINLINE uint32_t add(struct stripe *st, uint64_t h, const uintptr_t *f, int n,
-                                 int quiet)
+                                 int cut, int quiet)
 {
 	uint32_t id = 0;
 	sigset_t old;
@@ -281,7 +289,7 @@ static ASP_NOINLINE uint32_t add(struct stripe *st, uint64_t h, const uintptr_t 
 		asp_lock(&st->lock);
 	else
 		asp_lock_nosig(&st->lock, &old);
-	id = find(st, h, f, n);
+	id = find(st, h, f, n, cut);
 	if (id != 0)
 		goto out;
 	if ((st->index == NULL || (st->count + 1) * 4 > (st->index->mask + 1) * 3) &&
@@ -292,6 +300,7 @@ static ASP_NOINLINE uint32_t add(struct stripe *st, uint64_t h, const uintptr_t 
 		goto out;
 	s->hash = h;
 	s->depth = (uint32_t)n;
+	s->cut = (uint32_t)cut;
 	memcpy(s->frames, f, (size_t)n * sizeof *f);
 	uint32_t slot = __atomic_fetch_add(&g_nstacks, 1, __ATOMIC_RELAXED);
 	if (slot >= ASP_STACK_MAX)
@@ -316,21 +325,21 @@ out:
  * landed while its thread was inside the live table (it may hold a shard)
  * only looks: fork's prepare handler may hold the stripes and wait for that
  * shard. Its new stacks go without an id. */
-static uintptr_t intern(struct asp_thread *t, const uintptr_t *f, int n, int quiet)
+static uintptr_t intern(struct asp_thread *t, const uintptr_t *f, int n, int cut, int quiet)
 {
 	/* The thread's last stack again (a loop): no hash, no lookup. */
-	if ((uint32_t)n == t->stack_n && t->stack_id != 0) {
+	if ((uint32_t)n == t->stack_n && t->stack_id != 0 && t->stack_cut == (uint32_t)cut) {
 		int i = 0;
 		while (i < n && t->stack_frames[i] == f[i])
 			i++;
 		if (i == n)
 			return t->stack_id;
 	}
-	uint64_t h = hash_frames(f, n);
+	uint64_t h = hash_stack(f, n, cut);
 	struct stripe *st = &g_stripes[h % ASP_STACK_STRIPES];
-	uint32_t id = find(st, h, f, n);
+	uint32_t id = find(st, h, f, n, cut);
 	if (id == 0 && t->in_table == 0)
-		id = add(st, h, f, n, quiet);
+		id = add(st, h, f, n, cut, quiet);
 	/* Not from a signal handler: it may have landed in the middle of
 	 * the comparison above. */
 	if (id != 0 && t->in_table == 0 && t->depth == 1) {
@@ -338,6 +347,7 @@ static uintptr_t intern(struct asp_thread *t, const uintptr_t *f, int n, int qui
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		memcpy(t->stack_frames, f, (size_t)n * sizeof *f);
 		t->stack_n = (uint32_t)n;
+		t->stack_cut = (uint32_t)cut;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		t->stack_id = id;
 	}
@@ -369,14 +379,17 @@ static int frames_from(const uintptr_t *frames, int n, uintptr_t site)
 }
 
 /* The id of the program's part of frames[0..n); quiet: the caller has
- * blocked every signal. */
+ * blocked every signal. The walk asked for ASP_SKIP_FRAMES more frames
+ * than are kept, more than the shim's own: a stack with frames past the
+ * ones kept was cut at the depth limit. */
 static uintptr_t program_stack(struct asp_thread *t, const uintptr_t *frames, int n, uintptr_t site,
                                int quiet)
 {
 	int skip = frames_from(frames, n, site);
-	if (n - skip > asp__opt.backtrace)
+	int cut = n - skip > asp__opt.backtrace;
+	if (cut)
 		n = skip + asp__opt.backtrace;
-	return intern(t, frames + skip, n - skip, quiet);
+	return intern(t, frames + skip, n - skip, cut, quiet);
 }
 
 /* The stack cache (libunwind mode).
@@ -700,8 +713,11 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 		int m = n - skip > asp__opt.backtrace ? skip + asp__opt.backtrace : n;
 		while (b < n && frames[b] != k.ip)
 			b++;
+		/* A stack cut at the depth limit is learned with the frame
+		 * below the last one kept: a hit then has that frame too, so
+		 * it is cut as this one was. */
 		if (id != 0 && g_unw.step != NULL && b < skip)
-			sc_miss(t, &k, gen, frames + b, m - b, m == n && n < want, id);
+			sc_miss(t, &k, gen, frames + b, (m < n ? m + 1 : m) - b, m == n, id);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		t->depth--;
 		return id;
@@ -713,6 +729,14 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 	}
 	t->depth--;
 	return id;
+}
+
+int asp__stack_cut(uintptr_t id)
+{
+	if (g_stacks == NULL || id == 0 || id > ASP_STACK_MAX)
+		return 0;
+	const struct stored_stack *s = asp_atomic_load_acquire(&g_stacks[id - 1]);
+	return s != NULL && s->cut;
 }
 
 size_t asp__stack_frames(uintptr_t id, const uintptr_t **out)

@@ -76,11 +76,12 @@ static ASP_ALWAYS_INLINE uintptr_t asp__stack_fp_again(const struct asp_thread *
 		next = ((uintptr_t *)fp)[0];
 		ret = ((uintptr_t *)fp)[1];
 	}
-	/* and no more: the whole path keeps asp__opt.backtrace frames, and
-	 * the walk ends at a frame that does not rise, leaves the stack or
-	 * has no return address */
-	if (want == (uint32_t)asp__opt.backtrace || next <= fp || !FP_OK(next) ||
-	    ((uintptr_t *)next)[1] == 0)
+	/* and no more, unless the last stack was cut there: the walk ends at
+	 * a frame that does not rise, leaves the stack or has no return
+	 * address, and the whole path keeps asp__opt.backtrace frames and
+	 * marks a stack with more as cut */
+	int more = next > fp && FP_OK(next) && ((uintptr_t *)next)[1] != 0;
+	if (more == (int)t->stack_cut && (!more || want == (uint32_t)asp__opt.backtrace))
 		return id;
 	return 0;
 #undef FP_OK
@@ -154,6 +155,10 @@ static ASP_ALWAYS_INLINE uintptr_t asp__stack_take(struct asp_thread *t, uintptr
 
 /* The frames of stack id into out; returns the depth (0: unknown id). */
 size_t asp__stack_frames(uintptr_t id, const uintptr_t **out);
+
+/* Whether the walk that found stack id stopped at ALLOCSPY_BACKTRACE
+ * frames with more below them (else the stack ended there). */
+int asp__stack_cut(uintptr_t id);
 
 /* Whether a thread's stack bounds are wanted (libunwind stacks). */
 int asp__stack_bounds_wanted(void);

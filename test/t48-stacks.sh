@@ -1,8 +1,13 @@
 #!/bin/sh
-# t48-stacks.sh - every stack in the dump. stack_many allocates from
-# 100,000 distinct stacks (its figures known from its source): stack_stats
-# and thread_stacks hold every one, and they add up to the heap's totals;
-# the dump's size and the time it took are printed as comments.
+# t48-stacks.sh - every stack in the dump, and the stacks cut at the depth
+# limit marked as such. stack_many allocates from 100,000 distinct stacks
+# (its figures known from its source): stack_stats and thread_stacks hold
+# every one, and they add up to the heap's totals; the dump's size and the
+# time it took are printed as comments. Then truncated_stacks, with
+# libunwind and with frame pointers: each program stack is measured with
+# 64 frames (D frames, none cut), then kept at D frames (none cut: the
+# walk ended there) and at D - 1 (every one cut), taken once or again and
+# again from one call site (the thread's last stack, the stack cache).
 . "$(dirname "$0")/lib.sh"
 
 if [ ! -f "$LIB" ] || [ ! -x "$PROGS/stack_many" ]; then
@@ -56,3 +61,57 @@ echo "# the dump of 100,000 stacks: $size bytes; the run, dump included, $secs s
 run many0 ALLOCSPY_BACKTRACE=16 ALLOCSPY_OUTPUT=none --
 echo "#   (without a dump: $(cd "$TMP" && { /usr/bin/time -f %e env ALLOCSPY_QUIET=1 ALLOCSPY_BACKTRACE=16 \
 	ALLOCSPY_OUTPUT=none LD_PRELOAD="$LIB" "$PROGS/stack_many" >/dev/null; } 2>&1) s)"
+
+# --- stacks cut at the depth limit ----------------------------------------------------------------
+
+for unwind in libunwind fp; do
+	# The depth of the program's stacks, and that none is cut at 64.
+	run full ALLOCSPY_BACKTRACE=64 ALLOCSPY_UNWIND=$unwind -- 100 1
+	depth=$(json_get "$TMP/full.json" '" ".join(sorted({"%d:%s" % (len(d["stacks"][s["stack"]]), s["stack"] in d["truncated_stacks"]) for s in d["stack_stats"] if s["bytes"] < 4096}))')
+	case $depth in
+	*" "*|*True*|"")
+		not_ok "$unwind: the program's 100 stacks have one depth, none cut at 64 frames" "$depth"
+		continue ;;
+	esac
+	D=${depth%%:*}
+	ok "$unwind: the program's 100 stacks have one depth ($D frames), none cut at 64 frames"
+	for r in 1 5; do
+		run cut$r ALLOCSPY_BACKTRACE=$((D - 1)) ALLOCSPY_UNWIND=$unwind -- 100 $r
+		run end$r ALLOCSPY_BACKTRACE=$D ALLOCSPY_UNWIND=$unwind -- 100 $r
+		check "$unwind, $r allocation(s) a stack: at $D frames none is cut, at $((D - 1)) all 100 are" \
+			"100 stacks of $D frames, 0 cut|100 stacks of $((D - 1)) frames, 100 cut" \
+			"$(for n in end$r cut$r; do json_get "$TMP/$n.json" '"%d stacks of %s frames, %d cut" % (len([s for s in d["stack_stats"] if s["bytes"] < 4096]), "/".join(sorted({str(len(d["stacks"][s["stack"]])) for s in d["stack_stats"] if s["bytes"] < 4096})), len([s for s in d["stack_stats"] if s["bytes"] < 4096 and s["stack"] in d["truncated_stacks"]]))'; done | paste -sd'|')"
+		check "$unwind, $r allocation(s) a stack: each stack's allocs are its own ($r), the totals the heap's" \
+			"$r $((100 * r + 1))|$r $((100 * r + 1))" \
+			"$(for n in end$r cut$r; do json_get "$TMP/$n.json" '"%s %d" % ("/".join(sorted({str(s["allocs"]) for s in d["stack_stats"] if s["bytes"] < 4096})), sum(s["allocs"] for s in d["stack_stats"]))'; done | paste -sd'|')"
+	done
+done
+
+# truncated_stacks holds numbers of stacks, each once, in order; the
+# caller alone (the default) is one frame of a longer stack: every stack
+# of the default dump is cut.
+run callers -- 100 1
+check "the default (the caller alone): every stack of the dump is cut" "yes" \
+	"$(json_get "$TMP/callers.json" '"yes" if d["truncated_stacks"] == list(range(len(d["stacks"]))) and len(d["stacks"]) > 0 else d["truncated_stacks"]')"
+check "truncated_stacks: numbers into stacks, ascending, each once" "yes yes" \
+	"$(for n in cut1 end1; do json_get "$TMP/$n.json" '"yes" if all(0 <= i < len(d["stacks"]) for i in d["truncated_stacks"]) and d["truncated_stacks"] == sorted(set(d["truncated_stacks"])) else "no"'; done | paste -sd' ')"
+
+# allocspy-report reads truncated_stacks, and refuses a bad one with one
+# line and status 2.
+python3 - "$TMP/cut1.json" "$TMP" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = len(d["stacks"])
+for name, v in (("range", [n]), ("type", ["x"]), ("negative", [-1])):
+    e = dict(d, truncated_stacks=v)
+    json.dump(e, open("%s/bad-%s.json" % (sys.argv[2], name), "w"))
+PY
+n=$(json_get "$TMP/cut1.json" 'len(d["stacks"])')
+for bad in "range|truncated_stacks[0]: $n is not an index into stacks ($n stacks)" \
+	"type|truncated_stacks[0]: expected an integer, found a string" \
+	"negative|truncated_stacks[0]: -1 is negative"; do
+	what=${bad%%|*}
+	check "allocspy-report: a truncated_stacks entry out of $what: status 2, one line" \
+		"2|allocspy-report: error: $TMP/bad-$what.json: ${bad#*|}" \
+		"$("$REPORT" "$TMP/bad-$what.json" >/dev/null 2>"$TMP/bad.err"; echo $?)|$(cat "$TMP/bad.err")"
+done
