@@ -23,6 +23,7 @@ struct asp_options asp__opt = {
 	.error_kinds = ASP_KIND_DEFINITE | ASP_KIND_POSSIBLE,
 	.snapshots = 100,
 	.freeres = ASP_FREERES_LIBC | ASP_FREERES_CXX,
+	.dump_on_signal = 1,
 };
 
 int asp__err_fd = 2;
@@ -267,7 +268,7 @@ void asp__options_init(void)
 
 	o->quiet = boolean("ALLOCSPY_QUIET", 0);
 	o->follow_children = boolean("ALLOCSPY_FOLLOW_CHILDREN", 1);
-	o->dump_on_signal = boolean("ALLOCSPY_DUMP_ON_SIGNAL", 0);
+	o->dump_on_signal = boolean("ALLOCSPY_DUMP_ON_SIGNAL", 1);
 	o->interval_ms = integer("ALLOCSPY_INTERVAL_MS", 0, 86400000, 0, "0 (no periodic dumps)");
 	o->ref_cross = boolean("ALLOCSPY_REF_CROSS", 0);
 	o->snapshots = integer("ALLOCSPY_SNAPSHOTS", 0, 100000, 100, NULL);

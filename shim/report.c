@@ -19,6 +19,9 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sched.h>
+#include <ucontext.h>
+#include <sys/wait.h>
+#include <poll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -155,10 +158,14 @@ static void leak_check(struct figures *f)
 
 /* The text ------------------------------------------------------------------ */
 
+/* The pid of the "==PID==" prefix: this process's, or the one a copy of
+ * it writes lines for (fatal_stack). */
+static pid_t g_text_pid;
+
 static void line(struct asp_text *t, const char *s)
 {
 	asp__text_room(t, 4096);
-	asp__text_prefix(t, (long)getpid());
+	asp__text_prefix(t, (long)(g_text_pid ? g_text_pid : getpid()));
 	asp__text_str(t, s);
 }
 
@@ -305,6 +312,312 @@ static void signal_name(int sig, char out[32])
 	out[t.len] = '\0';
 }
 
+/* A fatal signal's lines (asp__report_fatal), ahead of the summaries. */
+static char g_fatal_text[16 * 1024];
+static size_t g_fatal_len;
+
+/* What valgrind says of a fault the kernel raised (si_code > 0), after the
+ * signal's line; NULL for the others. *addr: with the address. */
+static const char *fault_event(int sig, int code, int *addr)
+{
+	*addr = 1;
+	switch (sig) {
+	case SIGSEGV:
+		if (code == SEGV_MAPERR)
+			return "Access not within mapped region";
+		if (code == SEGV_ACCERR)
+			return "Bad permissions for mapped region";
+		if (code == SI_KERNEL) {
+			*addr = 0;	/* a general protection fault: no address */
+			return "General Protection Fault";
+		}
+		return NULL;
+	case SIGILL: {
+		static const char *const ill[] = { NULL, "Illegal opcode", "Illegal operand",
+			"Illegal addressing mode", "Illegal trap", "Privileged opcode",
+			"Privileged register", "Coprocessor error", "Internal stack error" };
+		return code > 0 && code < (int)ASP_ARRAY_SIZE(ill) ? ill[code] : NULL;
+	}
+	case SIGFPE: {
+		static const char *const fpe[] = { NULL, "Integer divide by zero", "Integer overflow",
+			"FP divide by zero", "FP overflow", "FP underflow", "FP inexact",
+			"FP invalid operation", "FP subscript out of range" };
+		return code > 0 && code < (int)ASP_ARRAY_SIZE(fpe) ? fpe[code] : NULL;
+	}
+	case SIGBUS: {
+		static const char *const bus[] = { NULL, "Invalid address alignment",
+			"Non-existent physical address", "Hardware error" };
+		return code > 0 && code < (int)ASP_ARRAY_SIZE(bus) ? bus[code] : NULL;
+	}
+	}
+	return NULL;
+}
+
+/* Whether the signal's default action dumps core, and the core file size
+ * limit lets it: valgrind then adds ": dumping core". */
+static int dumps_core(int sig)
+{
+	static const int core[] = { SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV,
+	                            SIGXCPU, SIGXFSZ, SIGSYS };
+	int yes = 0;
+	for (size_t i = 0; i < ASP_ARRAY_SIZE(core); i++)
+		yes |= core[i] == sig;
+	struct rlimit rl;
+	return yes && getrlimit(RLIMIT_CORE, &rl) == 0 && rl.rlim_cur != 0;
+}
+
+/* The stack of the thread a fatal signal interrupted, as valgrind prints
+ * it: as deep as its default (12), or as the shim's stacks when they are
+ * deeper, down to main; the interrupted instruction named at its own
+ * address, the others at the call before their return address. */
+static void fatal_stack_lines(struct asp_text *t, void *uc)
+{
+	uintptr_t pcs[ASP_MAX_BACKTRACE];
+	int depth = asp__opt.backtrace > 12 ? asp__opt.backtrace : 12;
+	int n = asp__stack_signal_frames(uc, pcs, depth);
+	int shown = 0;
+	for (int k = 0; k < n; k++) {
+		asp_dwline_t l[16];
+		if (asp__symbols_is_shim(pcs[k]))
+			continue;
+		size_t nl = asp__symbolize_lines(k == 0 ? pcs[k] : pcs[k] - 1, l, ASP_ARRAY_SIZE(l));
+		int end = 0;
+		for (size_t j = 0; j < nl && t->len + 1024 < t->cap; j++) {
+			put_frame(t, shown++ == 0 ? "   at" : "   by", pcs[k], &l[j], NULL);
+			end |= !l[j].inlined && l[j].fn != NULL && strcmp(l[j].fn, "main") == 0;
+		}
+		if (end)
+			break;
+	}
+}
+
+/* The object that holds pc, for a frame that cannot be named. */
+struct object_of {
+	uintptr_t pc;
+	char path[ASP_PATH_MAX];
+};
+
+static int object_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct object_of *o = arg;
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type != PT_LOAD || o->pc < lo || o->pc - lo >= ph->p_memsz)
+			continue;
+		const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : asp__opt.exe;
+		size_t len = strlen(path) < sizeof o->path - 1 ? strlen(path) : sizeof o->path - 1;
+		memcpy(o->path, path, len);
+		o->path[len] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
+/* The allocator of the copy of the process that names a fatal signal's
+ * stack (fatal_stack): the shim's own heap, never the program's, whose
+ * state the signal may have cut in half (a lock held, a list being
+ * changed). A block carries its size and a mark; a block of the program's
+ * heap freed there is left alone, and one resized is copied. */
+#define CHILD_MARK 0x616c6c6f63737079ull
+
+struct child_block {
+	uint64_t mark;
+	size_t size;
+	void *base;		/* what the shim's heap gave */
+	uint64_t pad;
+};
+
+static void *child_aligned(size_t align, size_t size)
+{
+	if (align < 16)
+		align = 16;
+	if (size > SIZE_MAX / 2 || align > SIZE_MAX / 4 || (align & (align - 1)) != 0)
+		return NULL;
+	char *base = asp__heap_alloc(size + align + sizeof(struct child_block));
+	if (base == NULL)
+		return NULL;
+	uintptr_t p = ((uintptr_t)base + sizeof(struct child_block) + align - 1) & ~(uintptr_t)(align - 1);
+	struct child_block *b = (struct child_block *)p - 1;
+	*b = (struct child_block){ CHILD_MARK, size, base, 0 };
+	return (void *)p;
+}
+
+static struct child_block *child_of(void *p)
+{
+	struct child_block *b = (struct child_block *)p - 1;
+	return p != NULL && b->mark == CHILD_MARK ? b : NULL;
+}
+
+static void *child_malloc(size_t size) { return child_aligned(16, size); }
+static void *child_memalign(size_t align, size_t size) { return child_aligned(align, size); }
+static void *child_valloc(size_t size) { return child_aligned(4096, size); }
+static void *child_pvalloc(size_t size) { return child_aligned(4096, (size + 4095) & ~(size_t)4095); }
+
+static void *child_calloc(size_t n, size_t size)
+{
+	size_t bytes;
+	if (__builtin_mul_overflow(n, size, &bytes))
+		return NULL;
+	void *p = child_aligned(16, bytes);
+	if (p != NULL)
+		memset(p, 0, bytes);
+	return p;
+}
+
+static void child_free(void *p)
+{
+	struct child_block *b = child_of(p);
+	if (b != NULL) {
+		b->mark = 0;
+		asp__heap_free(b->base);
+	}
+}
+
+static size_t child_usable(void *p)
+{
+	struct child_block *b = child_of(p);
+	return b != NULL ? b->size : 0;
+}
+
+static void *child_realloc(void *p, size_t size)
+{
+	if (p == NULL)
+		return child_malloc(size);
+	struct child_block *b = child_of(p);
+	/* A block of the program's heap: as much as it can hold, read from
+	 * its header (the copy dies if that is broken). */
+	size_t have = b != NULL ? b->size : asp__next.malloc_usable_size(p);
+	void *q = child_malloc(size);
+	if (q != NULL) {
+		memcpy(q, p, have < size ? have : size);
+		child_free(p);
+	}
+	return q;
+}
+
+static void *child_reallocarray(void *p, size_t n, size_t size)
+{
+	size_t bytes;
+	return __builtin_mul_overflow(n, size, &bytes) ? NULL : child_realloc(p, bytes);
+}
+
+static int child_posix_memalign(void **out, size_t align, size_t size)
+{
+	void *p = child_aligned(align, size);
+	if (p == NULL)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+
+static void child_heap(void)
+{
+	asp__next.malloc = child_malloc;
+	asp__next.calloc = child_calloc;
+	asp__next.realloc = child_realloc;
+	asp__next.reallocarray = child_reallocarray;
+	asp__next.free = child_free;
+	asp__next.posix_memalign = child_posix_memalign;
+	asp__next.aligned_alloc = child_memalign;
+	asp__next.memalign = child_memalign;
+	asp__next.valloc = child_valloc;
+	asp__next.pvalloc = child_pvalloc;
+	asp__next.malloc_usable_size = child_usable;
+}
+
+/* The stack lines of a fatal signal's report. Unwinding and naming frames
+ * load libraries and allocate, which the interrupted thread may not allow
+ * (it may hold the allocator's lock, or the loader's): a copy of the
+ * process (_Fork: no fork handlers, the other threads left behind), whose
+ * allocations go to the shim's own heap (child_heap), does it and sends
+ * the lines through a pipe, and is killed when they do not come within
+ * 5 s. Then, or when there is no copy, the interrupted instruction alone,
+ * with its object. */
+static void fatal_stack(struct asp_text *t, void *uc)
+{
+	static char child_text[12 * 1024];
+	int fds[2];
+	size_t got = 0;
+	if (uc != NULL && pipe2(fds, O_CLOEXEC) == 0) {
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		pid_t me = getpid(), c = _Fork();
+		if (c == 0) {
+			g_text_pid = me;
+			/* The copy: nothing counted, the shim's own heap. */
+			asp__fast = 0;
+			asp__state = 2;
+			child_heap();
+			close(fds[0]);
+			struct asp_text ct = { child_text, 0, sizeof child_text, -1 };
+			fatal_stack_lines(&ct, uc);
+			asp__write_all(fds[1], ct.buf, ct.len);
+			syscall(SYS_exit_group, 0);
+		}
+		close(fds[1]);
+		uint64_t until = asp_now_ns(CLOCK_MONOTONIC) + 5000000000u;
+		while (c > 0 && t->len + got < t->cap) {
+			uint64_t now = asp_now_ns(CLOCK_MONOTONIC);
+			struct pollfd pfd = { fds[0], POLLIN, 0 };
+			if (now >= until || poll(&pfd, 1, (int)((until - now) / 1000000) + 1) == 0)
+				break;
+			ssize_t r = read(fds[0], t->buf + t->len + got, t->cap - t->len - got);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		close(fds[0]);
+		if (c > 0) {
+			kill(c, SIGKILL);
+			while (waitpid(c, NULL, 0) < 0 && errno == EINTR)
+				;
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	if (got > 0) {
+		t->len += got;
+		return;
+	}
+	if (uc == NULL)
+		return;
+	const ucontext_t *u = uc;
+	struct object_of o = { (uintptr_t)u->uc_mcontext.gregs[REG_RIP], "" };
+	asp__loader_list(object_cb, &o);
+	asp_dwline_t l = { .module = o.path[0] ? o.path : NULL };
+	put_frame(t, "   at", o.pc, &l, NULL);
+}
+
+void asp__report_fatal(int sig, const siginfo_t *si, void *uc)
+{
+	struct asp_text t = { g_fatal_text, 0, sizeof g_fatal_text, -1 };
+	char name[32];
+	signal_name(sig, name);
+	line(&t, "\n");
+	line(&t, "Process terminating with default action of signal ");
+	asp__text_u64(&t, (uint64_t)sig);
+	asp__text_str(&t, " (");
+	asp__text_str(&t, name);
+	asp__text_str(&t, dumps_core(sig) ? "): dumping core\n" : ")\n");
+	int with_addr;
+	const char *event = si != NULL && si->si_code > 0 ? fault_event(sig, si->si_code, &with_addr) : NULL;
+	if (event != NULL) {
+		line(&t, " ");
+		asp__text_str(&t, event);
+		if (with_addr) {
+			asp__text_str(&t, " at address 0x");
+			asp__text_hex(&t, (uintptr_t)si->si_addr);
+		}
+		asp__text_str(&t, "\n");
+	}
+	fatal_stack(&t, uc);
+	g_fatal_len = t.len;
+}
+
 /* The name this process's dump got, once one was written (periodic dumps
  * then replace it, and so does the final one). */
 static char g_dump_name[ASP_PATH_MAX + 16];
@@ -331,13 +644,12 @@ static void dump_name_text(struct asp_text *t)
 static void summary_text(struct asp_text *t, const struct figures *f)
 {
 	if (f->reason == REASON_SIGNAL && f->signo > 0) {
-		char name[32];
-		signal_name(f->signo, name);
-		line(t, "Process terminating with default action of signal ");
-		asp__text_u64(t, (uint64_t)f->signo);
-		asp__text_str(t, " (");
-		asp__text_str(t, name);
-		asp__text_str(t, ")\n");
+		for (size_t i = 0; i < g_fatal_len; i += 1024) {
+			size_t n = g_fatal_len - i < 1024 ? g_fatal_len - i : 1024;
+			asp__text_room(t, n);
+			memcpy(t->buf + t->len, g_fatal_text + i, n);
+			t->len += n;
+		}
 		line(t, "\n");
 	}
 	line(t, "HEAP SUMMARY:\n");
@@ -1469,6 +1781,18 @@ void asp__periodic(struct asp_thread *t)
 /* The tid of the thread making the exit report, or 0. */
 static pid_t g_finishing;
 
+static int g_finished;		/* the report is written */
+
+pid_t asp__report_begun(void)
+{
+	return asp_atomic_load_acquire(&g_finishing);
+}
+
+int asp__report_done(void)
+{
+	return asp_atomic_load_acquire(&g_finished);
+}
+
 void asp__finish(void)
 {
 	pid_t me = asp_gettid(), none = 0;
@@ -1507,6 +1831,7 @@ void asp__finish(void)
 			g_exit_status = asp__opt.error_exitcode;
 	}
 	figures_free(f);
+	asp_atomic_store_release(&g_finished, 1);
 	errno = saved;
 }
 
@@ -1516,6 +1841,7 @@ void asp__report_atfork_child(void)
 {
 	g_dump_name[0] = '\0';
 	g_dumping = 0;
+	g_finished = 0;
 	if (g_finishing != 0) {
 		g_finishing = 0;
 		asp__frozen = 0;

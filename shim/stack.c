@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 
 #include "account.h"
 #include "arena.h"
@@ -102,6 +103,13 @@ static int tls_modules(void)
 	return n;
 }
 
+/* libunwind's handle, once loaded (at set-up with ALLOCSPY_BACKTRACE > 1,
+ * or at a fatal signal's report), and its local unwind from a signal's
+ * context. */
+static void *g_unw_handle;
+static int g_unw_tried;
+static int (*g_unw_init_local2)(unw_cursor_t *, unw_context_t *, int);
+
 static void load_cursor_api(void *h)
 {
 	*(void **)&g_unw.getcontext = dlsym(h, "_Ux86_64_getcontext");
@@ -165,6 +173,8 @@ void asp__stack_init(void)
 	int before = tls_modules();
 	void *h = asp__load_private("libunwind.so.8");
 	asp__dtv_extra = tls_modules() - before;
+	g_unw_handle = h;
+	g_unw_tried = 1;
 	if (h != NULL) {
 		g_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
 		load_cursor_api(h);
@@ -729,6 +739,47 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 	}
 	t->depth--;
 	return id;
+}
+
+/* The interrupted thread's stack at a fatal signal (the report, process.c):
+ * libunwind loaded now if it was not, with the shim's own memory (the
+ * caller holds the thread's depth up), then walked from the signal's
+ * context. Without libunwind, the interrupted instruction alone. */
+int asp__stack_signal_frames(void *uc, uintptr_t *out, int max)
+{
+	const ucontext_t *u = uc;
+	if (max < 1)
+		return 0;
+	out[0] = (uintptr_t)u->uc_mcontext.gregs[REG_RIP];
+	if (!g_unw_tried) {
+		g_unw_tried = 1;
+		g_unw_handle = asp__load_private("libunwind.so.8");
+		if (g_unw_handle != NULL) {
+			load_cursor_api(g_unw_handle);
+			asp__unwmask_init(g_unw_handle);
+		}
+	}
+	if (g_unw_handle != NULL && g_unw_init_local2 == NULL)
+		*(void **)&g_unw_init_local2 = dlsym(g_unw_handle, "_ULx86_64_init_local2");
+	if (g_unw_init_local2 == NULL || g_unw.step == NULL)
+		return 1;
+	struct asp_thread *t = asp__thread_peek();
+	unw_cursor_t c;
+	unw_word_t ip;
+	int n = 0;
+	sigset_t old;
+	walk_begin(t, &old);
+	if (g_unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
+		do {
+			if (g_unw.get_reg(&c, UNW_REG_IP, &ip) != 0 || ip == 0)
+				break;
+			out[n++] = ip;
+		} while (n < max && g_unw.step(&c) > 0);
+	}
+	walk_end(t, &old);
+	if (n == 0)
+		n = 1;
+	return n;
 }
 
 int asp__stack_cut(uintptr_t id)

@@ -156,6 +156,11 @@ static ASP_ALWAYS_INLINE uintptr_t asp__stack_take(struct asp_thread *t, uintptr
 /* The frames of stack id into out; returns the depth (0: unknown id). */
 size_t asp__stack_frames(uintptr_t id, const uintptr_t **out);
 
+/* The stack of the thread a fatal signal interrupted, from the handler's
+ * context uc: the interrupted instruction first, then return addresses;
+ * returns how many (at least 1), at most max. */
+int asp__stack_signal_frames(void *uc, uintptr_t *out, int max);
+
 /* Whether the walk that found stack id stopped at ALLOCSPY_BACKTRACE
  * frames with more below them (else the stack ended there). */
 int asp__stack_cut(uintptr_t id);
