@@ -1678,35 +1678,77 @@ static void variant(const char *path, unsigned n, char *out, size_t size)
 	out[t.len] = '\0';
 }
 
-/* Writes the dump to a temporary file, then gives it its name: the first
- * time with link(2), which never replaces a file (a taken name gets a
- * "-N" suffix), later with rename(2) over this process's own dump. A
- * reader never sees half a dump, and with signals blocked from the
- * temporary file's creation to its removal, a signal cannot leave it
- * behind. Returns 0 or an errno. */
+/* Gives the unnamed file fd the name path (link(2): never over a file),
+ * through /proc/self/fd, else by AT_EMPTY_PATH (which needs a
+ * capability). 0 or -1 with errno. */
+static int link_fd(int fd, const char *path)
+{
+	char proc[40];
+	struct asp_text t = { proc, 0, sizeof proc - 1, -1 };
+	asp__text_str(&t, "/proc/self/fd/");
+	asp__text_u64(&t, (uint64_t)fd);
+	proc[t.len] = '\0';
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
+	return linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH);
+}
+
+/* Writes the dump, then gives it its name. The file is made without a
+ * name (O_TMPFILE, in the dump's directory) and linked in only once it is
+ * whole: a reader never sees half a dump, and a process killed while it
+ * writes (SIGKILL, which nothing blocks) leaves no file behind. The first
+ * dump takes the name with link(2), which never replaces a file (a taken
+ * name gets a "-N" suffix); a later one (ALLOCSPY_INTERVAL_MS, then at
+ * exit) replaces this process's own dump: the old one is unlinked and the
+ * new one linked in its place, two system calls with every signal
+ * blocked (a SIGKILL between them leaves no dump, never a stray file). A
+ * file system without O_TMPFILE gets a named temporary file, renamed over
+ * the dump. Returns 0 or an errno. */
 static int write_dump(const struct figures *f)
 {
 	if (asp__opt.output[0] == '\0')
 		return 0;
 	char path[ASP_PATH_MAX], tmp[ASP_PATH_MAX + 32], name[ASP_PATH_MAX + 16];
 	asp__expand_pid(asp__opt.output, path, sizeof path);
-	variant(path, (unsigned)getpid(), tmp, sizeof tmp);
-	size_t tl = strlen(tmp);
-	memcpy(tmp + tl, ".tmp", 5);
+	/* The directory, for O_TMPFILE. */
+	memcpy(tmp, path, strlen(path) + 1);
+	char *slash = strrchr(tmp, '/');
+	if (slash == tmp)
+		slash[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
 
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	int fd = open_report(tmp, O_EXCL);
+	int named = 0;
+	int fd = open(tmp, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		variant(path, (unsigned)getpid(), tmp, sizeof tmp);
+		size_t tl = strlen(tmp);
+		memcpy(tmp + tl, ".tmp", 5);
+		fd = open_report(tmp, O_EXCL);
+		named = fd >= 0;
+	}
 	int err = fd < 0 ? errno : dump_out(fd, f);
-	if (fd >= 0 && close(fd) != 0 && err == 0)
-		err = errno;
 	if (err == 0 && g_dump_name[0] != '\0') {
-		if (rename(tmp, g_dump_name) != 0)
-			err = errno;
-	} else if (err == 0) {
+		if (named) {
+			if (rename(tmp, g_dump_name) != 0)
+				err = errno;
+		} else if ((unlink(g_dump_name) != 0 && errno != ENOENT) ||
+		           link_fd(fd, g_dump_name) != 0) {
+			/* Gone and taken meanwhile: a name as the first time. */
+			if (errno == EEXIST)
+				g_dump_name[0] = '\0';
+			else
+				err = errno;
+		}
+	}
+	if (err == 0 && g_dump_name[0] == '\0') {
 		memcpy(name, path, strlen(path) + 1);
-		for (unsigned n = 1; link(tmp, name) != 0; n++) {
+		for (unsigned n = 1; (named ? link(tmp, name) : link_fd(fd, name)) != 0; n++) {
 			if (errno != EEXIST || n > 1000) {
 				err = errno;
 				break;
@@ -1716,8 +1758,10 @@ static int write_dump(const struct figures *f)
 		if (err == 0)
 			memcpy(g_dump_name, name, strlen(name) + 1);
 	}
-	if (fd >= 0)
+	if (named)
 		unlink(tmp);
+	if (fd >= 0 && close(fd) != 0 && err == 0)
+		err = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	static int warned;
 	if (err != 0 && !warned++) {
@@ -1799,6 +1843,12 @@ void asp__finish(void)
 	if (!__atomic_compare_exchange_n(&g_finishing, &none, me, 0, __ATOMIC_ACQ_REL,
 	                                 __ATOMIC_ACQUIRE))
 		return;
+	/* A signal that comes now (a pool's SIGTERM to a worker that is
+	 * ending) waits until the dump and the text are both written: a
+	 * process leaves both or neither. */
+	sigset_t all, blocked;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &blocked);
 	if (asp_atomic_load_acquire(&asp__state) == 0)
 		asp__init();
 	int saved = errno;
@@ -1813,6 +1863,7 @@ void asp__finish(void)
 	if (f == NULL) {
 		asp_atomic_store_release(&asp__fast, 0);
 		asp_atomic_store_release(&asp__state, 2);
+		pthread_sigmask(SIG_SETMASK, &blocked, NULL);
 		return;
 	}
 	int sig = asp__fatal_signal();
@@ -1832,6 +1883,7 @@ void asp__finish(void)
 	}
 	figures_free(f);
 	asp_atomic_store_release(&g_finished, 1);
+	pthread_sigmask(SIG_SETMASK, &blocked, NULL);
 	errno = saved;
 }
 
