@@ -1,9 +1,12 @@
 /* options.c - reading the ALLOCSPY_* environment at start-up. */
 #include <errno.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "glue.h"
@@ -165,6 +168,65 @@ static int boolean(const char *var, int def)
 	return def;
 }
 
+/* Whether the parent process has this library mapped: then this process
+ * is one the parent started under the shim, not the one the user started
+ * (ALLOCSPY_ERROR_EXITCODE applies to that one alone). The library's file
+ * is looked for by device and inode in /proc/PPID/maps, read with a fixed
+ * buffer: this runs at start-up, inside malloc. A parent whose maps cannot
+ * be read counts as untraced. */
+static int parent_traced(void)
+{
+	Dl_info me;
+	struct stat st;
+	if (!dladdr((void *)parent_traced, &me) || me.dli_fname == NULL || stat(me.dli_fname, &st) != 0)
+		return 0;
+	char path[64];
+	struct asp_text t = { path, 0, sizeof path - 1, -1 };
+	asp__text_str(&t, "/proc/");
+	asp__text_u64(&t, (uint64_t)getppid());
+	asp__text_str(&t, "/maps");
+	path[t.len] = '\0';
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	/* "start-end perms offset MAJ:MIN inode path": fields 4 and 5 */
+	char buf[4096], ln[256];
+	size_t len = 0;
+	int found = 0;
+	ssize_t got;
+	while (!found && (got = read(fd, buf, sizeof buf)) > 0) {
+		for (ssize_t i = 0; i < got && !found; i++) {
+			if (buf[i] != '\n') {
+				if (len < sizeof ln - 1)
+					ln[len++] = buf[i];
+				continue;
+			}
+			ln[len] = '\0';
+			len = 0;
+			unsigned long maj, min, ino;
+			char *p = ln;
+			for (int field = 0; field < 3 && p != NULL; field++) {
+				p = strchr(p, ' ');
+				p = p != NULL ? p + 1 : NULL;
+			}
+			if (p == NULL)
+				continue;
+			char *end;
+			maj = strtoul(p, &end, 16);
+			if (*end != ':')
+				continue;
+			min = strtoul(end + 1, &end, 16);
+			if (*end != ' ')
+				continue;
+			ino = strtoul(end + 1, &end, 10);
+			found = ino == (unsigned long)st.st_ino && maj == major(st.st_dev) &&
+			        min == minor(st.st_dev);
+		}
+	}
+	close(fd);
+	return found;
+}
+
 /* Makes tmpl absolute against the working directory and expands %e. */
 static void resolve_template(const char *tmpl, char *out, size_t size, const char *exe)
 {
@@ -265,6 +327,9 @@ void asp__options_init(void)
 	o->backtrace = integer("ALLOCSPY_BACKTRACE", 0, ASP_MAX_BACKTRACE, 1, NULL);
 	o->error_exitcode = integer("ALLOCSPY_ERROR_EXITCODE", 0, 255, -1,
 	                            "none (the program's own status)");
+	o->error_children = boolean("ALLOCSPY_ERROR_EXITCODE_CHILDREN", 0);
+	if (o->error_exitcode >= 0 && !o->error_children)
+		o->started = parent_traced() ? 0 : getpid();
 
 	o->quiet = boolean("ALLOCSPY_QUIET", 0);
 	o->follow_children = boolean("ALLOCSPY_FOLLOW_CHILDREN", 1);

@@ -1873,7 +1873,11 @@ void asp__finish(void)
 	write_dump(f);
 	write_text(f);
 
-	if (f->leaks_ran && asp__opt.error_exitcode >= 0) {
+	/* The process the user started, unless every traced one is asked for
+	 * (a forked child has another pid; a program exec'd in its place
+	 * asks its parent again). */
+	if (f->leaks_ran && asp__opt.error_exitcode >= 0 &&
+	    (asp__opt.error_children || getpid() == asp__opt.started)) {
 		int kinds = 0;
 		for (int k = 0; k < ASP_LEAK_KINDS; k++)
 			if (f->leaks.blocks[k] > 0)
