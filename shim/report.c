@@ -202,8 +202,9 @@ static void put_frame(struct asp_text *t, const char *word, uintptr_t pc, const 
 }
 
 /* The lines of a return address, one per inlined call, as valgrind shows
- * them; returns whether main was reached (the stack is shown down to
- * main, as valgrind does). The shim's own frames are left out. */
+ * them; returns whether main (or the function below it, in a program
+ * without main's symbol) was reached: the stack is shown down to there, as
+ * valgrind does. The shim's own frames are left out. */
 static int frame_lines(struct asp_text *t, uintptr_t pc)
 {
 	asp_dwline_t l[16];
@@ -214,7 +215,7 @@ static int frame_lines(struct asp_text *t, uintptr_t pc)
 		asp__text_room(t, 4096 + (l[k].fn ? strlen(l[k].fn) : 0) +
 			       (l[k].module ? strlen(l[k].module) : 0));
 		put_frame(t, "   by", pc, &l[k], NULL);
-		if (!l[k].inlined && l[k].fn != NULL && strcmp(l[k].fn, "main") == 0)
+		if (!l[k].inlined && asp_dwsym_ends_stack(l[k].fn))
 			return 1;
 	}
 	return 0;
@@ -368,7 +369,7 @@ static int dumps_core(int sig)
 
 /* The stack of the thread a fatal signal interrupted, as valgrind prints
  * it: as deep as its default (12), or as the shim's stacks when they are
- * deeper, down to main; the interrupted instruction named at its own
+ * deeper, down to main (or "(below main)"); the interrupted instruction named at its own
  * address, the others at the call before their return address. */
 static void fatal_stack_lines(struct asp_text *t, void *uc)
 {
@@ -384,7 +385,7 @@ static void fatal_stack_lines(struct asp_text *t, void *uc)
 		int end = 0;
 		for (size_t j = 0; j < nl && t->len + 1024 < t->cap; j++) {
 			put_frame(t, shown++ == 0 ? "   at" : "   by", pcs[k], &l[j], NULL);
-			end |= !l[j].inlined && l[j].fn != NULL && strcmp(l[j].fn, "main") == 0;
+			end |= !l[j].inlined && asp_dwsym_ends_stack(l[j].fn);
 		}
 		if (end)
 			break;

@@ -66,6 +66,7 @@ static struct {
 static uint32_t g_sc_checks;	/* words a stack cache entry can check */
 
 uint32_t asp__code_gen;
+uintptr_t asp__shim_lo, asp__shim_hi;
 static struct stripe g_stripes[ASP_STACK_STRIPES];
 /* Each stripe's first index, in the shim's data: side by side, 16 pages
  * for all 64, where a mapping each took two pages (a fault each when
@@ -91,6 +92,23 @@ static int tls_cb(struct dl_phdr_info *info, size_t size, void *arg)
 				asp__ldso_lo = info->dlpi_addr + ph->p_vaddr;
 				asp__ldso_hi = asp__ldso_lo + ph->p_memsz;
 			}
+		}
+	}
+	return 0;
+}
+
+/* The shim's own text (asp__in_shim). */
+static int shim_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	uintptr_t me = (uintptr_t)arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && me - lo < ph->p_memsz) {
+			asp__shim_lo = lo;
+			asp__shim_hi = lo + ph->p_memsz;
+			return 1;
 		}
 	}
 	return 0;
@@ -168,6 +186,7 @@ void asp__stack_init(void)
 		return;
 	/* An array of pointers to stacks: sizeof *g_stacks is a pointer's size. */
 	g_stacks = asp__pages_alloc(ASP_STACK_MAX * sizeof *g_stacks); // NOLINT(bugprone-sizeof-expression)
+	asp__loader_list(shim_cb, (void *)(uintptr_t)asp__stack_init);
 	if (asp__opt.unwind != ASP_UNWIND_LIBUNWIND)
 		return;
 	int before = tls_modules();
@@ -190,7 +209,7 @@ void asp__stack_init(void)
 	 * it could be one past 31, and its first use in a thread would
 	 * allocate the second-level block of keys the program's own keys
 	 * share: their allocation would then not be the program's. */
-	g_sc_checks = 2 * (uint32_t)(asp__opt.backtrace + ASP_SKIP_FRAMES) + 2;
+	g_sc_checks = 2 * (uint32_t)(asp__opt.backtrace + ASP_WALK_EXTRA) + 2;
 	if (g_unw_backtrace != NULL) {
 		void *frames[2];
 		struct asp_thread *t = asp__thread_peek();
@@ -388,18 +407,32 @@ static int frames_from(const uintptr_t *frames, int n, uintptr_t site)
 	return skip;
 }
 
+/* The end of the frames kept of frames[skip..n): ALLOCSPY_BACKTRACE of the
+ * program's, the shim's trampolines among them kept but not counted (main's
+ * return address into the shim's main_trampoline, a thread's into its
+ * thread_trampoline: hidden where stacks are shown, as valgrind has no such
+ * frame). *cut: a frame of the program's lies past them, so the stack was
+ * cut at the depth limit. The walk asked for ASP_WALK_EXTRA more frames
+ * than that, more than the shim's frames and trampolines. */
+static int kept_end(const uintptr_t *frames, int skip, int n, int *cut)
+{
+	int m = skip, real = 0;
+	while (m < n && real < asp__opt.backtrace && m - skip < ASP_THREAD_STACK_MAX)
+		real += !asp__in_shim(frames[m++]);
+	*cut = 0;
+	for (int k = m; k < n && !*cut; k++)
+		*cut = !asp__in_shim(frames[k]);
+	return m;
+}
+
 /* The id of the program's part of frames[0..n); quiet: the caller has
- * blocked every signal. The walk asked for ASP_SKIP_FRAMES more frames
- * than are kept, more than the shim's own: a stack with frames past the
- * ones kept was cut at the depth limit. */
+ * blocked every signal. */
 static uintptr_t program_stack(struct asp_thread *t, const uintptr_t *frames, int n, uintptr_t site,
                                int quiet)
 {
-	int skip = frames_from(frames, n, site);
-	int cut = n - skip > asp__opt.backtrace;
-	if (cut)
-		n = skip + asp__opt.backtrace;
-	return intern(t, frames + skip, n - skip, cut, quiet);
+	int skip = frames_from(frames, n, site), cut;
+	int m = kept_end(frames, skip, n, &cut);
+	return intern(t, frames + skip, m - skip, cut, quiet);
 }
 
 /* The stack cache (libunwind mode).
@@ -668,10 +701,10 @@ static void sc_miss(struct asp_thread *t, const struct sc_key *k, uint32_t gen,
 #ifdef ASP_SC_VERIFY
 ASP_NOINLINE void asp__stack_verify(struct asp_thread *t, uintptr_t site, uintptr_t id)
 {
-	uintptr_t frames[ASP_MAX_BACKTRACE + ASP_SKIP_FRAMES + 1];
+	uintptr_t frames[ASP_MAX_BACKTRACE + ASP_WALK_EXTRA];
 	sigset_t old;
 	walk_begin(t, &old);
-	int n = g_unw_backtrace((void **)frames, asp__opt.backtrace + ASP_SKIP_FRAMES + 1);
+	int n = g_unw_backtrace((void **)frames, asp__opt.backtrace + ASP_WALK_EXTRA);
 	walk_end(t, &old);
 	if (program_stack(t, frames, n, site, 0) != id) {
 		asp__warn("stack cache: a hit differs from the unwinder", "", "");
@@ -682,8 +715,8 @@ ASP_NOINLINE void asp__stack_verify(struct asp_thread *t, uintptr_t site, uintpt
 
 ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 {
-	uintptr_t frames[ASP_MAX_BACKTRACE + ASP_SKIP_FRAMES];
-	int want = asp__opt.backtrace + ASP_SKIP_FRAMES;
+	uintptr_t frames[ASP_MAX_BACKTRACE + ASP_WALK_EXTRA];
+	int want = asp__opt.backtrace + ASP_WALK_EXTRA;
 	int n;
 	if (g_stacks == NULL)
 		return 0;
@@ -719,15 +752,23 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 		id = program_stack(t, frames, n, site, 1);
 		/* The frames that made id: from capture's caller to the last
 		 * one kept. */
-		int b = 0, skip = frames_from(frames, n, site);
-		int m = n - skip > asp__opt.backtrace ? skip + asp__opt.backtrace : n;
+		int b = 0, skip = frames_from(frames, n, site), cut;
+		int m = kept_end(frames, skip, n, &cut);
 		while (b < n && frames[b] != k.ip)
 			b++;
-		/* A stack cut at the depth limit is learned with the frame
-		 * below the last one kept: a hit then has that frame too, so
-		 * it is cut as this one was. */
-		if (id != 0 && g_unw.step != NULL && b < skip)
-			sc_miss(t, &k, gen, frames + b, (m < n ? m + 1 : m) - b, m == n, id);
+		/* A stack cut at the depth limit is learned down to the first
+		 * frame of the program's below the ones kept: a hit then has
+		 * that frame too, so it is cut as this one was. */
+		int learn = m;
+		if (cut) {
+			while (asp__in_shim(frames[learn]))
+				learn++;
+			learn++;
+		}
+		/* (Not a stack whose walk went on past it through the shim's
+		 * frames alone: its end is not in the words learned.) */
+		if (id != 0 && g_unw.step != NULL && b < skip && (cut || m == n))
+			sc_miss(t, &k, gen, frames + b, learn - b, !cut, id);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		t->depth--;
 		return id;

@@ -12,6 +12,20 @@
 #include "thread.h"
 
 #define ASP_SKIP_FRAMES 8	/* the shim's own frames, at most */
+/* A walk asks for this many frames more than ALLOCSPY_BACKTRACE: the
+ * shim's own above the caller, and the trampolines the shim puts in the
+ * program's stacks (main's and each thread's), which are kept but not
+ * counted. */
+#define ASP_WALK_EXTRA (ASP_SKIP_FRAMES + 2)
+
+/* The shim's text: a return address there, inside the program's stack,
+ * is a trampoline of the shim's (stack.c). */
+extern ASP_HIDDEN uintptr_t asp__shim_lo, asp__shim_hi;
+
+static inline int asp__in_shim(uintptr_t pc)
+{
+	return pc - asp__shim_lo < asp__shim_hi - asp__shim_lo;
+}
 
 extern void *__libc_stack_end;
 
@@ -78,12 +92,13 @@ static ASP_ALWAYS_INLINE uintptr_t asp__stack_fp_again(const struct asp_thread *
 	}
 	/* and no more, unless the last stack was cut there: the walk ends at
 	 * a frame that does not rise, leaves the stack or has no return
-	 * address, and the whole path keeps asp__opt.backtrace frames and
-	 * marks a stack with more as cut */
+	 * address, and the whole path marks a stack with frames of the
+	 * program's past the ones it keeps as cut (a trampoline of the shim's
+	 * next: the whole path decides) */
 	int more = next > fp && FP_OK(next) && ((uintptr_t *)next)[1] != 0;
-	if (more == (int)t->stack_cut && (!more || want == (uint32_t)asp__opt.backtrace))
-		return id;
-	return 0;
+	if (more && asp__in_shim(((uintptr_t *)next)[1]))
+		return 0;
+	return more == (int)t->stack_cut ? id : 0;
 #undef FP_OK
 }
 

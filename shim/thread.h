@@ -130,7 +130,7 @@ struct asp_deferred {
 };
 
 #define ASP_MAX_DEFERRED 8
-#define ASP_THREAD_STACK_MAX 64	/* ASP_MAX_BACKTRACE */
+#define ASP_THREAD_STACK_MAX 66	/* ASP_MAX_BACKTRACE and two trampolines */
 
 struct asp_stack_cache;
 struct asp_sc_entry;
