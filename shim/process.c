@@ -173,8 +173,18 @@ void asp__init(void)
 void *asp__load_private(const char *name)
 {
 	/* Only at set-up (g_loading is this thread), so that this thread's
-	 * calls all take the bootstrap path. */
-	return dlopen(name, RTLD_NOW | RTLD_LOCAL);
+	 * calls all take the bootstrap path; or in a fatal signal's copy of
+	 * the process (report.c). In a link namespace of its own, with its
+	 * own copy of the C library and of its dependencies (libunwind's
+	 * liblzma): a library the program loads later is loaded for it as it
+	 * would be without the shim, and the unwinder's allocations go to
+	 * that copy's heap, never the program's. Where that namespace cannot
+	 * be made (the loader's static TLS room used up, the namespaces all
+	 * taken), the program's namespace, as before. */
+	void *h = dlmopen(LM_ID_NEWLM, name, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL)
+		h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+	return h;
 }
 
 /* ALLOCSPY_FOLLOW_CHILDREN=no: the shim leaves LD_PRELOAD, so programs

@@ -198,6 +198,8 @@ void asp__stack_init(void)
 		g_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
 		load_cursor_api(h);
 		asp__unwmask_init(h);
+		/* A namespace of its own is not in the program's listing. */
+		asp__dtv_extra += asp__unwmask_tls_modules();
 	}
 	if (g_unw_backtrace == NULL) {
 		asp__warn("ALLOCSPY_UNWIND=libunwind: libunwind.so.8 could not be loaded; ",
