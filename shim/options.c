@@ -227,6 +227,62 @@ static int parent_traced(void)
 	return found;
 }
 
+/* valgrind's wildcards: * any run of characters, ? one. */
+static int glob_match(const char *p, size_t plen, const char *s)
+{
+	const char *end = p + plen, *star = NULL, *after = NULL;
+	while (*s) {
+		if (p < end && *p == '*') {
+			star = p++;
+			after = s;
+		} else if (p < end && (*p == '?' || *p == *s)) {
+			p++;
+			s++;
+		} else if (star != NULL) {
+			p = star + 1;
+			s = ++after;
+		} else {
+			return 0;
+		}
+	}
+	while (p < end && *p == '*')
+		p++;
+	return p == end;
+}
+
+/* ALLOCSPY_TRACE_CHILDREN_SKIP: comma-separated patterns, each matched
+ * against the path the program was run by (execve's, AT_EXECFN: a script's
+ * own), its argv[0] (a script's interpreter as its #! line names it, such
+ * as /bin/sh) and its executable (/proc/self/exe: /usr/bin/dash); a
+ * pattern without a slash against their base names. */
+static int skipped(const char *patterns, const char *exe)
+{
+	char arg0[ASP_PATH_MAX];
+	arg0[0] = '\0';
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, arg0, sizeof arg0 - 1);
+		arg0[n > 0 ? n : 0] = '\0';
+		close(fd);
+	}
+	const char *names[3] = { (const char *)getauxval(AT_EXECFN), arg0, exe };
+	for (const char *p = patterns; *p;) {
+		size_t len = strcspn(p, ",");
+		int base = memchr(p, '/', len) == NULL;
+		for (int i = 0; i < 3 && len > 0; i++) {
+			const char *n = names[i];
+			if (n == NULL || *n == '\0')
+				continue;
+			const char *slash = strrchr(n, '/');
+			if (glob_match(p, len, base && slash != NULL ? slash + 1 : n))
+				return 1;
+		}
+		p += len;
+		p += *p == ',';
+	}
+	return 0;
+}
+
 /* Makes tmpl absolute against the working directory and expands %e. */
 static void resolve_template(const char *tmpl, char *out, size_t size, const char *exe)
 {
@@ -388,5 +444,25 @@ void asp__options_init(void)
 	}
 	o->sample_seed_set = u64("ALLOCSPY_SAMPLE_SEED", INT64_MAX, "a random seed",
 	                         &o->sample_seed) > 0;
+	/* A program not to trace: counted as cheaply as can be, and nothing
+	 * reported, nothing written, no handler, no exit code; the programs
+	 * it runs are traced (unless they too are skipped). */
+	v = getenv("ALLOCSPY_TRACE_CHILDREN_SKIP");
+	if (v != NULL && *v != '\0' && skipped(v, o->exe)) {
+		o->skipped = 1;
+		o->mode = ASP_MODE_COUNT;
+		o->backtrace = 0;
+		o->leak_check = ASP_LEAK_NO;
+		o->quiet = 1;
+		o->output[0] = '\0';
+		o->log_file[0] = '\0';
+		o->suppressions[0] = '\0';
+		o->error_exitcode = -1;
+		o->dump_on_signal = 0;
+		o->interval_ms = 0;
+		o->snapshots = 0;
+		o->sample = 0;
+		o->freeres = 0;
+	}
 	asp__options_check_names();
 }

@@ -53,6 +53,8 @@ struct asp_options {
 	uint64_t sample_seed;		/* ALLOCSPY_SAMPLE_SEED */
 	int sample_seed_set;
 	int secure;			/* AT_SECURE: no paths from the environment */
+	int skipped;			/* ALLOCSPY_TRACE_CHILDREN_SKIP names this
+					 * program: counted, never reported */
 	char exe[PATH_MAX];		/* /proc/self/exe */
 };
 

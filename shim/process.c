@@ -761,7 +761,7 @@ static void final_again(void *arg)
 static void final_exit(void *arg)
 {
 	(void)arg;
-	if (getpid() != g_pid)
+	if (getpid() != g_pid || asp__opt.skipped)
 		return;
 	if (asp_gettid() == g_pid)	/* exit's frames, above this one */
 		asp__leak_note_handler((uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *));
@@ -834,8 +834,9 @@ void asp__exit(int status, uintptr_t sp)
 /* _exit and _Exit: the report too, and freeres, as valgrind's. */
 void asp__exit_fast(int status)
 {
-	if (getpid() != g_pid)
-		asp__exit_now(status);	/* a vfork child: the memory is the parent's */
+	/* A vfork child (the memory is the parent's), or a program not traced */
+	if (getpid() != g_pid || asp__opt.skipped)
+		asp__exit_now(status);
 	int all = asp__world_stop();
 	if (asp__opt.freeres != 0 && all) {
 		drop_stdio_buffers();
@@ -851,7 +852,7 @@ void asp__exit_fast(int status)
  * report is made at the shim's own destructor. */
 void asp__destructor(void)
 {
-	if (g_final_registered || getpid() != g_pid)
+	if (g_final_registered || getpid() != g_pid || asp__opt.skipped)
 		return;
 	c_locale();
 	asp__finish();
