@@ -117,19 +117,16 @@ static int finish_stdout(void)
 
 /* ---- options -------------------------------------------------------------- */
 
-enum opt_arg { OPT_NONE, OPT_VALUE };
-
-/* How a value is checked: a word out of choices, an integer in [lo, hi],
- * or any text that is not empty. */
-enum opt_kind { KIND_TEXT, KIND_CHOICE, KIND_INT };
+/* An option without a value, or with one, checked as: any text that is
+ * not empty, a word out of choices, an integer in [lo, hi]. */
+enum opt_arg { OPT_NONE, OPT_TEXT, OPT_CHOICE, OPT_INT };
 
 struct opt {
 	const char *name;	/* without the leading "--" */
 	enum opt_arg arg;
 	const char *var;	/* the environment variable it sets, or NULL */
-	enum opt_kind kind;
-	const char *const *choices;	/* KIND_CHOICE: the allowed values */
-	unsigned long long lo, hi;	/* KIND_INT */
+	const char *const *choices;	/* OPT_CHOICE: the allowed values */
+	unsigned long long lo, hi;	/* OPT_INT */
 };
 
 static const char *const mode_choices[] = { "track", "count", NULL };
@@ -142,34 +139,33 @@ static const char *const yes_no[] = { "yes", "no", NULL };
 
 static const struct opt opts[] = {
 	/* valgrind's names */
-	{ "leak-check", OPT_VALUE, "ALLOCSPY_LEAK_CHECK", KIND_CHOICE, leak_choices, 0, 0 },
-	{ "num-callers", OPT_VALUE, "ALLOCSPY_BACKTRACE", KIND_INT, NULL, 0, BACKTRACE_MAX },
+	{ "leak-check", OPT_CHOICE, "ALLOCSPY_LEAK_CHECK", leak_choices, 0, 0 },
+	{ "num-callers", OPT_INT, "ALLOCSPY_BACKTRACE", NULL, 0, BACKTRACE_MAX },
 	/* Each adds a file to ALLOCSPY_SUPPRESSIONS, once the options are read. */
-	{ "suppressions", OPT_VALUE, NULL, KIND_TEXT, NULL, 0, 0 },
-	{ "trace-children", OPT_VALUE, "ALLOCSPY_FOLLOW_CHILDREN", KIND_CHOICE, yes_no, 0, 0 },
-	{ "trace-children-skip", OPT_VALUE, "ALLOCSPY_TRACE_CHILDREN_SKIP", KIND_TEXT, NULL, 0, 0 },
-	{ "error-exitcode", OPT_VALUE, "ALLOCSPY_ERROR_EXITCODE", KIND_INT, NULL, 0, 255 },
-	{ "errors-for-leak-kinds", OPT_VALUE, "ALLOCSPY_ERRORS_FOR_LEAK_KINDS", KIND_TEXT, NULL, 0, 0 },
-	{ "log-file", OPT_VALUE, "ALLOCSPY_LOG_FILE", KIND_TEXT, NULL, 0, 0 },
+	{ "suppressions", OPT_TEXT, NULL, NULL, 0, 0 },
+	{ "trace-children", OPT_CHOICE, "ALLOCSPY_FOLLOW_CHILDREN", yes_no, 0, 0 },
+	{ "trace-children-skip", OPT_TEXT, "ALLOCSPY_TRACE_CHILDREN_SKIP", NULL, 0, 0 },
+	{ "error-exitcode", OPT_INT, "ALLOCSPY_ERROR_EXITCODE", NULL, 0, 255 },
+	{ "errors-for-leak-kinds", OPT_TEXT, "ALLOCSPY_ERRORS_FOR_LEAK_KINDS", NULL, 0, 0 },
+	{ "log-file", OPT_TEXT, "ALLOCSPY_LOG_FILE", NULL, 0, 0 },
 	/* Both set ALLOCSPY_FREERES once the options are read. */
-	{ "run-libc-freeres", OPT_VALUE, NULL, KIND_CHOICE, yes_no, 0, 0 },
-	{ "run-cxx-freeres", OPT_VALUE, NULL, KIND_CHOICE, yes_no, 0, 0 },
+	{ "run-libc-freeres", OPT_CHOICE, NULL, yes_no, 0, 0 },
+	{ "run-cxx-freeres", OPT_CHOICE, NULL, yes_no, 0, 0 },
 	/* allocspy's own */
-	{ "backtrace", OPT_VALUE, "ALLOCSPY_BACKTRACE", KIND_INT, NULL, 0, BACKTRACE_MAX },
-	{ "error-exitcode-children", OPT_VALUE, "ALLOCSPY_ERROR_EXITCODE_CHILDREN", KIND_CHOICE, yes_no,
-	  0, 0 },
-	{ "mode", OPT_VALUE, "ALLOCSPY_MODE", KIND_CHOICE, mode_choices, 0, 0 },
-	{ "output", OPT_VALUE, "ALLOCSPY_OUTPUT", KIND_TEXT, NULL, 0, 0 },
-	{ "unwind", OPT_VALUE, "ALLOCSPY_UNWIND", KIND_CHOICE, unwind_choices, 0, 0 },
-	{ "snapshots", OPT_VALUE, "ALLOCSPY_SNAPSHOTS", KIND_INT, NULL, 0, 100000 },
-	{ "sample", OPT_VALUE, "ALLOCSPY_SAMPLE", KIND_INT, NULL, 0, 1ull << 40 },
-	{ "sample-seed", OPT_VALUE, "ALLOCSPY_SAMPLE_SEED", KIND_INT, NULL, 0, INT64_MAX },
-	{ "interval-ms", OPT_VALUE, "ALLOCSPY_INTERVAL_MS", KIND_INT, NULL, 0, 86400000 },
-	{ "dump-on-signal", OPT_VALUE, "ALLOCSPY_DUMP_ON_SIGNAL", KIND_CHOICE, yes_no, 0, 0 },
-	{ "ref-cross", OPT_VALUE, "ALLOCSPY_REF_CROSS", KIND_CHOICE, yes_no, 0, 0 },
-	{ "quiet", OPT_NONE, "ALLOCSPY_QUIET", KIND_TEXT, NULL, 0, 0 },
-	{ "help", OPT_NONE, NULL, KIND_TEXT, NULL, 0, 0 },
-	{ "version", OPT_NONE, NULL, KIND_TEXT, NULL, 0, 0 },
+	{ "backtrace", OPT_INT, "ALLOCSPY_BACKTRACE", NULL, 0, BACKTRACE_MAX },
+	{ "error-exitcode-children", OPT_CHOICE, "ALLOCSPY_ERROR_EXITCODE_CHILDREN", yes_no, 0, 0 },
+	{ "mode", OPT_CHOICE, "ALLOCSPY_MODE", mode_choices, 0, 0 },
+	{ "output", OPT_TEXT, "ALLOCSPY_OUTPUT", NULL, 0, 0 },
+	{ "unwind", OPT_CHOICE, "ALLOCSPY_UNWIND", unwind_choices, 0, 0 },
+	{ "snapshots", OPT_INT, "ALLOCSPY_SNAPSHOTS", NULL, 0, 100000 },
+	{ "sample", OPT_INT, "ALLOCSPY_SAMPLE", NULL, 0, 1ull << 40 },
+	{ "sample-seed", OPT_INT, "ALLOCSPY_SAMPLE_SEED", NULL, 0, INT64_MAX },
+	{ "interval-ms", OPT_INT, "ALLOCSPY_INTERVAL_MS", NULL, 0, 86400000 },
+	{ "dump-on-signal", OPT_CHOICE, "ALLOCSPY_DUMP_ON_SIGNAL", yes_no, 0, 0 },
+	{ "ref-cross", OPT_CHOICE, "ALLOCSPY_REF_CROSS", yes_no, 0, 0 },
+	{ "quiet", OPT_NONE, "ALLOCSPY_QUIET", NULL, 0, 0 },
+	{ "help", OPT_NONE, NULL, NULL, 0, 0 },
+	{ "version", OPT_NONE, NULL, NULL, 0, 0 },
 };
 
 #define NOPTS (sizeof opts / sizeof opts[0])
@@ -239,7 +235,7 @@ static void unknown_option(const char *a, size_t n)
 
 static int check_value(const struct opt *o, const char *v)
 {
-	if (o->kind == KIND_CHOICE) {
+	if (o->arg == OPT_CHOICE) {
 		size_t n = 0;
 
 		for (const char *const *c = o->choices; *c; c++, n++)
@@ -256,7 +252,7 @@ static int check_value(const struct opt *o, const char *v)
 		fputc('\n', stderr);
 		return -EINVAL;
 	}
-	if (o->kind == KIND_INT) {
+	if (o->arg == OPT_INT) {
 		unsigned long long x = 0;
 		const char *p = v;
 		int over = 0;
@@ -391,7 +387,7 @@ static int parse_options(int argc, char **argv, int *prog)
 			error("--%s takes no value", o->name);
 			return ASP_EXIT_ERROR;
 		}
-		if (o->arg == OPT_VALUE && !v) {
+		if (o->arg != OPT_NONE && !v) {
 			if (i >= argc) {
 				error("--%s needs a value", o->name);
 				return ASP_EXIT_ERROR;
@@ -406,7 +402,7 @@ static int parse_options(int argc, char **argv, int *prog)
 			printf("allocspy %s\n", ASP_VERSION);
 			return finish_stdout();
 		}
-		if (o->arg == OPT_VALUE && check_value(o, v) < 0)
+		if (o->arg != OPT_NONE && check_value(o, v) < 0)
 			return ASP_EXIT_ERROR;
 		if (strcmp(o->name, "run-libc-freeres") == 0 || strcmp(o->name, "run-cxx-freeres") == 0) {
 			freeres[o->name[4] == 'c'] = strcmp(v, "yes") == 0;

@@ -447,8 +447,10 @@ static void *child_aligned(size_t align, size_t size)
 
 static struct child_block *child_of(void *p)
 {
+	if (p == NULL)
+		return NULL;
 	struct child_block *b = (struct child_block *)p - 1;
-	return p != NULL && b->mark == CHILD_MARK ? b : NULL;
+	return b->mark == CHILD_MARK ? b : NULL;
 }
 
 static void *child_malloc(size_t size) { return child_aligned(16, size); }
