@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dwsym.h"
 #include "fmt.h"
 #include "profile.h"
 #include "summary.h"
@@ -54,7 +55,8 @@ struct lines {
 };
 
 /* Symbolizes st into ls. As valgrind does by default, the stack ends at
- * main: what lies below it is libc's start-up. Returns 0 or -ENOMEM. */
+ * main, or in a program without main's symbol at "(below main)": what lies
+ * below is libc's start-up. Returns 0 or -ENOMEM. */
 static int stack_lines(asp_symbolizer_t *s, const asp_stack_t *st,
 		       struct lines *ls)
 {
@@ -76,7 +78,7 @@ static int stack_lines(asp_symbolizer_t *s, const asp_stack_t *st,
 		}
 		ls->n += asp_symbolize(s, st->frames[j], ls->v + ls->n, MAX_INLINE);
 		fn = ls->v[ls->n - 1].fn;
-		if (fn && strcmp(fn, "main") == 0)
+		if (asp_dwsym_ends_stack(fn))
 			break;
 	}
 	return 0;

@@ -728,6 +728,23 @@ static void load_stacks(struct rd *r, asp_dump_t *d, json_t *root)
 				return;
 		}
 	}
+	/* The stacks cut at the depth limit, by index. */
+	json_t *cut = get_array(r, root, "", "truncated_stacks", false);
+	json_array_foreach(cut, i, s) {
+		char where[128];
+		size_t k;
+
+		at_index(where, "truncated_stacks", i);
+		k = (size_t)check_int(r, s, where, 0, INT64_MAX);
+		if (r->failed)
+			return;
+		if (k >= d->nstacks) {
+			fail(r, "%s: %zu is not an index into stacks (%zu stacks)",
+			     where, k, d->nstacks);
+			return;
+		}
+		d->stacks[k].truncated = true;
+	}
 }
 
 static bool is_hex(const char *s)

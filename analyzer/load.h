@@ -138,6 +138,8 @@ enum asp_reason {
 typedef struct asp_stack {
 	size_t n;
 	const uint64_t *frames;	/* return addresses, innermost first */
+	bool truncated;		/* cut at the depth limit ("truncated_stacks"):
+				 * its outermost frame is not a root */
 } asp_stack_t;
 
 typedef struct asp_module {

@@ -26,12 +26,13 @@ static const char *alloc_symbol(const char *fn)
 	return fn;
 }
 
-/* Names in a suppression are one word per line: a control byte or a space
- * (there are none in symbol names) is shown as '?'. */
+/* Names in a suppression are one per line: a control byte is shown as
+ * '?'. A space is kept: valgrind's own "(below main)" has one, and both
+ * tools read the pattern to the end of its line. */
 static void put_name(FILE *f, const char *s)
 {
 	for (; *s; s++)
-		putc((unsigned char)*s > 0x20 && *s != 0x7f ? *s : '?', f);
+		putc((unsigned char)*s >= 0x20 && *s != 0x7f ? *s : '?', f);
 }
 
 char *asp_suppression(const asp_record_t *rec, const asp_line_t *lines,

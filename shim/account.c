@@ -967,6 +967,10 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 			count_invisible(t, fn, bytes);
 		else if (t != NULL)
 			count_result(t, fn, q, bytes, site);
+		/* realloc(NULL, n) counts as a realloc, and its block is
+		 * malloc's, as valgrind names it at the top of its stack */
+		if (t != NULL && !array && p == NULL && q != NULL && asp__fast >= ASP_FAST_TRACK)
+			asp__live_set_fn((uintptr_t)q, ASP_FN_MALLOC);
 		return q;
 	}
 

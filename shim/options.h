@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "glue.h"
 
@@ -34,6 +35,9 @@ struct asp_options {
 	enum asp_leak_check leak_check;
 	int quiet;
 	int error_exitcode;		/* -1: unset */
+	int error_children;		/* ALLOCSPY_ERROR_EXITCODE_CHILDREN */
+	pid_t started;			/* this process's pid when it is the one the
+					 * user started (its parent is not traced) */
 	int error_kinds;
 	char output[ASP_PATH_MAX];	/* absolute template, %e expanded; "" for none */
 	char log_file[ASP_PATH_MAX];	/* absolute template or "" for stderr */
@@ -49,6 +53,8 @@ struct asp_options {
 	uint64_t sample_seed;		/* ALLOCSPY_SAMPLE_SEED */
 	int sample_seed_set;
 	int secure;			/* AT_SECURE: no paths from the environment */
+	int skipped;			/* ALLOCSPY_TRACE_CHILDREN_SKIP names this
+					 * program: counted, never reported */
 	char exe[PATH_MAX];		/* /proc/self/exe */
 };
 

@@ -98,7 +98,7 @@ struct asp_deferred {
 };
 
 #define ASP_MAX_DEFERRED 8
-#define ASP_THREAD_STACK_MAX 64	/* ASP_MAX_BACKTRACE */
+#define ASP_THREAD_STACK_MAX 66	/* ASP_MAX_BACKTRACE and two trampolines */
 
 struct asp_stack_cache;
 struct asp_sc_entry;
@@ -172,6 +172,7 @@ struct asp_thread {
 	 * costs a comparison, not a lookup. */
 	uint32_t stack_n;
 	uint32_t stack_id;
+	uint32_t stack_cut;	/* cut at ALLOCSPY_BACKTRACE frames (stack.c) */
 	uintptr_t stack_frames[ASP_THREAD_STACK_MAX];
 	struct asp_stack_cache *stack_cache;	/* stack.c; stays with the record */
 	const struct asp_sc_entry *sc_hot;	/* its entry found or learnt last */
