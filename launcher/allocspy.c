@@ -80,6 +80,8 @@ static void usage(FILE *f)
 	      "  --sample=BYTES          with N > 1, a stack for one allocation per BYTES\n"
 	      "                          on average (default 0: every allocation)\n"
 	      "  --sample-seed=N         the sampling's seed (default random)\n"
+	      "  --guard=N               a guarded page for one allocation in N on average,\n"
+	      "                          to catch overflows and uses after free (default 0)\n"
 	      "  --interval-ms=N         also a dump every N ms during the run (default 0)\n"
 	      "  --dump-on-signal=yes|no the report on a fatal signal (default yes)\n"
 	      "  --ref-cross=yes|no      count cross-thread reference operations\n"
@@ -160,6 +162,7 @@ static const struct opt opts[] = {
 	{ "snapshots", OPT_INT, "ALLOCSPY_SNAPSHOTS", NULL, 0, 100000 },
 	{ "sample", OPT_INT, "ALLOCSPY_SAMPLE", NULL, 0, 1ull << 40 },
 	{ "sample-seed", OPT_INT, "ALLOCSPY_SAMPLE_SEED", NULL, 0, INT64_MAX },
+	{ "guard", OPT_INT, "ALLOCSPY_GUARD", NULL, 0, 1ull << 40 },
 	{ "interval-ms", OPT_INT, "ALLOCSPY_INTERVAL_MS", NULL, 0, 86400000 },
 	{ "dump-on-signal", OPT_CHOICE, "ALLOCSPY_DUMP_ON_SIGNAL", yes_no, 0, 0 },
 	{ "ref-cross", OPT_CHOICE, "ALLOCSPY_REF_CROSS", yes_no, 0, 0 },

@@ -35,6 +35,7 @@
 
 #include "errors.h"
 #include "glue.h"
+#include "guard.h"
 #include "live.h"
 #include "next.h"
 #include "sample.h"
@@ -418,6 +419,7 @@ static ASP_ALWAYS_INLINE void asp__count_alloc(struct asp_thread *t, int fast, e
 			asp__count_sampled(t, fn, p, size, site);
 		else if (fast != ASP_FAST_TRACK || !asp__track_put_fast(t, fn, p, size, site, 0))
 			asp__track_alloc(t, fast, fn, p, size, site);
+		asp__guard_made(t, p, fn);
 		return;
 	}
 	asp__count_block(t, fn, size);
@@ -434,12 +436,24 @@ static inline void *asp__alloc(enum asp_fn fn, size_t size, uintptr_t site)
 	struct asp_thread *t = asp__thread_self();
 	if (ASP_UNLIKELY(t->depth != 0))
 		return asp__alloc_inside(t, size);
-	void *p = asp__next.malloc(size);
+	void *p = asp__guard_alloc(t, size, 0);
+	if (ASP_LIKELY(p == NULL))
+		p = asp__next.malloc(size);
 	if (ASP_LIKELY(p != NULL))
 		asp__count_alloc(t, fast, fn, p, size, site);
 	else
 		asp__count_failed_arg(t, fn, "size", size, site);
 	return p;
+}
+
+/* p, counted, goes back to the allocator, or to the pool of guarded
+ * blocks (guard.h) when it is one of them. */
+static ASP_ALWAYS_INLINE void asp__free_block(struct asp_thread *t, void *p, uintptr_t caller)
+{
+	if (ASP_UNLIKELY(asp__guard_mean != 0) && asp__guard_owns(p))
+		asp__guard_free(t, p, caller);
+	else
+		asp__next.free(p);
 }
 
 /* free and delete. Nothing here touches errno but the allocator. Inlined
@@ -479,6 +493,8 @@ static ASP_ALWAYS_INLINE void asp__free(void *p, enum asp_fn fn)
 		          : fast == ASP_FAST_STACKS && asp__track_release_fast(t, fn, p, 1, caller);
 		if (!taken && asp__track_release(t, fn, p, caller) != 0)
 			return;
+		asp__free_block(t, p, caller);
+		return;
 	}
 	asp__next.free(p);
 }
@@ -546,8 +562,10 @@ static ASP_ALWAYS_INLINE int asp__free_counted(void *p, enum asp_fn fn, int samp
  * then). */
 static ASP_ALWAYS_INLINE int asp__free_tracked(void *p, enum asp_fn fn, int stacks)
 {
+	if (ASP_UNLIKELY(p == NULL || asp__inner_owns(p)))
+		return -1;
 	struct asp_thread *t = asp__thread_peek();
-	if (ASP_UNLIKELY(p == NULL || asp__inner_owns(p) || t == NULL))
+	if (t == NULL)
 		return -1;
 	uintptr_t caller = (uintptr_t)__builtin_return_address(0);
 	if (asp__track_release_fast(t, fn, p, stacks, caller))

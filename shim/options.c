@@ -11,6 +11,7 @@
 
 #include "glue.h"
 #include "envcheck.h"
+#include "guard.h"
 #include "options.h"
 #include "sample.h"
 #include "suppress.h"
@@ -444,6 +445,12 @@ void asp__options_init(void)
 	}
 	o->sample_seed_set = u64("ALLOCSPY_SAMPLE_SEED", INT64_MAX, "a random seed",
 	                         &o->sample_seed) > 0;
+	if (u64("ALLOCSPY_GUARD", ASP_GUARD_MAX, "0 (no guarded blocks)", &o->guard) > 0 &&
+	    o->guard != 0 && o->mode != ASP_MODE_TRACK) {
+		asp__warn("ALLOCSPY_GUARD: blocks are guarded in track mode; ",
+		          "0 (no guarded blocks) is used", "");
+		o->guard = 0;
+	}
 	/* A program not to trace: counted as cheaply as can be, and nothing
 	 * reported, nothing written, no handler, no exit code; the programs
 	 * it runs are traced (unless they too are skipped). */

@@ -51,6 +51,8 @@ struct asp_options {
 	uint64_t sample;		/* ALLOCSPY_SAMPLE: mean bytes between
 					 * sampled stacks; 0: every stack */
 	uint64_t sample_seed;		/* ALLOCSPY_SAMPLE_SEED */
+	uint64_t guard;			/* ALLOCSPY_GUARD: mean allocations between
+					 * two guarded ones; 0: off (guard.h) */
 	int sample_seed_set;
 	int secure;			/* AT_SECURE: no paths from the environment */
 	int skipped;			/* ALLOCSPY_TRACE_CHILDREN_SKIP names this

@@ -68,6 +68,7 @@
 
 #include "account.h"
 #include "arena.h"
+#include "guard.h"
 #include "leak.h"
 #include "loader.h"
 #include "live.h"
@@ -120,6 +121,9 @@ static void start_ticker(void);
 extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
                              void *dso);
 
+static void catch_fatal_signals(void);
+static void guard_signals(void);
+
 int asp__init_slow(void)
 {
 	static int once;
@@ -149,6 +153,8 @@ int asp__init_slow(void)
 			leave_ld_preload();
 		if (asp__opt.dump_on_signal)
 			catch_fatal_signals();
+		asp__guard_init();
+		guard_signals();
 		asp__sample_init();
 		asp__snapshot_init();
 		asp__stack_init();
@@ -605,6 +611,82 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* ALLOCSPY_GUARD: the shim's handler stays on SIGSEGV and SIGBUS whatever
+ * the program asks (sigaction and signal below keep what it asks here,
+ * and show it back), so that a fault on the pool is the shim's (guard.h);
+ * any other fault goes to what the program asked for, as the kernel would
+ * have sent it. */
+static struct sigaction g_guard_prog[NSIG];	/* SIGSEGV's and SIGBUS's */
+
+static int guards(int sig)
+{
+	return asp__guard_mean != 0 && (sig == SIGSEGV || sig == SIGBUS);
+}
+
+static void on_guard_fault(int sig, siginfo_t *si, void *uc)
+{
+	if (getpid() == g_pid && asp__guard_fault(si, uc)) {
+		/* the pool's: reported with the signal's default action */
+		on_fatal(sig, si, uc);
+		return;
+	}
+	struct sigaction *p = &g_guard_prog[sig];
+	if (p->sa_handler == SIG_IGN) {
+		return;		/* the fault comes again: the kernel ends it */
+	} else if (p->sa_handler == SIG_DFL) {
+		if (asp__opt.dump_on_signal) {
+			on_fatal(sig, si, uc);
+		} else {
+			struct sigaction dfl;
+			memset(&dfl, 0, sizeof dfl);
+			dfl.sa_handler = SIG_DFL;
+			__sigaction(sig, &dfl, NULL);
+		}
+		return;
+	}
+	/* The program's handler, as the kernel would call it: its mask (and
+	 * the signal, unless SA_NODEFER) blocked meanwhile, SA_RESETHAND. */
+	struct sigaction h = *p;
+	sigset_t mask = h.sa_mask, old;
+	if (!(h.sa_flags & SA_NODEFER))
+		sigaddset(&mask, sig);
+	if (h.sa_flags & SA_RESETHAND) {
+		memset(p, 0, sizeof *p);
+		p->sa_handler = SIG_DFL;
+	}
+	pthread_sigmask(SIG_BLOCK, &mask, &old);
+	if (h.sa_flags & SA_SIGINFO)
+		h.sa_sigaction(sig, si, uc);
+	else
+		h.sa_handler(sig);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void guard_signals(void)
+{
+	for (int sig = SIGBUS; sig <= SIGSEGV; sig++) {
+		if (!guards(sig))
+			continue;
+		__sigaction(sig, NULL, &g_guard_prog[sig]);
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = on_guard_fault;
+		sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+		__sigaction(sig, &sa, NULL);
+	}
+}
+
+/* The program's sigaction or signal on a guarded signal: kept for it. */
+static int guard_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction was = g_guard_prog[sig];
+	if (act != NULL)
+		g_guard_prog[sig] = *act;
+	if (old != NULL)
+		*old = was;
+	return 0;
+}
+
 static void catch_fatal_signals(void)
 {
 	for (size_t i = 0; i < ASP_ARRAY_SIZE(g_fatal_sigs); i++) {
@@ -618,6 +700,8 @@ static void catch_fatal_signals(void)
 /* The program's sigaction: the shim's handler is the default action. */
 int asp__sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
+	if (sig > 0 && sig < NSIG && guards(sig) && getpid() == g_pid)
+		return guard_sigaction(sig, act, old);
 	if (sig <= 0 || sig >= NSIG || !asp__opt.dump_on_signal || !is_fatal(sig) ||
 	    getpid() != g_pid)
 		return __sigaction(sig, act, old);
@@ -647,6 +731,14 @@ int asp__sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 sighandler_t asp__signal(int sig, sighandler_t handler)
 {
 	static sighandler_t (*real)(int, sighandler_t);
+	if (sig > 0 && sig < NSIG && guards(sig) && getpid() == g_pid) {
+		struct sigaction act, was;
+		memset(&act, 0, sizeof act);
+		act.sa_handler = handler;
+		act.sa_flags = SA_RESTART;	/* signal's BSD semantics */
+		guard_sigaction(sig, &act, &was);
+		return was.sa_handler;
+	}
 	if (sig <= 0 || sig >= NSIG || !asp__opt.dump_on_signal || !is_fatal(sig) ||
 	    getpid() != g_pid) {
 		if (real == NULL)

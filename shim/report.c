@@ -28,6 +28,7 @@
 #include "account.h"
 #include "arena.h"
 #include "errors.h"
+#include "guard.h"
 #include "leak.h"
 #include "live.h"
 #include "loader.h"
@@ -218,7 +219,19 @@ static void put_frame(struct asp_text *t, const char *word, uintptr_t pc, const 
  * them; returns whether main (or the function below it, in a program
  * without main's symbol) was reached: the stack is shown down to there, as
  * valgrind does. The shim's own frames are left out. */
+static int frame_lines_as(struct asp_text *t, uintptr_t pc, const char *first_word,
+                          uintptr_t shown);
+
 static int frame_lines(struct asp_text *t, uintptr_t pc)
+{
+	return frame_lines_as(t, pc, "   by", pc);
+}
+
+/* The same, the first line with first_word ("   at" for a fault's
+ * instruction, which has no interposer above it), showing the address
+ * shown (the instruction's, where pc is one past it). */
+static int frame_lines_as(struct asp_text *t, uintptr_t pc, const char *first_word,
+                          uintptr_t shown)
 {
 	asp_dwline_t l[16];
 	if (asp__symbols_is_shim(pc))
@@ -227,7 +240,7 @@ static int frame_lines(struct asp_text *t, uintptr_t pc)
 	for (size_t k = 0; k < n; k++) {
 		asp__text_room(t, 4096 + (l[k].fn ? strlen(l[k].fn) : 0) +
 			       (l[k].module ? strlen(l[k].module) : 0));
-		put_frame(t, "   by", pc, &l[k], NULL);
+		put_frame(t, k == 0 ? first_word : "   by", shown, &l[k], NULL);
 		if (!l[k].inlined && asp_dwsym_ends_stack(l[k].fn))
 			return 1;
 	}
@@ -367,10 +380,41 @@ static void errors_text(struct asp_text *t)
 			line(t, "\n");
 			continue;
 		}
-		line(t, e->kind == ASP_ERR_MISMATCHED_FREE ? "Mismatched free() / delete / delete []\n"
-		                                            : "Invalid free() / delete / delete[] / realloc()\n");
-		call_frames(t, e->fn, e->site, 0);
+		if (e->kind == ASP_ERR_INVALID_READ || e->kind == ASP_ERR_INVALID_WRITE) {
+			line(t, e->kind == ASP_ERR_INVALID_READ ? "Invalid read" : "Invalid write");
+			if (e->access != 0) {
+				asp__text_str(t, " of size ");
+				asp__text_u64(t, e->access);
+			}
+			asp__text_str(t, "\n");
+			/* the access's stack: the instruction first */
+			for (unsigned k = 0; k < e->npcs; k++)
+				if (frame_lines_as(t, e->pcs[k], k == 0 ? "   at" : "   by",
+				                   k == 0 ? e->pcs[k] - 1 : e->pcs[k]))
+					break;
+		} else if (e->kind == ASP_ERR_OVERWRITTEN) {
+			line(t, e->where == ASP_AT_BEFORE ? "Bytes before a block were written (found at its free)\n"
+			                                  : "Bytes after a block were written (found at its free)\n");
+			call_frames(t, e->fn, e->site, 0);
+		} else {
+			line(t, e->kind == ASP_ERR_MISMATCHED_FREE ? "Mismatched free() / delete / delete []\n"
+			                                            : "Invalid free() / delete / delete[] / realloc()\n");
+			call_frames(t, e->fn, e->site, 0);
+		}
 		switch (e->where) {
+		case ASP_AT_AFTER:
+		case ASP_AT_BEFORE:
+			line(t, " Address 0x");
+			asp__text_hex_lower(t, e->addr);
+			asp__text_str(t, " is ");
+			asp__text_commas(t, e->where == ASP_AT_AFTER ? e->addr - (e->block + e->size)
+			                                              : e->block - e->addr);
+			asp__text_str(t, e->where == ASP_AT_AFTER ? " bytes after a block of size "
+			                                          : " bytes before a block of size ");
+			asp__text_commas(t, e->size);
+			asp__text_str(t, " alloc'd\n");
+			call_frames(t, e->block_fn, e->alloc_site, 0);
+			break;
 		case ASP_AT_BLOCK:
 			address_line(t, e, " alloc'd\n");
 			call_frames(t, e->block_fn, e->alloc_site, 0);
@@ -791,6 +835,10 @@ static void dump_name_text(struct asp_text *t)
 
 static void summary_text(struct asp_text *t, const struct figures *f)
 {
+	/* The heap errors first, as valgrind prints each when it happens:
+	 * before the fatal signal's block, when a fault was one of them. */
+	if (f->tracked)
+		errors_text(t);
 	if (f->reason == REASON_SIGNAL && f->signo > 0) {
 		for (size_t i = 0; i < g_fatal_len; i += 1024) {
 			size_t n = g_fatal_len - i < 1024 ? g_fatal_len - i : 1024;
@@ -800,8 +848,6 @@ static void summary_text(struct asp_text *t, const struct figures *f)
 		}
 		line(t, "\n");
 	}
-	if (f->tracked)
-		errors_text(t);
 	line(t, "HEAP SUMMARY:\n");
 	if (f->tracked) {
 		bytes_in_blocks(t, "    in use at exit: ", f->in_use_bytes, f->in_use_blocks);
@@ -961,11 +1007,12 @@ static json_t *options_json(void)
 	static const char *const unwinds[] = { "libunwind", "fp" };
 	static const char *const checks[] = { "summary", "full", "no" };
 	static const char *const freeres[] = { "no", "libc", "cxx", "yes" };
-	return json_pack("{s:s,s:i,s:s,s:s,s:s,s:i,s:s,s:i,s:o}", "mode", modes[asp__opt.mode],
+	return json_pack("{s:s,s:i,s:s,s:s,s:s,s:i,s:s,s:i,s:o,s:o}", "mode", modes[asp__opt.mode],
 	                 "backtrace", asp__opt.backtrace, "unwind", unwinds[asp__opt.unwind],
 	                 "leak_check", checks[asp__opt.leak_check], "output", asp__opt.output,
 	                 "snapshots", asp__opt.snapshots, "freeres", freeres[asp__opt.freeres & 3],
-	                 "interval_ms", asp__opt.interval_ms, "sample", jint(asp__sample_mean));
+	                 "interval_ms", asp__opt.interval_ms, "sample", jint(asp__sample_mean),
+	                 "guard", jint(asp__guard_mean));
 }
 
 static json_t *dump_info_json(const struct figures *f)
@@ -1071,6 +1118,24 @@ static json_t *refs_json(const struct figures *f)
 /* A stack of one frame, a caller's, where sites are stack ids (a free's
  * caller, errors.h): its key in a stack index. */
 #define CALLER_ONLY ((uintptr_t)1 << 62)
+/* A fault's stack (errors.h: an error's pcs), by the error's address. */
+#define ERROR_PCS ((uintptr_t)1 << 61)
+
+/* The frames of a stack index's key: a site's, or one of the above. */
+static size_t key_frames(uintptr_t key, const uintptr_t **frames, uintptr_t *one)
+{
+	if (key & CALLER_ONLY) {
+		*one = key & ~CALLER_ONLY;
+		*frames = one;
+		return 1;
+	}
+	if (key & ERROR_PCS) {
+		const struct asp_heap_error *e = (const struct asp_heap_error *)(key & ~ERROR_PCS);
+		*frames = e->pcs;
+		return e->npcs;
+	}
+	return asp__site_frames(key, frames, one);
+}
 
 /* The dump is written as it is made (struct out): the small part of it
  * with the shim's jansson, then the arrays that grow with the program's
@@ -1251,8 +1316,9 @@ static size_t stack_number(struct stack_index *x, uintptr_t site)
  * longer stack. */
 static int site_cut(uintptr_t site)
 {
-	if (site & CALLER_ONLY)
-		return 1;
+	if (site & (CALLER_ONLY | ERROR_PCS))
+		return site & CALLER_ONLY || ((const struct asp_heap_error *)(site & ~ERROR_PCS))->npcs ==
+		                             (unsigned)(asp__opt.backtrace > 1 ? asp__opt.backtrace : 1);
 	if (asp__sample_mean != 0 && asp__site_sampled(site))
 		return asp__stack_cut(asp__site_plain(site));
 	if (asp__opt.backtrace > 1 && asp__sample_mean == 0)
@@ -1268,9 +1334,8 @@ static void stacks_out(struct out *o, const struct stack_index *x)
 	out_str(o, ",\n \"stacks\": [");
 	for (size_t i = 0; i < x->used; i++) {
 		const uintptr_t *frames;
-		uintptr_t one = x->order[i] & ~CALLER_ONLY;
-		size_t n = x->order[i] & CALLER_ONLY ? (frames = &one, 1)
-		         : asp__site_frames(x->order[i], &frames, &one);
+		uintptr_t one;
+		size_t n = key_frames(x->order[i], &frames, &one);
 		out_str(o, i == 0 ? "\n  [" : ",\n  [");
 		for (size_t k = 0; k < n; k++) {
 			if (k > 0)
@@ -1774,6 +1839,9 @@ static const char *const error_kinds[ASP_ERR_KINDS] = {
 	[ASP_ERR_INVALID_FREE] = "invalid_free",
 	[ASP_ERR_MISMATCHED_FREE] = "mismatched_free",
 	[ASP_ERR_FISHY] = "fishy_value",
+	[ASP_ERR_INVALID_READ] = "invalid_read",
+	[ASP_ERR_INVALID_WRITE] = "invalid_write",
+	[ASP_ERR_OVERWRITTEN] = "overwritten",
 };
 
 /* The frames valgrind shows for a call of fn, above the program's (its
@@ -1807,10 +1875,16 @@ static void errors_json(json_t *root, const struct figures *f, struct stack_inde
 		const struct asp_heap_error *e = &v[i];
 		if (e->suppressed)
 			continue;
-		json_t *o = json_pack("{s:s,s:o,s:s,s:o}", "kind", error_kinds[e->kind],
-		                      "count", jint(e->count), "function", asp__fn_names[e->fn],
-		                      "stack", jint(stack_number(x, e->site)));
-		fn_frames_json(o, "call", e->fn);
+		int access = e->kind == ASP_ERR_INVALID_READ || e->kind == ASP_ERR_INVALID_WRITE;
+		json_t *o = json_pack("{s:s,s:o}", "kind", error_kinds[e->kind], "count", jint(e->count));
+		if (access) {
+			json_object_set_new(o, "size", jint(e->access));
+			json_object_set_new(o, "stack", jint(stack_number(x, (uintptr_t)e | ERROR_PCS)));
+		} else {
+			json_object_set_new(o, "function", json_string(asp__fn_names[e->fn]));
+			json_object_set_new(o, "stack", jint(stack_number(x, e->site)));
+			fn_frames_json(o, "call", e->fn);
+		}
 		if (e->kind == ASP_ERR_FISHY) {
 			json_object_set_new(o, "argument", json_string(e->arg));
 			json_object_set_new(o, "value", json_integer((json_int_t)e->value));
@@ -1820,7 +1894,8 @@ static void errors_json(json_t *root, const struct figures *f, struct stack_inde
 		json_object_set_new(o, "address", jint(e->addr));
 		static const char *const where[] = {
 			[ASP_AT_NONE] = "unknown", [ASP_AT_BLOCK] = "block", [ASP_AT_FREED] = "freed",
-			[ASP_AT_STACK] = "stack", [ASP_AT_ELSEWHERE] = "unknown",
+			[ASP_AT_STACK] = "stack", [ASP_AT_ELSEWHERE] = "unknown", [ASP_AT_AFTER] = "after",
+			[ASP_AT_BEFORE] = "before",
 		};
 		const char *w = where[e->where];
 		uintptr_t start = 0;
@@ -1833,9 +1908,11 @@ static void errors_json(json_t *root, const struct figures *f, struct stack_inde
 		json_object_set_new(o, "where", json_string(w));
 		if (e->where == ASP_AT_STACK)
 			json_object_set_new(o, "thread", jint(e->thread));
-		if (e->where == ASP_AT_BLOCK || e->where == ASP_AT_FREED) {
+		if (e->where == ASP_AT_BLOCK || e->where == ASP_AT_FREED || e->where == ASP_AT_AFTER ||
+		    e->where == ASP_AT_BEFORE) {
 			json_t *b = json_pack("{s:o,s:o,s:o,s:s,s:o}", "address", jint(e->block),
-			                      "offset", jint(e->addr - e->block), "size", jint(e->size),
+			                      "offset", json_integer((json_int_t)(e->addr - e->block)),
+			                      "size", jint(e->size),
 			                      "function", asp__fn_names[e->block_fn],
 			                      "alloc_stack", jint(stack_number(x, e->alloc_site)));
 			fn_frames_json(b, "alloc", e->block_fn);
@@ -1890,6 +1967,13 @@ static int dump_out(int fd, const struct figures *f)
 			leaks_json(root, f);
 		if (f->tracked)
 			errors_json(root, f, &x);
+		if (asp__guard_mean != 0) {
+			uint64_t guarded, live;
+			asp__guard_figures(&guarded, &live);
+			json_object_set_new(root, "guard", json_pack("{s:o,s:o,s:o,s:o}", "mean",
+			                    jint(asp__guard_mean), "slots", jint(ASP_GUARD_SLOTS),
+			                    "guarded", jint(guarded), "live", jint(live)));
+		}
 		if (f->tracked) {
 			asp__snapshots(&sl, f->t_ns, f->tot.bytes_allocated, f->tot.bytes_freed,
 			               f->entries, f->nentries);

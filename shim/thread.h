@@ -189,6 +189,10 @@ struct asp_thread {
 	 * account.h). */
 	int64_t sample_left;
 	uint64_t sample_rng;
+	/* ALLOCSPY_GUARD (guard.h): allocations left to the next guarded
+	 * one, and the generator of the draws (0: not seeded yet). */
+	int64_t guard_left;
+	uint64_t guard_rng;
 	double sample_w;
 	/* Count mode: > 0 inside the table of sampled blocks' code; the
 	 * frees of sampled blocks that a signal handler made meanwhile and

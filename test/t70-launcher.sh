@@ -66,7 +66,7 @@ syn_opts=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p' "$TOP/man/allocspy.1" 
 	grep -oE '(Fl|\|) -[a-z][a-z-]*' | sed 's/^.* /-/' | sort)
 src_opts=$(grep -oE '^	\{ "[a-z-]+", OPT_' "$TOP/launcher/allocspy.c" |
 	sed 's/^	{ "\([a-z-]*\)".*/--\1/' | sort)
-check "--help lists 24 options" "24" "$(printf '%s\n' "$help_opts" | grep -c .)"
+check "--help lists 25 options" "25" "$(printf '%s\n' "$help_opts" | grep -c .)"
 launch "$LAUNCH" -h
 check "-h prints the same usage" "0|$(sed -n 1p "$TMP/out")|" "$(rc)|$(out | head -n 1)|$(err)"
 check "--help and allocspy(1) OPTIONS list the same options" "$help_opts" "$man_opts"
