@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errors.h"
 #include "fmt.h"
 #include "peak.h"
 #include "profile.h"
@@ -115,15 +116,12 @@ void asp_summary_exit_text(FILE *out, const asp_dump_t *d)
 		asp_summary_leak_text(out, d);
 	}
 	if (d->has_error_summary) {
-		char e[ASP_NUM_MAX], f[ASP_NUM_MAX];
+		char line[128];
 
 		asp_summary_prefix(out, d);
 		putc('\n', out);
 		asp_summary_prefix(out, d);
-		fprintf(out, "ERROR SUMMARY: %s errors from %s contexts (suppressed: %s from %s)\n",
-			asp_fmt_count(a, d->errors), asp_fmt_count(b, d->error_contexts),
-			asp_fmt_count(e, d->errors_suppressed),
-			asp_fmt_count(f, d->error_contexts_suppressed));
+		fprintf(out, "%s\n", asp_error_summary_line(line, sizeof line, d));
 	}
 	if (any_refs(d)) {
 		asp_summary_prefix(out, d);

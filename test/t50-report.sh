@@ -329,7 +329,7 @@ usage() {
 usage "no arguments" "no dump given"
 usage "no dump for leaks" "no dump given" leaks
 usage "two dumps" "one dump only" track.json count.json
-CMDS="(the commands: summary, leaks, compare, timeline, export, merge, html, help)"
+CMDS="(the commands: summary, leaks, errors, compare, check, timeline, export, merge, html, help)"
 FORMATS="(the formats: pprof, gperftools, massif, callgrind, heaptrack, folded, speedscope)"
 usage "a misspelled command" "unknown command 'leak'; did you mean 'leaks'? $CMDS" leak track.json
 usage "a misspelled command alone" "unknown command 'leak'; did you mean 'leaks'? $CMDS" leak
@@ -358,7 +358,7 @@ for h in help -h; do
 	check "$h: exit status 0, the usage on stdout as --help writes it, nothing on stderr" "0||" \
 		"$?|$("$REPORT" --help | cmp - "$TMP/out" 2>&1)|$(cat "$TMP/err")"
 done
-usage "a leaks option for the summary" "--gen-suppressions is an option of the leaks command" \
+usage "a leaks option for the summary" "--gen-suppressions is an option of the leaks and errors commands" \
 	--gen-suppressions track.json
 usage "a leaks option for compare" "--show-leak-kinds is an option of the leaks command" \
 	compare --show-leak-kinds all track.json count.json
