@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -319,13 +320,13 @@ static json_t *error_json(const asp_dump_t *d, const asp_heap_error_t *e,
 }
 
 json_t *asp_errors_json_with(const asp_dump_t *d, asp_symbolizer_t *s,
-			     bool gen_suppressions)
+			     bool gen_suppressions, size_t max)
 {
 	json_t *a = json_array();
 	struct shown sh;
 
 	memset(&sh, 0, sizeof sh);
-	for (size_t i = 0; a && i < d->nheap_errors; i++) {
+	for (size_t i = 0; a && i < d->nheap_errors && i < max; i++) {
 		const asp_heap_error_t *e = &d->heap_errors[i];
 		json_t *o = shown_make(&sh, s, d, e) < 0 ? NULL :
 			    error_json(d, e, &sh, gen_suppressions);
@@ -342,7 +343,7 @@ json_t *asp_errors_json_with(const asp_dump_t *d, asp_symbolizer_t *s,
 json_t *asp_errors_json(const asp_dump_t *d, bool gen_suppressions)
 {
 	asp_symbolizer_t *s = asp_symbolizer_new(d);
-	json_t *a = s ? asp_errors_json_with(d, s, gen_suppressions) : NULL;
+	json_t *a = s ? asp_errors_json_with(d, s, gen_suppressions, SIZE_MAX) : NULL;
 
 	asp_symbolizer_free(s);
 	if (!a)

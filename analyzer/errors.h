@@ -27,9 +27,10 @@ int asp_errors_text(FILE *out, const asp_dump_t *d, bool gen_suppressions);
  * NULL when out of memory. */
 json_t *asp_errors_json(const asp_dump_t *d, bool gen_suppressions);
 
-/* The "errors" array alone, with s, a symbolizer of d already open. */
+/* The "errors" array alone, of the first max contexts, with s, a
+ * symbolizer of d already open. */
 json_t *asp_errors_json_with(const asp_dump_t *d, asp_symbolizer_t *s,
-			     bool gen_suppressions);
+			     bool gen_suppressions, size_t max);
 
 /* valgrind's line, without the prefix: "ERROR SUMMARY: 13 errors from 11
  * contexts (suppressed: 0 from 0)", into buf. */
