@@ -508,6 +508,12 @@ json_t *asp_summary_json(const asp_dump_t *d)
 		json_object_set_new(heap, "temporary", json_integer((json_int_t)d->temporary));
 	json_object_set_new(o, "dump", dump_json(d));
 	json_object_set_new(o, "leaks", asp_summary_leak_json(d));
+	json_object_set_new(o, "error_summary", !d->has_error_summary ? json_null() :
+		json_pack("{s:I,s:I,s:I,s:I}",
+			  "errors", (json_int_t)d->errors,
+			  "contexts", (json_int_t)d->error_contexts,
+			  "suppressed", (json_int_t)d->errors_suppressed,
+			  "suppressed_contexts", (json_int_t)d->error_contexts_suppressed));
 	json_object_set_new(o, "refs", json_pack("{s:I,s:I,s:I,s:I,s:o}",
 		"acquires", (json_int_t)d->refs.acquires,
 		"releases", (json_int_t)d->refs.releases,
