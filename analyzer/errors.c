@@ -153,7 +153,7 @@ const char *asp_errors_missing(const asp_dump_t *d)
 	if (d->count_mode)
 		return "ALLOCSPY_MODE=count looks for none";
 	if (json_object_get(d->root, "processes"))
-		return "merge keeps none";
+		return "a dump merged into it had none";
 	return "it was written by an allocspy that did not look for them";
 }
 

@@ -7,8 +7,9 @@
 # error reports and ERROR SUMMARY byte for byte. --gen-suppressions writes
 # valgrind's own entries, which suppress every error under the shim (its
 # ERROR SUMMARY's suppressed counts, the dump's) and under valgrind;
-# --json gives the same reports; a dump without heap errors says so in one
-# line; a track dump with none gives the ERROR SUMMARY alone.
+# --json gives the same reports; merge keeps every process's; a dump
+# without heap errors says so in one line; a track dump with none gives
+# the ERROR SUMMARY alone.
 . "$(dirname "$0")/lib.sh"
 unset DEBUGINFOD_URLS
 
@@ -199,8 +200,27 @@ nomore "a count-mode dump" "$TMP/count.json" "ALLOCSPY_MODE=count looks for none
 nomore "a count-mode dump, --json" "$TMP/count.json" "ALLOCSPY_MODE=count looks for none" --json
 nomore "a track dump of an allocspy without heap errors" "$TOP/test/golden/track.json" \
 	"it was written by an allocspy that did not look for them"
-"$REPORT" merge -o "$TMP/merged.json" "$TMP/bt1.json" "$TMP/bt16.json" 2>/dev/null
-nomore "a merged dump" "$TMP/merged.json" "merge keeps none"
+# merge keeps each process's contexts, one dump's after the other's, the
+# frames moved with their modules, the ERROR SUMMARY the sum; unless a dump
+# has none.
+"$REPORT" merge -o "$TMP/merged.json" "$TMP/bt1.json" "$TMP/bt16.json" 2>"$TMP/merge.err"
+# frames FILE: the text, the prefix and the frames' addresses masked.
+frames() { sed 's/^==[0-9]*==/==PID==/; s/^\(==PID==    [ab][ty] \)0x[0-9A-F]*:/\10xADDR:/' "$1"; }
+"$REPORT" errors "$TMP/merged.json" >"$TMP/merged.got" 2>&1
+check "a merged dump: both dumps' reports in turn, then the ERROR SUMMARY of both" \
+	"0|$(frames "$TMP/bt1.got" | sed '$d'; frames "$TMP/bt16.got" | sed '$d')
+==PID== ERROR SUMMARY: 26 errors from 22 contexts (suppressed: 0 from 0)" \
+	"$(cat "$TMP/merge.err")$?|$(frames "$TMP/merged.got")"
+python3 - "$TMP/bt1.json" "$TMP/old.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+del d["errors"], d["error_summary"]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$REPORT" merge -o "$TMP/merged-old.json" "$TMP/old.json" "$TMP/bt16.json" 2>"$TMP/merge.err"
+check "merged with a dump without heap errors: one warning" \
+	"allocspy-report: warning: $TMP/old.json: no heap errors: the merged dump has none" "$(cat "$TMP/merge.err")"
+nomore "a merged dump without heap errors" "$TMP/merged-old.json" "a dump merged into it had none"
 
 # A track dump without errors: the ERROR SUMMARY alone.
 run clean "$PROGS/par_basic"
