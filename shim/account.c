@@ -469,13 +469,21 @@ static int64_t deferred_op(struct asp_thread *t, const struct asp_deferred *d)
 }
 
 /* Makes the table operations a signal handler left, in their order. Only
- * outside any change: then every side shard can be waited for. */
+ * outside any change: then every side shard can be waited for. A handler
+ * that lands between two of them is outside any change too: it makes its
+ * own operations directly and leaves the list to this loop, which would
+ * otherwise be made twice, each free too. One that lands inside this
+ * loop's change may add to the list: the loop reads its length again. */
 static ASP_COLD void flush_deferred(struct asp_thread *t)
 {
-	for (uint32_t i = 0; i < t->ndefer; i++) {
+	if (t->flushing)
+		return;
+	asp_atomic_store_relaxed(&t->flushing, 1);
+	for (uint32_t i = 0; i < asp_atomic_load_acquire(&t->ndefer); i++) {
 		struct asp_deferred d = t->defer[i];
 		change_enter(t);
 		int64_t released = deferred_op(t, &d);
+		t->defer_done = i + 1;	/* fork's child goes on from there */
 		asp__change_end(t);
 		if (released >= 0)
 			asp__net_shrink(t, (uint64_t)released);
@@ -485,6 +493,8 @@ static ASP_COLD void flush_deferred(struct asp_thread *t)
 		}
 	}
 	asp_atomic_store_release(&t->ndefer, 0);
+	t->defer_done = 0;
+	asp_atomic_store_release(&t->flushing, 0);
 }
 
 /* A thread's end (its key destructor): what it deferred is made, and its
@@ -504,7 +514,9 @@ void asp__account_thread_exit(struct asp_thread *t)
 void asp__account_thread_gone(struct asp_thread *t)
 {
 	t->chg = 0;
-	for (uint32_t i = 0; i < t->ndefer; i++) {
+	/* a free made between two of them is left: the block stays the
+	 * child's (a free made twice would be worse) */
+	for (uint32_t i = t->flushing ? t->defer_done : 0; i < t->ndefer; i++) {
 		struct asp_deferred d = t->defer[i];
 		int64_t released = deferred_op(t, &d);
 		if (released >= 0)
@@ -512,7 +524,7 @@ void asp__account_thread_gone(struct asp_thread *t)
 		if (d.op == ASP_DEFER_FREE)
 			asp__free_block(NULL, (void *)d.ptr, 0);
 	}
-	t->ndefer = 0;
+	t->ndefer = t->defer_done = t->flushing = 0;
 	asp__figures.in_use += t->net;
 	asp__figures.in_use_blocks += t->net_blocks;
 	t->net = t->net_blocks = 0;

@@ -152,6 +152,10 @@ struct asp_thread {
 	uint32_t unw_walks;	/* libunwind backtraces this thread made */
 	uint32_t epoch;		/* the periodic-work epoch last seen */
 	uint32_t ndefer;
+	uint32_t flushing;	/* 1 while the thread makes its deferred
+				 * operations: a handler that lands then makes
+				 * its own directly, not the list again */
+	uint32_t defer_done;	/* how many of them are made by then */
 	struct asp_deferred defer[ASP_MAX_DEFERRED];
 	/* > 0 while the thread changes the table and the counts that go with
 	 * it (account.h, "Changes"): the depth, a signal handler's change
