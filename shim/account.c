@@ -52,7 +52,6 @@
 
 
 int asp__state;
-int asp__fast;
 
 int asp__fast_mode(void)
 {
@@ -68,7 +67,7 @@ struct asp_figures asp__figures;
 /* The record to count in, or NULL to forward without counting. */
 static inline struct asp_thread *enter(void)
 {
-	if (ASP_UNLIKELY(asp__fast == 0))
+	if (ASP_UNLIKELY(asp__state <= 0))
 		return NULL;
 	struct asp_thread *t = asp__thread_self();
 	return ASP_LIKELY(t->depth == 0) ? t : NULL;
@@ -160,7 +159,7 @@ ASP_COLD void asp__count_failed_arg(struct asp_thread *t, enum asp_fn fn, const 
                                     uint64_t value, uintptr_t site)
 {
 	asp__count_failed(t, fn);
-	if (arg != NULL && asp__fishy(value) && asp__fast >= ASP_FAST_TRACK)
+	if (arg != NULL && asp__fishy(value) && asp__state >= ASP_FAST_TRACK)
 		asp__error_fishy(t, fn, arg, value, site);
 }
 
@@ -264,8 +263,8 @@ void asp__count_temporary(struct asp_thread *t)
 	asp_owned_add(&t->c.fn[t->last_fn].temporary, 1);
 	uintptr_t site = t->last_site;
 	/* (count mode with ALLOCSPY_SAMPLE: asp__count_temporary_sampled) */
-	if (site != 0 && (asp__fast == ASP_FAST_STACKS ||
-	                  (asp__fast == ASP_FAST_SAMPLE && asp__site_sampled(site)))) {
+	if (site != 0 && (asp__state == ASP_FAST_STACKS ||
+	                  (asp__state == ASP_FAST_SAMPLE && asp__site_sampled(site)))) {
 		struct asp_site_stat *s = site_of(t, site);
 		if (s != NULL) {
 			asp_owned_add(&s->temporary, 1);
@@ -727,13 +726,13 @@ static inline void count_result(struct asp_thread *t, enum asp_fn fn, void *p, s
                                 uintptr_t site)
 {
 	if (ASP_LIKELY(p != NULL))
-		asp__count_alloc(t, asp__fast, fn, p, size, site);
+		asp__count_alloc(t, asp__state, fn, p, size, site);
 	else
 		asp__count_failed_arg(t, fn, fn == ASP_FN_CALLOC ? NULL : "size", size, site);
 }
 
 /* The wrappers' paths (account.h). Count mode's, taken when the wrapper
- * saw asp__fast say count, count mode with ALLOCSPY_SAMPLE's and track
+ * saw asp__state say count, count mode with ALLOCSPY_SAMPLE's and track
  * mode's; their rare cases take every mode's. */
 void *asp__malloc_count(size_t size)
 {
@@ -864,7 +863,7 @@ void asp__delete_any(void *p, enum asp_fn fn)
 
 void *asp__alloc_slow(enum asp_fn fn, size_t size, uintptr_t site)
 {
-	if (asp__state == 0 && !asp__init_slow())
+	if (asp__state == ASP_STATE_START && !asp__init_slow())
 		return asp__boot_alloc(size, 16);
 	void *p = asp__next.malloc(size);
 	struct asp_thread *t = enter();
@@ -889,7 +888,7 @@ void *asp__alloc_inside(struct asp_thread *t, size_t size)
  * (not forwarding), or NULL. */
 static inline struct asp_thread *inside(void)
 {
-	if (ASP_UNLIKELY(asp__fast == 0))
+	if (ASP_UNLIKELY(asp__state <= 0))
 		return NULL;
 	struct asp_thread *t = asp__thread_self();
 	return t->depth != 0 && t->forward == 0 ? t : NULL;
@@ -916,7 +915,7 @@ void *asp__calloc(size_t n, size_t size, uintptr_t site)
 {
 	size_t bytes;
 	int overflow = __builtin_mul_overflow(n, size, &bytes);
-	if (ASP_UNLIKELY(asp__state == 0) && !asp__init_slow())
+	if (ASP_UNLIKELY(asp__state == ASP_STATE_START) && !asp__init_slow())
 		return overflow ? NULL : asp__boot_alloc(bytes, 16);
 	if (ASP_UNLIKELY(inside() != NULL)) {
 		void *q = overflow ? NULL : asp__heap_alloc(bytes ? bytes : 1);
@@ -929,7 +928,7 @@ void *asp__calloc(size_t n, size_t size, uintptr_t site)
 	if (ASP_LIKELY(p == NULL))
 		p = asp__next.calloc(n, size);
 	/* (valgrind refuses an overflowing product before it looks) */
-	if (ASP_UNLIKELY(p == NULL) && t != NULL && asp__fast >= ASP_FAST_TRACK && !overflow) {
+	if (ASP_UNLIKELY(p == NULL) && t != NULL && asp__state >= ASP_FAST_TRACK && !overflow) {
 		if (asp__fishy(n))
 			asp__error_fishy(t, ASP_FN_CALLOC, "nmemb", n, site);
 		if (asp__fishy(size))
@@ -977,7 +976,7 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 	enum asp_fn fn = array ? ASP_FN_REALLOCARRAY : ASP_FN_REALLOC;
 	size_t bytes;
 	int overflow = __builtin_mul_overflow(n, size, &bytes);
-	if (ASP_UNLIKELY(asp__state == 0) && !asp__init_slow()) {
+	if (ASP_UNLIKELY(asp__state == ASP_STATE_START) && !asp__init_slow()) {
 		void *q = overflow ? NULL : asp__boot_alloc(bytes, 16);
 		if (q && p)
 			memcpy(q, p, asp__boot_size(p) < bytes ? asp__boot_size(p) : bytes);
@@ -1006,12 +1005,12 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 			count_result(t, fn, q, bytes, site);
 		/* realloc(NULL, n) counts as a realloc, and its block is
 		 * malloc's, as valgrind names it at the top of its stack */
-		if (t != NULL && !array && p == NULL && q != NULL && asp__fast >= ASP_FAST_TRACK)
+		if (t != NULL && !array && p == NULL && q != NULL && asp__state >= ASP_FAST_TRACK)
 			asp__live_set_fn((uintptr_t)q, ASP_FN_MALLOC);
 		return q;
 	}
 
-	int fast = asp__fast;
+	int fast = asp__state;
 	struct asp_live_entry e;
 	struct asp_sample_block was = { 0, 0, 0 };
 	int64_t old;
@@ -1084,7 +1083,7 @@ void *asp__reallocarray(void *p, size_t n, size_t size, uintptr_t site)
 
 int asp__posix_memalign(void **out, size_t align, size_t size, uintptr_t site)
 {
-	if (ASP_UNLIKELY(asp__state == 0) && !asp__init_slow()) {
+	if (ASP_UNLIKELY(asp__state == ASP_STATE_START) && !asp__init_slow()) {
 		*out = asp__boot_alloc(size, align);
 		return *out ? 0 : ENOMEM;
 	}
@@ -1101,7 +1100,7 @@ int asp__posix_memalign(void **out, size_t align, size_t size, uintptr_t site)
 
 void *asp__memalign(enum asp_fn fn, size_t align, size_t size, uintptr_t site)
 {
-	if (ASP_UNLIKELY(asp__state == 0) && !asp__init_slow())
+	if (ASP_UNLIKELY(asp__state == ASP_STATE_START) && !asp__init_slow())
 		return asp__boot_alloc(size, align > 4096 ? 4096 : align);
 	if (ASP_UNLIKELY(inside() != NULL) && align <= 16 && fn != ASP_FN_VALLOC &&
 	    fn != ASP_FN_PVALLOC)
@@ -1133,7 +1132,7 @@ void asp__free_slow(void *p, enum asp_fn fn)
 			asp__heap_free(p);
 		return;
 	}
-	if (asp__state == 0)
+	if (asp__state == ASP_STATE_START)
 		asp__init_slow();
 	asp__wait_frozen();
 	/* (a guarded block freed after the report: back to the pool quietly) */
@@ -1148,7 +1147,7 @@ size_t asp__usable_size(void *p)
 		return asp__boot_size(p);
 	if (asp__inner_owns(p))
 		return asp__heap_size(p);
-	if (ASP_UNLIKELY(asp__state == 0))
+	if (ASP_UNLIKELY(asp__state == ASP_STATE_START))
 		asp__init_slow();
 	struct asp_thread *t = enter();
 	if (t != NULL)
@@ -1365,8 +1364,8 @@ static void *call_real_new(enum asp_fn fn, size_t size, size_t align, int kind,
 /* The first try of libstdc++'s operator new: malloc(size ? size : 1). */
 static inline void *new_fast(enum asp_fn fn, size_t size, uintptr_t site)
 {
-	int fast = asp__fast;
-	if (ASP_UNLIKELY(fast == 0))
+	int fast = asp__state;
+	if (ASP_UNLIKELY(fast <= 0))
 		return NULL;
 	struct asp_thread *t = asp__thread_self();
 	void *p = t->depth == 0 ? asp__guard_alloc(t, size ? size : 1, 0) : NULL;

@@ -2,7 +2,7 @@
  * allocator underneath, then count the call in the thread's record and,
  * in track mode, the live table. override.c calls these and nothing else.
  *
- * The paths, by mode (asp__fast):
+ * The paths, by mode (asp__state):
  *   count          malloc, free, delete, strdup: the wrapper jumps to
  *                  asp__malloc_count / asp__free_count / ... (account.c),
  *                  which are asp__alloc_counted and asp__free_counted:
@@ -43,23 +43,27 @@
 #include "snapshot.h"
 #include "thread.h"
 
-/* 0 before start-up, 1 while counting, 2 once the exit report began. */
-extern ASP_HIDDEN int asp__state;
-
-/* What the fast path does: 0 nothing (see asp__state), else count only
- * (with sampled stacks: ALLOCSPY_SAMPLE), track blocks, track blocks with
- * their stacks, or track blocks with sampled stacks. The count modes come
- * first: fast <= ASP_FAST_COUNT_SAMPLE keeps no table. */
+/* The process's state under the shim, in one variable that only
+ * process.c's functions change (process.h: asp__counting_start, _stop and
+ * _restart): ASP_STATE_START before start-up; while counting, what the
+ * allocation paths do: count only (with sampled stacks: ALLOCSPY_SAMPLE),
+ * track blocks, track blocks with their stacks, or track blocks with
+ * sampled stacks; ASP_STATE_STOPPED once the exit report began (or in a
+ * fatal signal's copy of the process): nothing is counted any more. So
+ * asp__state > 0 while counting, and the count modes come first:
+ * asp__state <= ASP_FAST_COUNT_SAMPLE keeps no table. */
 enum {
+	ASP_STATE_STOPPED = -1,
+	ASP_STATE_START = 0,
 	ASP_FAST_COUNT = 1,
 	ASP_FAST_COUNT_SAMPLE = 2,
 	ASP_FAST_TRACK = 3,
 	ASP_FAST_STACKS = 4,
 	ASP_FAST_SAMPLE = 5,
 };
-extern ASP_HIDDEN int asp__fast;
+extern ASP_HIDDEN int asp__state;
 
-/* The fast mode the options ask for, once counting starts. */
+/* The mode the options ask for, once counting starts. */
 int asp__fast_mode(void);
 
 /* The tid of the thread that reads the heap for the exit report, from the
@@ -430,8 +434,8 @@ static ASP_ALWAYS_INLINE void asp__count_alloc(struct asp_thread *t, int fast, e
 /* malloc and the functions that are malloc underneath (strdup, new). */
 static inline void *asp__alloc(enum asp_fn fn, size_t size, uintptr_t site)
 {
-	int fast = asp__fast;
-	if (ASP_UNLIKELY(fast == 0))
+	int fast = asp__state;
+	if (ASP_UNLIKELY(fast <= 0))
 		return asp__alloc_slow(fn, size, site);
 	struct asp_thread *t = asp__thread_self();
 	if (ASP_UNLIKELY(t->depth != 0))
@@ -460,8 +464,8 @@ static ASP_ALWAYS_INLINE void asp__free_block(struct asp_thread *t, void *p, uin
  * into each wrapper: a call less on every free. */
 static ASP_ALWAYS_INLINE void asp__free(void *p, enum asp_fn fn)
 {
-	int fast = asp__fast;
-	if (ASP_UNLIKELY(fast == 0 || p == NULL || asp__inner_owns(p))) {
+	int fast = asp__state;
+	if (ASP_UNLIKELY(fast <= 0 || p == NULL || asp__inner_owns(p))) {
 		asp__free_slow(p, fn);
 		return;
 	}
@@ -574,7 +578,7 @@ static ASP_ALWAYS_INLINE int asp__free_tracked(void *p, enum asp_fn fn, int stac
 }
 
 /* The wrappers of malloc, free and delete (override.c) are a few tests
- * of asp__fast and one jump: to count mode's path, track mode's (with
+ * of asp__state and one jump: to count mode's path, track mode's (with
  * stacks or not), or every mode's, all out of line here, so that the wrapper has no frame and
  * each path saves only the registers it needs. */
 void *asp__malloc_count(size_t size);

@@ -73,7 +73,7 @@ ASP_EXTERN int asp_heap_figures_read(struct asp_heap_figures *process,
 {
 	/* Counting: not before start-up, not once the exit report began,
 	 * and not in a process whose calls go elsewhere. */
-	if (asp_atomic_load_acquire(&asp__state) != 1 || asp_atomic_load_relaxed(&asp__fast) == 0 ||
+	if (asp_atomic_load_acquire(&asp__state) <= 0 ||
 	    !interposing())
 		return ASP_FIGURES_UNAVAILABLE;
 	if (size > sizeof(struct asp_heap_figures))

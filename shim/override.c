@@ -20,10 +20,10 @@
  * frame: the program's return address is read off the stack, and the
  * functions they jump to, which keep frame pointers, find the program's
  * frame right above their own. */
-#define COUNTING ASP_LIKELY(asp__fast == ASP_FAST_COUNT)
-#define SAMPLING (asp__fast == ASP_FAST_COUNT_SAMPLE)
-#define TRACKING (asp__fast == ASP_FAST_TRACK)
-#define STACKING (asp__fast == ASP_FAST_STACKS)
+#define COUNTING ASP_LIKELY(asp__state == ASP_FAST_COUNT)
+#define SAMPLING (asp__state == ASP_FAST_COUNT_SAMPLE)
+#define TRACKING (asp__state == ASP_FAST_TRACK)
+#define STACKING (asp__state == ASP_FAST_STACKS)
 
 /* malloc and free, the hottest two, are written out: C has no "jump to
  * that function if", and GCC's form of the same reaches every path but the
@@ -41,7 +41,7 @@ _Static_assert(ASP_FAST_COUNT == 1 && ASP_FAST_COUNT_SAMPLE == 2 && ASP_FAST_TRA
 	        ".p2align 4\n" \
 	        #sym ":\n" \
 	        ".cfi_startproc\n" \
-	        "movl asp__fast(%rip), %eax\n" \
+	        "movl asp__state(%rip), %eax\n" \
 	        "cmpl $1, %eax\n" \
 	        "je " #count "\n" \
 	        "cmpl $2, %eax\n" \

@@ -5,32 +5,39 @@
  * named:
  *
  * 1. Locks. The shim owns these, taken in this order and never the other
- *    way round:
- *      the fork gate                               (thread.c: fork only)
- *      stack stripes, then the stack append lock   (stack.c)
- *      the snapshot lock                           (snapshot.c)
- *      the 64 shards of the live table             (live.c)
- *      the registry of thread records              (thread.c)
- *      the thread-start list                       (here)
- *      the 64 shards of the sampled blocks         (sample.c)
- *      the arena                                   (arena.c: a leaf)
- *    Every lock but the shards (of the live table and of the table of
- *    sampled blocks) is held only with all signals blocked, so a signal
- *    handler never finds its own thread holding one. A shard is held only
- *    around one table operation and its counts, and its holder waits for
- *    nothing but the arena; a signal handler that lands while its thread
- *    is inside the table never waits for a shard: it tries once and
- *    otherwise defers its operation to the thread's next one (account.c,
- *    sample.c).
+ *    way round (each named by its file and variable: t72 holds this list
+ *    against the code):
+ *      the fork gate                               (thread.c: g_gate)
+ *      the stack store's stripes                   (stack.c: lock)
+ *      the snapshot lock                           (snapshot.c: g_lock)
+ *      the 64 side shards of the live table        (live.c: holder)
+ *      the registry of thread records              (thread.c: g_lock)
+ *      the thread-start list                       (process.c: g_start_lock)
+ *      the 64 shards of the sampled blocks         (sample.c: holder)
+ *      the index of call sites                     (sitemap.c: g_holder)
+ *      the heap errors                             (errors.c: g_lock)
+ *      the arena                                   (arena.c: g_lock)
+ *    The arena is a leaf; so are the site index and the heap errors but
+ *    for the arena. Every lock but the shards (of the live table and of
+ *    the table of sampled blocks) and the site index is held only with all
+ *    signals blocked, so a signal handler never finds its own thread
+ *    holding one. A shard is held only around one table operation and its
+ *    counts, and its holder waits for nothing but the arena; a signal
+ *    handler that lands while its thread is inside the table never waits
+ *    for a shard: it tries once and otherwise defers its operation to the
+ *    thread's next one (account.c, sample.c); one that lands in its
+ *    thread's add to the site index gives its block no index.
  * 2. fork. The prepare handler is registered at start-up, before the
  *    program can register its own, so it runs last: the program's handlers
  *    may take locks whose holders allocate. It blocks signals and takes
- *    every lock above in that order, except a shard the forking thread
+ *    every lock above in that order, except the site index and the heap
+ *    errors, which the child lets go of (a site added again, an error
+ *    half kept: sitemap.c, errors.c), a shard the forking thread
  *    holds already (a fork from a signal handler inside the table), or one
  *    of the sampled blocks' that a thread stuck in such a handler holds
  *    (the child rebuilds it). It waits only for holders to let go, and no
- *    holder waits for it; for owners of pending blocks to finish a change
- *    (account.c: they take no lock in one); and,
+ *    holder waits for it; for threads to finish a change of the table
+ *    (account.h: they take no lock in one); and,
  *    for other threads to leave the loader's module list (libunwind's, a
  *    dump's: at most 100 ms while they wait for its lock, as long as it
  *    takes once they hold it: thread.h, asp__loader_enter). Parent
@@ -38,7 +45,9 @@
  *    other threads' records dead, makes their deferred table operations,
  *    publishes their in-use deltas, and restarts what it inherited half
  *    done: an exit report or a periodic dump of another thread, the ticker.
- * 3. Counting stops once (asp__state 2), in asp__finish. The report holds
+ * 3. The state (account.h: asp__state) changes here only: counting
+ *    starts in asp__init_slow and stops once (asp__counting_stop), for
+ *    the exit report or a fatal signal's, which call it. The report holds
  *    every shard while it reads the counters and the table, so the two
  *    agree (allocs - frees == blocks in use); from then until the leak scan
  *    is done, other threads' frees wait (asp__frozen) so that no block it
@@ -161,19 +170,31 @@ int asp__init_slow(void)
 		/* Looked up now: a failed dlsym allocates its message. */
 		g_cxx_freeres = (void (*)(void))dlsym(RTLD_DEFAULT, "_ZN9__gnu_cxx9__freeresEv");
 		g_loading = 0;
-		asp__fast = asp__fast_mode();
-		asp_atomic_store_release(&asp__state, 1);
+		asp_atomic_store_release(&asp__state, asp__fast_mode());
 		start_ticker();
 	} else {
-		while (asp_atomic_load_acquire(&asp__state) == 0)
+		while (asp_atomic_load_acquire(&asp__state) == ASP_STATE_START)
 			sched_yield();
 	}
 	return 1;
 }
 
+void asp__counting_stop(int freeze)
+{
+	if (freeze)
+		asp_atomic_store_release(&asp__frozen, asp_gettid());
+	asp_atomic_store_release(&asp__state, ASP_STATE_STOPPED);
+}
+
+void asp__counting_restart(void)
+{
+	asp_atomic_store_release(&asp__frozen, 0);
+	asp_atomic_store_release(&asp__state, asp__fast_mode());
+}
+
 void asp__init(void)
 {
-	if (asp_atomic_load_acquire(&asp__state) == 0)
+	if (asp_atomic_load_acquire(&asp__state) == ASP_STATE_START)
 		asp__init_slow();
 }
 
@@ -377,7 +398,7 @@ static void atfork_prepare(void)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	struct asp_thread *t = asp__fast != 0 ? asp__thread_self() : NULL;
+	struct asp_thread *t = asp__state > 0 ? asp__thread_self() : NULL;
 	if (t != NULL)
 		asp_atomic_store_release(&t->stuck, 1);
 	asp__loader_fork_close(t);
@@ -570,7 +591,7 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
 	                                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 	if (first && !asp__report_begun()) {
 		asp_atomic_store_release(&g_fatal_tid, asp_gettid());
-		struct asp_thread *t = asp__fast != 0 ? asp__thread_self() : NULL;
+		struct asp_thread *t = asp__state > 0 ? asp__thread_self() : NULL;
 		/* This thread may hold a shard: others must not wait for it. */
 		if (t != NULL)
 			asp_atomic_store_release(&t->stuck, 1);

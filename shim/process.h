@@ -40,6 +40,16 @@ void *asp__load_private(const char *name);
 int asp__in_freeres(void);
 int asp__freeres_ran(void);
 
+/* The lifecycle (account.h, asp__state), changed here only. Counting
+ * starts once, at start-up (asp__init_slow). It stops once for the exit
+ * report or a fatal signal's: with freeze, other threads' frees then wait
+ * for the calling thread, the report's reader (asp__frozen), until it is
+ * done with the heap; without, in the report's copy of the process, which
+ * counts nothing. A fork child that inherited a report half done restarts
+ * it: counting again, in the options' mode, nothing frozen. */
+void asp__counting_stop(int freeze);
+void asp__counting_restart(void);
+
 /* The signal a fatal-signal report is made for (0: none). */
 int asp__fatal_signal(void);
 

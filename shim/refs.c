@@ -42,8 +42,8 @@ void asp__ref_cross(struct asp_thread *t, const void *obj, int op)
 
 ASP_COLD struct asp_thread *asp__ref_thread_slow(void)
 {
-	if (asp__fast == 0) {
-		if (asp__state != 0)
+	if (asp__state <= 0) {
+		if (asp__state == ASP_STATE_STOPPED)
 			return NULL;
 		asp__init();
 	}

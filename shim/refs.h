@@ -25,7 +25,7 @@ void asp__ref_note_slow(int op, const void *obj);
  * first operation before start-up). */
 static inline struct asp_thread *asp__ref_thread(void)
 {
-	struct asp_thread *t = asp__fast != 0 ? asp__thread_peek() : NULL;
+	struct asp_thread *t = asp__state > 0 ? asp__thread_peek() : NULL;
 	if (ASP_UNLIKELY(t == NULL) && (t = asp__ref_thread_slow()) == NULL)
 		return NULL;
 	return ASP_LIKELY(t->depth == 0) ? t : NULL;
@@ -48,7 +48,7 @@ static inline void asp__ref_count(struct asp_thread *t, int op, const void *obj)
  * takes asp__ref_note_slow. */
 static inline void asp__ref_note(int op, const void *obj)
 {
-	struct asp_thread *t = asp__fast != 0 ? asp__thread_peek() : NULL;
+	struct asp_thread *t = asp__state > 0 ? asp__thread_peek() : NULL;
 	if (ASP_UNLIKELY(t == NULL)) {
 		asp__ref_note_slow(op, obj);
 		return;

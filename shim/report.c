@@ -7,7 +7,7 @@
  * in, its memory from the arena): the report never takes memory from the
  * program's heap, so it can run in a signal handler that interrupted the
  * program's allocator. Once the exit report begins the shim stops counting
- * (asp__state 2). */
+ * (process.c: asp__counting_stop). */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -112,9 +112,7 @@ static void gather(struct figures *f, enum reason reason, int need_entries)
 	uint64_t taken = asp__live_lock_all((uintptr_t)self, &skipped);
 	f->t_ns = asp_now_ns(CLOCK_MONOTONIC);
 	if (reason != REASON_INTERVAL) {
-		asp_atomic_store_release(&asp__frozen, asp_gettid());
-		asp_atomic_store_release(&asp__fast, 0);
-		asp_atomic_store_release(&asp__state, 2);
+		asp__counting_stop(1);
 	}
 	asp__threads_sum(&f->c);
 	asp__totals(&f->c, &f->tot);
@@ -740,8 +738,7 @@ static void fatal_stack(struct asp_text *t, void *uc)
 		if (c == 0) {
 			g_text_pid = me;
 			/* The copy: nothing counted, the shim's own heap. */
-			asp__fast = 0;
-			asp__state = 2;
+			asp__counting_stop(0);
 			child_heap();
 			close(fds[0]);
 			struct asp_text ct = { child_text, 0, sizeof child_text, -1 };
@@ -2149,7 +2146,7 @@ void asp__periodic(struct asp_thread *t)
 	if (f != NULL) {
 		gather(f, REASON_INTERVAL, asp__opt.backtrace > 1);
 		taken = f->t_ns;
-		if (asp_atomic_load_acquire(&asp__state) == 1)
+		if (asp_atomic_load_acquire(&asp__state) > 0)
 			write_dump(f);
 		figures_free(f);
 		asp__scratch_free(f, sizeof *f);
@@ -2193,7 +2190,7 @@ void asp__finish(void)
 	sigset_t all, blocked;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &blocked);
-	if (asp_atomic_load_acquire(&asp__state) == 0)
+	if (asp_atomic_load_acquire(&asp__state) == ASP_STATE_START)
 		asp__init();
 	int saved = errno;
 	/* A periodic dump under way in another thread finishes first. */
@@ -2205,8 +2202,7 @@ void asp__finish(void)
 	}
 	struct figures *f = asp__scratch_alloc(sizeof *f);
 	if (f == NULL) {
-		asp_atomic_store_release(&asp__fast, 0);
-		asp_atomic_store_release(&asp__state, 2);
+		asp__counting_stop(0);
 		pthread_sigmask(SIG_SETMASK, &blocked, NULL);
 		return;
 	}
@@ -2253,8 +2249,6 @@ void asp__report_atfork_child(void)
 	g_finished = 0;
 	if (g_finishing != 0) {
 		g_finishing = 0;
-		asp__frozen = 0;
-		asp__fast = asp__fast_mode();
-		asp__state = 1;
+		asp__counting_restart();
 	}
 }
