@@ -201,6 +201,7 @@ $(B)/test/unit/%: test/unit/%.c test/unit/unit.h shim/*.h common/*.h $(UNIT_SHIM
 
 # The tests that include the module they test.
 $(B)/test/unit/test_names: shim/envcheck.c common/dwsym.c
+$(B)/test/unit/test_sample: shim/sample.c
 
 # test/soak/*.c and *.cc: the torture cases of test/soak.sh (make soak).
 SOAK_C   := $(wildcard test/soak/*.c)
