@@ -188,8 +188,8 @@ $(B)/test/progs/par_exit_many: test/progs/par_exit_many.c $(B)/test/progs/lib/li
 # test defines). Frame pointers: test_stack builds frames by hand.
 UNIT_SRC := $(wildcard test/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(B)/test/unit/%)
-UNIT_SHIM_OBJ := $(addprefix $(B)/shim/,arena.o live.o loader.o next.o sitemap.o stack.o thread.o \
-	unwmask.o)
+UNIT_SHIM_OBJ := $(addprefix $(B)/shim/,arena.o live.o loader.o next.o sitemap.o sort.o stack.o \
+	thread.o unwmask.o)
 UNIT_SHIM_LIB := $(B)/test/unit/libshim.a
 
 $(UNIT_SHIM_LIB): $(UNIT_SHIM_OBJ) | $(B)/test/unit

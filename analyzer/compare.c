@@ -39,7 +39,7 @@ enum {
 	R_ALLOCS, R_FREES, R_BYTES, R_IN_USE, R_PEAK,
 	R_DEF_BYTES, R_DEF_BLOCKS, R_IND_BYTES, R_IND_BLOCKS,
 	R_POS_BYTES, R_POS_BLOCKS, R_REACH_BYTES, R_REACH_BLOCKS,
-	R_SUPP_BYTES, R_SUPP_BLOCKS,
+	R_SUPP_BYTES, R_SUPP_BLOCKS, R_ERRORS,
 	R_STRDUP_CALLS, R_STRDUP_BYTES, R_REF_ACQ, R_REF_REL, R_CROSS, R_WALL,
 	R_USER, R_SYS, R_FIXED
 };
@@ -63,6 +63,7 @@ static const struct {
 	[R_REACH_BLOCKS] = {"still reachable (blocks)", COUNT},
 	[R_SUPP_BYTES] = {"suppressed (bytes)", COUNT},
 	[R_SUPP_BLOCKS] = {"suppressed (blocks)", COUNT},
+	[R_ERRORS] = {"heap errors", COUNT},
 	[R_STRDUP_CALLS] = {"strdup calls", COUNT},
 	[R_STRDUP_BYTES] = {"strdup bytes", COUNT},
 	[R_REF_ACQ] = {"ref acquires", COUNT},
@@ -110,6 +111,10 @@ static void fixed_cells(const asp_dump_t *d, struct cell c[R_FIXED])
 		c[R_DEF_BLOCKS + 2 * k] = d->has_leaks ? count(d->leaks[k].blocks) :
 					  nothing ? count(0) : (struct cell){ .known = false };
 	}
+	/* valgrind's heap errors (track mode): "?" where the dump does not
+	 * look for them. */
+	c[R_ERRORS] = d->has_heap_errors ? count(d->heap_error_total) :
+		      (struct cell){ .known = false };
 	c[R_STRDUP_CALLS] = count(calls);
 	c[R_STRDUP_BYTES] = count(bytes);
 	c[R_REF_ACQ] = count(d->refs.acquires);

@@ -19,7 +19,7 @@ enum asp_metric {
 	ASP_M_IN_USE,		/* heap.in_use_bytes */
 	ASP_M_PEAK,		/* heap.peak_bytes */
 	ASP_M_LEAKED,		/* definitely plus indirectly lost bytes */
-	ASP_M_ERRORS,		/* the heap errors of "errors" */
+	ASP_M_ERRORS,		/* the heap errors: asp_dump_t.heap_error_total */
 	ASP_M_STRDUP_CALLS,	/* the strdup family's calls */
 	ASP_M_STRDUP_BYTES,	/* and bytes */
 	ASP_M_REF_OPS,		/* reference acquires plus releases */
@@ -50,7 +50,7 @@ typedef struct asp_figure {
 
 /* The figure m of d into *f: 0; -1 when the dump does not know it (count
  * mode's bytes in use, a dump without a leak check), with the reason in
- * why; -EINVAL when its "errors" key is malformed, with that in why. */
+ * why. */
 int asp_dump_figure(const asp_dump_t *d, enum asp_metric m, asp_figure_t *f,
 		    char why[ASP_WHY_MAX]);
 

@@ -1,6 +1,6 @@
 /* html - the html command: one self-contained page of a dump, or of two
- * with what changed between them. The heap over time, the tables and the
- * leaks are static HTML and SVG that read without JavaScript; a small
+ * with what changed between them. The heap over time, the tables, the
+ * heap errors and the leaks are static HTML and SVG that read without JavaScript; a small
  * embedded script draws the flame graphs and makes the rest interactive.
  * Nothing in the page is fetched from anywhere. */
 #include "html.h"
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "errors.h"
 #include "export.h"
 #include "flame.h"
 #include "fmt.h"
@@ -660,6 +661,85 @@ static int put_flames(FILE *out, struct part *pt)
 	return 0;
 }
 
+/* --- heap errors --------------------------------------------------------------------------- */
+
+/* One context as the errors command prints it: the heading, then, opened,
+ * the call's frames, what the address is and the block's frames. */
+static void put_error(FILE *out, const json_t *e)
+{
+	static const char *const label[ASP_HERR_NKINDS] = {
+		"invalid free", "mismatched free", "fishy value"
+	};
+	const char *kind = json_string_value(json_object_get(e, "kind"));
+	const char *what = json_string_value(json_object_get(e, "description"));
+	const json_t *b = json_object_get(e, "block");
+	const json_t *freed = json_object_get(b, "free_frames");
+	uint64_t count = jget(e, "count");
+	char a[ASP_NUM_MAX];
+	int k = 0;
+
+	while (k < ASP_HERR_NKINDS - 1 && (!kind || strcmp(kind, asp_herr_kind_name[k]) != 0))
+		k++;
+	fprintf(out, "<details class=\"err k-%s\"><summary><span class=\"kind\">%s</span> ",
+		asp_herr_kind_name[k], label[k]);
+	asp_put_xml(out, json_string_value(json_object_get(e, "heading")));
+	if (count > 1)
+		fprintf(out, " <span class=\"count\">(%s errors)</span>", asp_fmt_count(a, count));
+	fputs("</summary>", out);
+	put_frames(out, json_object_get(e, "frames"), ASP_HTML_FRAMES, NULL);
+	if (what) {
+		fputs("<p class=\"addr\">", out);
+		asp_put_xml(out, what);
+		fputs("</p>", out);
+	}
+	if (freed) {
+		put_frames(out, freed, ASP_HTML_FRAMES, NULL);
+		fputs("<p class=\"addr\">Block was alloc'd at</p>", out);
+	}
+	if (b)
+		put_frames(out, json_object_get(b, "alloc_frames"), ASP_HTML_FRAMES, NULL);
+	fputs("</details>\n", out);
+}
+
+static int put_errors(FILE *out, struct part *pt)
+{
+	const asp_dump_t *d = pt->d;
+	const char *why = asp_errors_missing(d);
+	char line[128], a[ASP_NUM_MAX];
+	json_t *errs;
+
+	fprintf(out, "<section id=\"d%zu-errors\"><h3>Heap errors</h3>\n", pt->i);
+	if (why) {
+		fputs("<p class=\"note\">No heap errors in this dump (", out);
+		asp_put_xml(out, why);
+		fputs(").</p></section>\n", out);
+		return 0;
+	}
+	asp_error_summary_line(line, sizeof line, d);
+	if (d->nheap_errors == 0) {
+		fprintf(out, "<p class=\"ok\">No heap errors.</p>\n<p class=\"err-summary\">"
+			"<code>%s</code></p></section>\n", line);
+		return 0;
+	}
+	errs = asp_errors_json_with(d, pt->p.sym, false, ASP_HTML_ERRORS);
+	if (!errs)
+		return -ENOMEM;
+	fprintf(out, "<p class=\"note\">%s contexts of heap errors, as the program printed "
+		"them at exit, in the order first seen; those the shim suppressed are left out",
+		asp_fmt_count(a, d->nheap_errors));
+	if (json_array_size(errs) < d->nheap_errors)
+		fprintf(out, "; the first %zu are listed", json_array_size(errs));
+	fputs(". Open one to see its stacks.</p>\n<div class=\"controls js-only\">"
+	      "<button type=\"button\" class=\"rec-open\">open all</button>"
+	      "<button type=\"button\" class=\"rec-close\">close all</button></div>\n"
+	      "<div class=\"records\">\n", out);
+	for (size_t i = 0; i < json_array_size(errs); i++)
+		put_error(out, json_array_get(errs, i));
+	fprintf(out, "</div>\n<p class=\"err-summary\"><code>%s</code></p></section>\n", line);
+	json_decref(errs);
+	return 0;
+}
+
 /* --- leaks --------------------------------------------------------------------------------- */
 
 static void leak_summary_table(FILE *out, const asp_dump_t *d)
@@ -1121,7 +1201,8 @@ static void put_nav(FILE *out, size_t i, const char *label)
 {
 	static const char *const parts[][2] = {
 		{ "summary", "summary" }, { "timeline", "heap over time" },
-		{ "flame", "flame graphs" }, { "leaks", "leaks" }, { "tables", "tables" },
+		{ "flame", "flame graphs" }, { "errors", "heap errors" }, { "leaks", "leaks" },
+		{ "tables", "tables" },
 	};
 
 	fputs("<li>", out);
@@ -1151,7 +1232,8 @@ static int put_part(FILE *out, struct part *pt, const asp_dump_t *d, size_t n)
 	put_exit_text(out, pt->d);
 	fputs("</section>\n", out);
 	if ((rc = put_timeline(out, pt)) < 0 || (rc = put_flames(out, pt)) < 0 ||
-	    (rc = put_leaks(out, pt)) < 0 || (rc = put_tables(out, pt)) < 0)
+	    (rc = put_errors(out, pt)) < 0 || (rc = put_leaks(out, pt)) < 0 ||
+	    (rc = put_tables(out, pt)) < 0)
 		return rc;
 	fputs("</section>\n", out);
 	return 0;

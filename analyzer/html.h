@@ -1,6 +1,6 @@
 /* html - the html command: one self-contained page of a dump, or of two
- * with what changed between them. The heap over time, the tables and the
- * leaks are static HTML and SVG that read without JavaScript; a small
+ * with what changed between them. The heap over time, the tables, the
+ * heap errors and the leaks are static HTML and SVG that read without JavaScript; a small
  * embedded script draws the flame graphs and makes the rest interactive.
  * Nothing in the page is fetched from anywhere. */
 #ifndef ASP_HTML_H
@@ -14,6 +14,7 @@
 /* Where the page thins what a large dump holds (the page says so). */
 #define ASP_HTML_SNAPSHOTS 1000	/* snapshots drawn; of more, the largest of each run */
 #define ASP_HTML_RECORDS 1000	/* loss records listed: the largest */
+#define ASP_HTML_ERRORS 1000	/* heap error contexts listed: the first */
 #define ASP_HTML_FRAMES 100	/* frames listed of one stack */
 #define ASP_HTML_THREADS 100	/* threads listed: those that allocated most */
 #define ASP_HTML_PEAK_STACKS 10	/* stacks listed beside the heap's peak */

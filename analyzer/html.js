@@ -229,7 +229,7 @@
     resizing = setTimeout(function () { flames.forEach(function (f) { f.draw(); }); }, 150);
   });
 
-  /* --- tables and loss records --------------------------------------------- */
+  /* --- tables, heap errors and loss records ---------------------------------- */
 
   function sortBy(table, col, th) {
     var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
@@ -254,7 +254,9 @@
   document.querySelectorAll(".rec-open, .rec-close").forEach(function (b) {
     b.addEventListener("click", function () {
       var open = b.classList.contains("rec-open");
-      b.closest("section").querySelectorAll("details.rec").forEach(function (d) { d.open = open; });
+      b.closest("section").querySelectorAll("details.rec, details.err").forEach(function (d) {
+        d.open = open;
+      });
     });
   });
 })();

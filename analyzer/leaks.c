@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dwsym.h"
 #include "fmt.h"
 #include "profile.h"
 #include "summary.h"
@@ -47,16 +48,7 @@ int asp_leaks_parse_kinds(const char *spec, unsigned *kinds)
 	}
 }
 
-/* The printed lines of one stack, grown as needed. */
-struct lines {
-	asp_line_t *v;
-	size_t n, cap;
-};
-
-/* Symbolizes st into ls. As valgrind does by default, the stack ends at
- * main: what lies below it is libc's start-up. Returns 0 or -ENOMEM. */
-static int stack_lines(asp_symbolizer_t *s, const asp_stack_t *st,
-		       struct lines *ls)
+int asp_stack_lines(asp_symbolizer_t *s, const asp_stack_t *st, asp_lines_t *ls)
 {
 	ls->n = 0;
 	for (size_t j = 0; j < st->n; j++) {
@@ -76,7 +68,7 @@ static int stack_lines(asp_symbolizer_t *s, const asp_stack_t *st,
 		}
 		ls->n += asp_symbolize(s, st->frames[j], ls->v + ls->n, MAX_INLINE);
 		fn = ls->v[ls->n - 1].fn;
-		if (fn && strcmp(fn, "main") == 0)
+		if (asp_dwsym_ends_stack(fn))
 			break;
 	}
 	return 0;
@@ -106,8 +98,7 @@ static void record_head(FILE *out, const asp_dump_t *d, size_t i)
 	fprintf(out, " of %s\n", asp_fmt_count(a, d->nrecords));
 }
 
-/* "   at 0x10914A: main (prog.c:12)", as valgrind writes a frame. */
-static void put_line(FILE *out, const asp_line_t *l, bool first)
+void asp_put_line(FILE *out, const asp_line_t *l, bool first)
 {
 	fprintf(out, "   %s 0x%" PRIX64 ": ", first ? "at" : "by", l->addr);
 	asp_put_text(out, l->fn ? l->fn : "???");
@@ -135,7 +126,7 @@ static void alloc_lines(FILE *out, const asp_dump_t *d, asp_symbolizer_t *s,
 	at.addr = rec->alloc_pc;
 	if (rec->nalloc_stack == 0) {
 		asp_summary_prefix(out, d);
-		put_line(out, &at, true);
+		asp_put_line(out, &at, true);
 		return;
 	}
 	at.file = NULL;
@@ -144,7 +135,7 @@ static void alloc_lines(FILE *out, const asp_dump_t *d, asp_symbolizer_t *s,
 
 		at.fn = name ? name : rec->alloc_stack[k];
 		asp_summary_prefix(out, d);
-		put_line(out, &at, k == 0);
+		asp_put_line(out, &at, k == 0);
 		free(name);
 	}
 }
@@ -153,21 +144,21 @@ void asp_leaks_text(FILE *out, const asp_dump_t *d, unsigned kinds,
 		    bool gen_suppressions)
 {
 	asp_symbolizer_t *s = asp_symbolizer_new(d);
-	struct lines ls = {0};
+	asp_lines_t ls = {0};
 
 	for (size_t i = 0; s && i < d->nrecords; i++) {
 		const asp_record_t *rec = &d->records[i];
 
 		if (!shown(rec, kinds))
 			continue;
-		if (stack_lines(s, &d->stacks[rec->stack], &ls) < 0)
+		if (asp_stack_lines(s, &d->stacks[rec->stack], &ls) < 0)
 			break;
 		record_head(out, d, i);
 		if (rec->alloc_pc)
 			alloc_lines(out, d, s, rec);
 		for (size_t j = 0; j < ls.n; j++) {
 			asp_summary_prefix(out, d);
-			put_line(out, &ls.v[j], j == 0 && !rec->alloc_pc);
+			asp_put_line(out, &ls.v[j], j == 0 && !rec->alloc_pc);
 		}
 		if (rec->unsampled) {
 			asp_summary_prefix(out, d);
@@ -194,7 +185,7 @@ void asp_leaks_text(FILE *out, const asp_dump_t *d, unsigned kinds,
 	asp_symbolizer_free(s);
 }
 
-static json_t *line_json(const asp_dump_t *d, const asp_line_t *l)
+json_t *asp_line_json(const asp_dump_t *d, const asp_line_t *l)
 {
 	char addr[ASP_NUM_MAX], name[ASP_NAME_MAX];
 
@@ -210,7 +201,7 @@ static json_t *line_json(const asp_dump_t *d, const asp_line_t *l)
 			 "inlined", l->inlined);
 }
 
-static json_t *record_json(const asp_dump_t *d, size_t i, const struct lines *ls,
+static json_t *record_json(const asp_dump_t *d, size_t i, const asp_lines_t *ls,
 			   bool gen_suppressions)
 {
 	const asp_record_t *rec = &d->records[i];
@@ -218,7 +209,7 @@ static json_t *record_json(const asp_dump_t *d, size_t i, const struct lines *ls
 	json_t *o;
 
 	for (size_t j = 0; j < ls->n; j++)
-		json_array_append_new(frames, line_json(d, &ls->v[j]));
+		json_array_append_new(frames, asp_line_json(d, &ls->v[j]));
 	o = json_pack("{s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:o,s:o}",
 		      "record", (json_int_t)i + 1,
 		      "of", (json_int_t)d->nrecords,
@@ -261,14 +252,14 @@ static json_t *records_json(const asp_dump_t *d, asp_symbolizer_t *s, unsigned k
 			    const bool *chosen, bool gen_suppressions)
 {
 	json_t *recs = json_array();
-	struct lines ls = {0};
+	asp_lines_t ls = {0};
 
 	for (size_t i = 0; s && i < d->nrecords; i++) {
 		const asp_record_t *rec = &d->records[i];
 
 		if (chosen ? !chosen[i] : !shown(rec, kinds))
 			continue;
-		if (stack_lines(s, &d->stacks[rec->stack], &ls) < 0)
+		if (asp_stack_lines(s, &d->stacks[rec->stack], &ls) < 0)
 			break;
 		json_array_append_new(recs, record_json(d, i, &ls, gen_suppressions));
 	}

@@ -15,6 +15,25 @@
 #define ASP_KINDS_DEFAULT (ASP_KIND_BIT(ASP_LEAK_DEFINITE) | \
 			   ASP_KIND_BIT(ASP_LEAK_POSSIBLE))
 
+/* The printed lines of one stack, grown as needed. */
+typedef struct asp_lines {
+	asp_line_t *v;
+	size_t n, cap;
+} asp_lines_t;
+
+/* Symbolizes st into ls. As valgrind does by default, the stack ends at
+ * main, or in a program without main's symbol at "(below main)": what lies
+ * below is libc's start-up; the shim's own frames are left out. Returns 0 or -ENOMEM. */
+int asp_stack_lines(asp_symbolizer_t *s, const asp_stack_t *st, asp_lines_t *ls);
+
+/* "   at 0x10914A: main (prog.c:12)", as valgrind writes a frame ("by"
+ * unless first), after the prefix. */
+void asp_put_line(FILE *out, const asp_line_t *l, bool first);
+
+/* A line as the --json outputs give a frame: address, function, name,
+ * symbol, file, line, module, inlined. */
+json_t *asp_line_json(const asp_dump_t *d, const asp_line_t *l);
+
 /* Reads a --show-leak-kinds value: "all", "none", or a comma-separated list
  * of definite, indirect, possible, reachable. Returns 0, or -EINVAL when it
  * is not one. */

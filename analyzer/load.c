@@ -19,6 +19,14 @@ const char *const asp_leak_key[ASP_LEAK_NKINDS] = {
 	"still_reachable", "suppressed"
 };
 
+const char *const asp_herr_kind_name[ASP_HERR_NKINDS] = {
+	"invalid_free", "mismatched_free", "fishy_value"
+};
+
+const char *const asp_herr_where_name[ASP_WHERE_N] = {
+	"", "block", "freed", "stack", "global", "unknown"
+};
+
 /* Every function the shim interposes, in the order the reports list them. */
 static const struct fn_info {
 	const char *name;
@@ -728,6 +736,23 @@ static void load_stacks(struct rd *r, asp_dump_t *d, json_t *root)
 				return;
 		}
 	}
+	/* The stacks cut at the depth limit, by index. */
+	json_t *cut = get_array(r, root, "", "truncated_stacks", false);
+	json_array_foreach(cut, i, s) {
+		char where[128];
+		size_t k;
+
+		at_index(where, "truncated_stacks", i);
+		k = (size_t)check_int(r, s, where, 0, INT64_MAX);
+		if (r->failed)
+			return;
+		if (k >= d->nstacks) {
+			fail(r, "%s: %zu is not an index into stacks (%zu stacks)",
+			     where, k, d->nstacks);
+			return;
+		}
+		d->stacks[k].truncated = true;
+	}
 }
 
 static bool is_hex(const char *s)
@@ -1079,6 +1104,201 @@ static void load_records(struct rd *r, asp_dump_t *d, json_t *root)
 	}
 }
 
+/* An index into stacks under key. */
+static size_t get_stack_key(struct rd *r, asp_dump_t *d, json_t *obj,
+			    const char *where, const char *key)
+{
+	char buf[128];
+	json_t *x = member(r, obj, where, key, JSON_INTEGER, "an integer", true);
+	size_t i = 0;
+
+	if (x)
+		i = (size_t)check_int(r, x, at(buf, where, key), 0, INT64_MAX);
+	if (!r->failed && i >= d->nstacks)
+		fail(r, "%s: %zu is not an index into stacks (%zu stacks)",
+		     at(buf, where, key), i, d->nstacks);
+	return i;
+}
+
+/* An error's PREFIX_pc and PREFIX_frames, each optional (a dump of the
+ * first version of the heap errors has neither). */
+static void load_call(struct rd *r, json_t *v, const char *where,
+		      const char *prefix, asp_call_t *c)
+{
+	char key[32], buf[128];
+	json_t *x;
+
+	snprintf(key, sizeof key, "%s_pc", prefix);
+	x = member(r, v, where, key, JSON_INTEGER, "an integer", false);
+	if (x)
+		c->pc = (uint64_t)check_int(r, x, at(buf, where, key), 0, INT64_MAX);
+	snprintf(key, sizeof key, "%s_frames", prefix);
+	x = get_array(r, v, where, key, false);
+	for (size_t j = 0; x && !r->failed && j < json_array_size(x); j++) {
+		json_t *name = json_array_get(x, j);
+
+		if (j >= ASP_ALLOC_STACK_MAX || !json_is_string(name) ||
+		    json_string_length(name) == 0 || json_string_length(name) > 64) {
+			fail(r, "%s: expected at most %d names", at(buf, where, key),
+			     ASP_ALLOC_STACK_MAX);
+			break;
+		}
+		c->frames[c->nframes++] = json_string_value(name);
+	}
+}
+
+/* The block an invalid or mismatched free is about. */
+static void load_error_block(struct rd *r, asp_dump_t *d, json_t *v,
+			     const char *where, asp_heap_error_t *e)
+{
+	char w[128], buf[128];
+	json_t *b = get_object(r, v, where, "block", true), *x;
+
+	if (!b)
+		return;
+	at(w, where, "block");
+	x = member(r, b, w, "address", JSON_INTEGER, "an integer", true);
+	if (x)
+		e->block_address = (uint64_t)check_int(r, x, at(buf, w, "address"), 0,
+						       INT64_MAX);
+	e->block_offset = get_count(r, b, w, "offset", true);
+	e->block_size = get_count(r, b, w, "size", true);
+	e->block_function = get_string(r, b, w, "function", 64, true);
+	e->alloc_stack = get_stack_key(r, d, b, w, "alloc_stack");
+	load_call(r, b, w, "alloc", &e->alloc);
+	if (e->where == ASP_WHERE_FREED) {
+		e->free_stack = get_stack_key(r, d, b, w, "free_stack");
+		load_call(r, b, w, "free", &e->free);
+	}
+	/* Both below 2^63: the sum cannot overflow. */
+	if (!r->failed && e->block_address + e->block_offset != e->address)
+		fail(r, "%s: address + offset is not the error's address", w);
+}
+
+/* One context of "errors". */
+static void load_error(struct rd *r, asp_dump_t *d, json_t *v, const char *where,
+		       asp_heap_error_t *e)
+{
+	char buf[128];
+	const char *s;
+	json_t *x;
+	int k;
+
+	s = get_string(r, v, where, "kind", 32, true);
+	for (k = 0; s && k < ASP_HERR_NKINDS; k++)
+		if (strcmp(s, asp_herr_kind_name[k]) == 0)
+			break;
+	if (s && k == ASP_HERR_NKINDS)
+		fail(r, "%s.kind: \"%s\" is not invalid_free, mismatched_free or fishy_value",
+		     where, s);
+	e->kind = (enum asp_herr_kind)k;
+	x = member(r, v, where, "count", JSON_INTEGER, "an integer", true);
+	if (x)
+		e->count = (uint64_t)check_int(r, x, at(buf, where, "count"), 1, ASP_DUMP_MAX);
+	e->function = get_string(r, v, where, "function", 64, true);
+	e->stack = get_stack_key(r, d, v, where, "stack");
+	load_call(r, v, where, "call", &e->call);
+	if (r->failed)
+		return;
+	if (e->kind == ASP_HERR_FISHY_VALUE) {
+		e->where = ASP_WHERE_NONE;
+		e->argument = get_string(r, v, where, "argument", 64, true);
+		x = member(r, v, where, "value", JSON_INTEGER, "an integer", true);
+		if (x)
+			e->value = json_integer_value(x);
+		if (!r->failed && e->value >= 0)
+			fail(r, "%s.value: %lld is not negative, and so not fishy", where,
+			     (long long)e->value);
+		return;
+	}
+	x = member(r, v, where, "address", JSON_INTEGER, "an integer", true);
+	if (x)
+		e->address = (uint64_t)check_int(r, x, at(buf, where, "address"), 0, INT64_MAX);
+	s = get_string(r, v, where, "where", 16, true);
+	for (k = ASP_WHERE_BLOCK; s && k < ASP_WHERE_N; k++)
+		if (strcmp(s, asp_herr_where_name[k]) == 0)
+			break;
+	if (s && k == ASP_WHERE_N)
+		fail(r, "%s.where: \"%s\" is not block, freed, stack, global or unknown",
+		     where, s);
+	if (r->failed)
+		return;
+	e->where = (enum asp_herr_where)k;
+	if (e->kind == ASP_HERR_MISMATCHED_FREE && e->where != ASP_WHERE_BLOCK) {
+		fail(r, "%s.where: \"%s\" for a mismatched free, whose address is a block's",
+		     where, s);
+		return;
+	}
+	switch (e->where) {
+	case ASP_WHERE_BLOCK:
+	case ASP_WHERE_FREED:
+		load_error_block(r, d, v, where, e);
+		break;
+	case ASP_WHERE_STACK:
+		x = member(r, v, where, "thread", JSON_INTEGER, "an integer", true);
+		if (x)
+			e->thread = (uint64_t)check_int(r, x, at(buf, where, "thread"), 1,
+							INT32_MAX);
+		break;
+	case ASP_WHERE_GLOBAL:
+		e->symbol = get_string(r, v, where, "symbol", ASP_PATH_MAX, true);
+		e->offset = get_count(r, v, where, "offset", true);
+		break;
+	default:
+		break;
+	}
+}
+
+/* "errors": valgrind's heap errors (track mode), each context once, the
+ * suppressed ones left out; error_summary counts them all. */
+static void load_errors(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *a = get_array(r, root, "", "errors", false);
+	uint64_t total = 0;
+	size_t i;
+	json_t *v;
+
+	if (r->failed)
+		return;
+	if (!a) {
+		if (d->has_error_summary)
+			fail(r, "errors: missing, with error_summary");
+		return;
+	}
+	if (d->count_mode) {
+		fail(r, "errors: in a count-mode dump");
+		return;
+	}
+	if (!d->has_error_summary) {
+		fail(r, "error_summary: missing, with errors");
+		return;
+	}
+	d->has_heap_errors = true;
+	d->heap_errors = alloc_array(r, json_array_size(a), sizeof *d->heap_errors);
+	json_array_foreach(a, i, v) {
+		char where[128];
+		asp_heap_error_t *e;
+
+		if (r->failed)
+			return;
+		at_index(where, "errors", i);
+		if (!json_is_object(v)) {
+			fail(r, "%s: expected an object, found %s", where, type_name(v));
+			return;
+		}
+		e = &d->heap_errors[d->nheap_errors++];
+		load_error(r, d, v, where, e);
+		total += e->count;	/* each below 2^63: no overflow */
+		if (!r->failed && total > d->errors)
+			fail(r, "errors: more errors than error_summary.errors (%llu)",
+			     (unsigned long long)d->errors);
+	}
+	if (!r->failed && d->nheap_errors > d->error_contexts)
+		fail(r, "errors: %zu contexts, more than error_summary.contexts (%llu)",
+		     d->nheap_errors, (unsigned long long)d->error_contexts);
+	d->heap_error_total = total;
+}
+
 /* The checks that come first, so that a file that is not a dump at all
  * says so rather than naming a missing key. */
 static void check_header(struct rd *r, json_t *root)
@@ -1135,6 +1355,7 @@ static int build(asp_dump_t *d, const char *file, json_t *root, char *err)
 	load_stacks(&r, d, root);
 	load_modules(&r, d, root);
 	load_records(&r, d, root);
+	load_errors(&r, d, root);
 	load_sample(&r, d, root);
 	load_stack_stats(&r, d, root);
 	load_dump_info(&r, d, root);
@@ -1228,6 +1449,7 @@ void asp_dump_free(asp_dump_t *d)
 	free(d->hist);
 	free(d->threads);
 	free(d->records);
+	free(d->heap_errors);
 	free(d->stacks);
 	free(d->stack_stats);
 	free(d->thread_stacks);

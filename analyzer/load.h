@@ -88,6 +88,67 @@ typedef struct asp_record {
 				 * was not sampled: it is their caller only */
 } asp_record_t;
 
+/* The heap errors valgrind reports at a free or an allocation ("errors":
+ * liballocspy(7), "Heap errors"), in the dump's order. */
+enum asp_herr_kind {
+	ASP_HERR_INVALID_FREE,	/* "Invalid free() / delete / delete[] / realloc()" */
+	ASP_HERR_MISMATCHED_FREE,	/* "Mismatched free() / delete / delete []" */
+	ASP_HERR_FISHY_VALUE,	/* "Argument 'size' of function malloc has a fishy ..." */
+	ASP_HERR_NKINDS
+};
+
+/* "invalid_free", "mismatched_free", "fishy_value". */
+extern const char *const asp_herr_kind_name[ASP_HERR_NKINDS];
+
+/* What the address of an invalid or mismatched free is ("where"). */
+enum asp_herr_where {
+	ASP_WHERE_NONE,		/* a fishy value: no address */
+	ASP_WHERE_BLOCK,	/* inside a live block (a mismatch: the block) */
+	ASP_WHERE_FREED,	/* inside a block freed not long ago */
+	ASP_WHERE_STACK,	/* on the calling thread's stack */
+	ASP_WHERE_GLOBAL,	/* inside a variable of the program or a library */
+	ASP_WHERE_UNKNOWN,	/* nothing known */
+	ASP_WHERE_N
+};
+
+/* "", "block", "freed", "stack", "global", "unknown". */
+extern const char *const asp_herr_where_name[ASP_WHERE_N];
+
+/* A call of one of the shim's interposers, as valgrind shows its own
+ * replacement above the program's frames: "at 0x...: free", or "at
+ * malloc" then "by strdup" (the dump's PREFIX_pc and PREFIX_frames). */
+typedef struct asp_call {
+	uint64_t pc;		/* the interposer's address; 0 when not said */
+	const char *frames[ASP_ALLOC_STACK_MAX];	/* symbols, innermost first */
+	size_t nframes;
+} asp_call_t;
+
+/* One context of heap errors: the errors of one kind, function and call
+ * stack, with what the first of them was about. */
+typedef struct asp_heap_error {
+	enum asp_herr_kind kind;
+	uint64_t count;		/* its errors, 1 or more */
+	const char *function;	/* as "functions" names it: "free", "delete[]" */
+	size_t stack;		/* the call's stack: index into asp_dump_t.stacks */
+	asp_call_t call;
+	/* ASP_HERR_FISHY_VALUE */
+	const char *argument;	/* "size", "nmemb" */
+	int64_t value;		/* negative */
+	/* The frees */
+	enum asp_herr_where where;
+	uint64_t address;	/* the address freed */
+	uint64_t thread;	/* ASP_WHERE_STACK: valgrind's number, 1 for main */
+	const char *symbol;	/* ASP_WHERE_GLOBAL: the variable's symbol */
+	uint64_t offset;	/* ASP_WHERE_GLOBAL: the address's offset in it */
+	/* ASP_WHERE_BLOCK, ASP_WHERE_FREED: the block */
+	uint64_t block_address, block_offset, block_size;
+	const char *block_function;	/* the function that made it */
+	size_t alloc_stack;	/* index into asp_dump_t.stacks */
+	asp_call_t alloc;
+	size_t free_stack;	/* ASP_WHERE_FREED: the free's caller alone */
+	asp_call_t free;	/* ASP_WHERE_FREED */
+} asp_heap_error_t;
+
 /* What one stack allocated (a backtrace run's "stack_stats"). In a
  * sampled dump (asp_dump_t.sampled) the figures are the estimates, read
  * from the est_* keys, and samples says how many allocations they rest on. */
@@ -138,6 +199,8 @@ enum asp_reason {
 typedef struct asp_stack {
 	size_t n;
 	const uint64_t *frames;	/* return addresses, innermost first */
+	bool truncated;		/* cut at the depth limit ("truncated_stacks"):
+				 * its outermost frame is not a root */
 } asp_stack_t;
 
 typedef struct asp_module {
@@ -199,6 +262,10 @@ typedef struct asp_dump {
 	asp_amount_t leaks[ASP_LEAK_NKINDS];
 	bool has_error_summary;	/* "error_summary" (track mode) */
 	uint64_t errors, error_contexts, errors_suppressed, error_contexts_suppressed;
+	bool has_heap_errors;	/* "errors" (track mode), with error_summary */
+	asp_heap_error_t *heap_errors;	/* the contexts, in the order first seen */
+	size_t nheap_errors;
+	uint64_t heap_error_total;	/* the errors of every context */
 	bool has_records;
 	asp_record_t *records;
 	size_t nrecords;

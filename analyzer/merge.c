@@ -11,7 +11,8 @@
  * that is in no module); then it moves above every address of every dump.
  * Each frame keeps its offset in its module, so one code path run in
  * several processes, whose modules ASLR put at different addresses, is one
- * stack. Frames in no module stay as they are.
+ * stack. Frames in no module stay as they are. The heap errors of each
+ * dump follow the previous one's, their stacks and interposers moved so.
  *
  * Time: a dump's times count from its own start, time.start_unix; the
  * merged ones from the first start. The heap of the processes together at
@@ -1290,6 +1291,68 @@ static int leaks_json(struct merge *m, json_t **leaks, json_t **records)
 	return 0;
 }
 
+/* --- heap errors ---------------------------------------------------------------------- */
+
+/* Context i of dump k as the merged dump has it: as the dump wrote it,
+ * its stacks and its interposers' addresses moved as the frames are; the
+ * addresses it is about are its process's own, and stay. */
+static json_t *error_json(struct merge *m, size_t k, size_t i)
+{
+	const asp_heap_error_t *e = &m->d[k].heap_errors[i];
+	const struct in *in = &m->in[k];
+	json_t *o = json_deep_copy(json_array_get(raw(&m->d[k], NULL, "errors"), i));
+	json_t *b = json_object_get(o, "block");
+
+	if (!o)
+		return NULL;
+	put(m, o, "stack", jint(in->stack[e->stack]));
+	if (e->call.pc)
+		put(m, o, "call_pc", jint(rebase(m, in, e->call.pc)));
+	if (b && (e->where == ASP_WHERE_BLOCK || e->where == ASP_WHERE_FREED)) {
+		put(m, b, "alloc_stack", jint(in->stack[e->alloc_stack]));
+		if (e->alloc.pc)
+			put(m, b, "alloc_pc", jint(rebase(m, in, e->alloc.pc)));
+	}
+	if (b && e->where == ASP_WHERE_FREED) {
+		put(m, b, "free_stack", jint(in->stack[e->free_stack]));
+		if (e->free.pc)
+			put(m, b, "free_pc", jint(rebase(m, in, e->free.pc)));
+	}
+	return o;
+}
+
+/* "errors" and "error_summary" when every dump has them (true): each
+ * dump's contexts in turn (a context is one process's), and the summaries
+ * added up; NULL where memory ran out. */
+static bool errors_json(struct merge *m, json_t **errors, json_t **summary)
+{
+	u128 sum[4] = { 0 };
+
+	*errors = *summary = NULL;
+	for (size_t k = 0; k < m->n; k++) {
+		if (!m->d[k].has_heap_errors) {
+			if (!m->d[k].count_mode)
+				asp_warn("%s: no heap errors: the merged dump has none", m->d[k].file);
+			return false;
+		}
+	}
+	*errors = json_array();
+	for (size_t k = 0; *errors && k < m->n; k++) {
+		const asp_dump_t *d = &m->d[k];
+
+		for (size_t i = 0; i < d->nheap_errors; i++)
+			append(m, *errors, error_json(m, k, i));
+		sum[0] += d->errors;
+		sum[1] += d->error_contexts;
+		sum[2] += d->errors_suppressed;
+		sum[3] += d->error_contexts_suppressed;
+	}
+	*summary = json_pack("{s:o,s:o,s:o,s:o}", "errors", jint(sat(sum[0])),
+			     "contexts", jint(sat(sum[1])), "suppressed", jint(sat(sum[2])),
+			     "suppressed_contexts", jint(sat(sum[3])));
+	return true;
+}
+
 /* --- stack_stats ---------------------------------------------------------------------- */
 
 struct mstat {
@@ -1492,7 +1555,7 @@ static void put_sum(struct merge *m, json_t *root, const char *key)
 
 static int build(struct merge *m, json_t *root)
 {
-	json_t *snaps = NULL, *fns = NULL, *leaks, *records, *a;
+	json_t *snaps = NULL, *fns = NULL, *leaks, *records, *errs, *errsum, *a;
 	bool has_start;
 	int rc;
 
@@ -1529,6 +1592,10 @@ static int build(struct merge *m, json_t *root)
 		put(m, root, "leaks", leaks);
 	if (records)
 		put(m, root, "loss_records", records);
+	if (errors_json(m, &errs, &errsum)) {
+		put(m, root, "errors", errs);
+		put(m, root, "error_summary", errsum);
+	}
 	if (any_has(m, "thread_stacks")) {
 		a = json_array();
 		for (size_t k = 0; a && k < m->n; k++)

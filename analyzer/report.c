@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "compare.h"
+#include "errors.h"
 #include "export.h"
 #include "fmt.h"
 #include "gate.h"
@@ -27,6 +28,7 @@ static const char usage_text[] =
 "usage: allocspy-report [--json] [summary] DUMP\n"
 "       allocspy-report [--json] leaks [--show-leak-kinds=KINDS]\n"
 "                             [--gen-suppressions] DUMP\n"
+"       allocspy-report [--json] errors [--gen-suppressions] DUMP\n"
 "       allocspy-report [--json] compare [--label NAME]... [--fail-if=EXPR] DUMP1 DUMP2\n"
 "                             [DUMP...]\n"
 "       allocspy-report [--json] check BUDGET... DUMP\n"
@@ -37,13 +39,18 @@ static const char usage_text[] =
 "       allocspy-report help | -h | --help | --version\n"
 "\n"
 "Reads the JSON dumps that liballocspy.so writes at exit.\n"
-"  [summary] DUMP     the exit text (HEAP, LEAK and REF SUMMARY), then tables\n"
-"                     of functions, threads, block sizes, stacks, peak and time\n"
+"  [summary] DUMP     the exit text (HEAP, LEAK, ERROR and REF SUMMARY), then\n"
+"                     tables of functions, threads, block sizes, stacks, peak\n"
+"                     and time\n"
 "  leaks DUMP         the loss records with symbolized stacks, as valgrind\n"
 "                     prints them, then the LEAK SUMMARY\n"
+"  errors DUMP        the heap errors (invalid and mismatched frees, fishy\n"
+"                     sizes) with symbolized stacks, as the program printed\n"
+"                     them at exit, then the ERROR SUMMARY\n"
 "  compare DUMP1 DUMP2 ...\n"
-"                     the figures and leak kinds side by side, with ratios\n"
-"                     against DUMP1, then the allocation sites that changed most\n"
+"                     the figures, leak kinds and heap errors side by side,\n"
+"                     with ratios against DUMP1, then the allocation sites\n"
+"                     that changed most\n"
 "  check BUDGET... DUMP\n"
 "                     exit 1 with one line per budget the dump exceeds (the\n"
 "                     figure, the budget, the stack that holds most of it),\n"
@@ -55,8 +62,9 @@ static const char usage_text[] =
 "                     stdout or in FILE: counts and stacks add up, the heap\n"
 "                     over time is the sum of each process's latest snapshot\n"
 "  html DUMP [DUMP2]  one self-contained HTML page, on stdout or in FILE: the\n"
-"                     heap over time, flame graphs, the leaks and the tables;\n"
-"                     with DUMP2, what changed from DUMP to DUMP2\n"
+"                     heap over time, flame graphs, the heap errors, the leaks\n"
+"                     and the tables; with DUMP2, what changed from DUMP to\n"
+"                     DUMP2\n"
 "\n"
 "Options (before or after the command; a value may be the next word):\n"
 "  --json             write JSON instead of text\n"
@@ -64,7 +72,8 @@ static const char usage_text[] =
 "                     the loss records to show: a list of definite, indirect,\n"
 "                     possible, reachable, or all, or none\n"
 "                     (default: definite,possible)\n"
-"  --gen-suppressions write a valgrind suppression under each loss record\n"
+"  --gen-suppressions leaks, errors: write a valgrind suppression under each\n"
+"                     loss record or heap error\n"
 "  --svg FILE         timeline: write the chart and the peak's stacks to FILE\n"
 "                     as a standalone SVG image instead\n"
 "  --format=FORMAT    export: pprof (gzipped profile.proto), gperftools (a\n"
@@ -102,7 +111,7 @@ static const char usage_text[] =
 "--fail-if) or the report could not be written, 2 a usage error or a bad dump.\n";
 
 enum command {
-	CMD_SUMMARY, CMD_LEAKS, CMD_COMPARE, CMD_TIMELINE, CMD_EXPORT, CMD_MERGE, CMD_HTML,
+	CMD_SUMMARY, CMD_LEAKS, CMD_ERRORS, CMD_COMPARE, CMD_TIMELINE, CMD_EXPORT, CMD_MERGE, CMD_HTML,
 	CMD_CHECK
 };
 
@@ -113,6 +122,7 @@ static const struct command_info {
 } commands[] = {
 	[CMD_SUMMARY] = { "summary", 1, 1 },
 	[CMD_LEAKS] = { "leaks", 1, 1 },
+	[CMD_ERRORS] = { "errors", 1, 1 },
 	[CMD_COMPARE] = { "compare", 2, SIZE_MAX },
 	[CMD_TIMELINE] = { "timeline", 1, 1 },
 	[CMD_EXPORT] = { "export", 1, 1 },
@@ -193,7 +203,7 @@ static int suggest_error(const char *what, const char *word, size_t len,
 }
 
 static const char *const command_names[] = {
-	"summary", "leaks", "compare", "timeline", "export", "merge", "html", "help",
+	"summary", "leaks", "errors", "compare", "check", "timeline", "export", "merge", "html", "help",
 };
 
 /* The command named by word, or -1. */
@@ -373,9 +383,11 @@ static int parse(struct opts *o, int argc, char **argv)
 	}
 	o->format_given = format != NULL;
 	o->weight_given = weight != NULL;
-	if (o->cmd != CMD_LEAKS && (kinds || o->gen_suppressions))
-		return usage_error("%s is an option of the leaks command",
-				   kinds ? "--show-leak-kinds" : "--gen-suppressions");
+	if (o->cmd != CMD_LEAKS && kinds)
+		return usage_error("%s", "--show-leak-kinds is an option of the leaks command");
+	if (o->cmd != CMD_LEAKS && o->cmd != CMD_ERRORS && o->gen_suppressions)
+		return usage_error("%s", "--gen-suppressions is an option of the leaks and errors "
+				   "commands");
 	if (o->cmd != CMD_TIMELINE && o->svg)
 		return usage_error("%s", "--svg is an option of the timeline command");
 	if (o->cmd != CMD_EXPORT && (format || weight))
@@ -580,6 +592,22 @@ static int html(const struct opts *o, const asp_dump_t *d)
 	return ASP_EXIT_OK;
 }
 
+/* The heap errors; a dump without them is an error, as leaks says of a
+ * dump without a leak check. */
+static int errors(const struct opts *o, const asp_dump_t *d)
+{
+	const char *why = asp_errors_missing(d);
+
+	if (why) {
+		asp_error(d->file, "no heap errors in this dump (%s)", why);
+		return ASP_EXIT_USAGE;
+	}
+	if (o->json)
+		return put_json(asp_errors_json(d, o->gen_suppressions));
+	return asp_errors_text(stdout, d, o->gen_suppressions) < 0 ? out_of_memory() :
+	       ASP_EXIT_OK;
+}
+
 /* compare, then --fail-if's regressions: exit status 1 when there is one. */
 static int compare(const struct opts *o, const asp_dump_t *d)
 {
@@ -668,6 +696,8 @@ static int run(const struct opts *o, asp_dump_t *d)
 						       o->gen_suppressions));
 		asp_leaks_text(stdout, d, o->kinds, o->gen_suppressions);
 		return ASP_EXIT_OK;
+	case CMD_ERRORS:
+		return errors(o, d);
 	case CMD_COMPARE:
 		return compare(o, d);
 	case CMD_CHECK:

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errors.h"
 #include "fmt.h"
 #include "peak.h"
 #include "profile.h"
@@ -115,15 +116,12 @@ void asp_summary_exit_text(FILE *out, const asp_dump_t *d)
 		asp_summary_leak_text(out, d);
 	}
 	if (d->has_error_summary) {
-		char e[ASP_NUM_MAX], f[ASP_NUM_MAX];
+		char line[128];
 
 		asp_summary_prefix(out, d);
 		putc('\n', out);
 		asp_summary_prefix(out, d);
-		fprintf(out, "ERROR SUMMARY: %s errors from %s contexts (suppressed: %s from %s)\n",
-			asp_fmt_count(a, d->errors), asp_fmt_count(b, d->error_contexts),
-			asp_fmt_count(e, d->errors_suppressed),
-			asp_fmt_count(f, d->error_contexts_suppressed));
+		fprintf(out, "%s\n", asp_error_summary_line(line, sizeof line, d));
 	}
 	if (any_refs(d)) {
 		asp_summary_prefix(out, d);
@@ -510,6 +508,12 @@ json_t *asp_summary_json(const asp_dump_t *d)
 		json_object_set_new(heap, "temporary", json_integer((json_int_t)d->temporary));
 	json_object_set_new(o, "dump", dump_json(d));
 	json_object_set_new(o, "leaks", asp_summary_leak_json(d));
+	json_object_set_new(o, "error_summary", !d->has_error_summary ? json_null() :
+		json_pack("{s:I,s:I,s:I,s:I}",
+			  "errors", (json_int_t)d->errors,
+			  "contexts", (json_int_t)d->error_contexts,
+			  "suppressed", (json_int_t)d->errors_suppressed,
+			  "suppressed_contexts", (json_int_t)d->error_contexts_suppressed));
 	json_object_set_new(o, "refs", json_pack("{s:I,s:I,s:I,s:I,s:o}",
 		"acquires", (json_int_t)d->refs.acquires,
 		"releases", (json_int_t)d->refs.releases,

@@ -1,4 +1,5 @@
-/* suppress - writes a loss record's stack as a valgrind suppression. */
+/* suppress - writes a loss record's or a heap error's stack as a valgrind
+ * suppression. */
 #include "suppress.h"
 
 #include <stdio.h>
@@ -14,9 +15,15 @@ static const char *const operator_symbol[][2] = {
 	{"new[]_nothrow", "_ZnamRKSt9nothrow_t"},
 	{"new_aligned", "_ZnwmSt11align_val_t"},
 	{"new[]_aligned", "_ZnamSt11align_val_t"},
+	{"delete", "_ZdlPv"},
+	{"delete[]", "_ZdaPv"},
+	{"delete_sized", "_ZdlPvm"},
+	{"delete[]_sized", "_ZdaPvm"},
+	{"delete_aligned", "_ZdlPvSt11align_val_t"},
+	{"delete[]_aligned", "_ZdaPvSt11align_val_t"},
 };
 
-static const char *alloc_symbol(const char *fn)
+static const char *symbol_of(const char *fn)
 {
 	if (!fn)
 		return "malloc";
@@ -26,12 +33,43 @@ static const char *alloc_symbol(const char *fn)
 	return fn;
 }
 
-/* Names in a suppression are one word per line: a control byte or a space
- * (there are none in symbol names) is shown as '?'. */
+/* Names in a suppression are one per line: a control byte is shown as
+ * '?'. A space is kept: valgrind's own "(below main)" has one, and both
+ * tools read the pattern to the end of its line. */
 static void put_name(FILE *f, const char *s)
 {
 	for (; *s; s++)
-		putc((unsigned char)*s > 0x20 && *s != 0x7f ? *s : '?', f);
+		putc((unsigned char)*s >= 0x20 && *s != 0x7f ? *s : '?', f);
+}
+
+/* The program's frames: "fun:" and the symbol as the object has it, as
+ * valgrind writes them, or "obj:" and the module when there is none. */
+static void put_lines(FILE *f, const asp_line_t *lines, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (lines[i].raw) {
+			fputs("   fun:", f);
+			put_name(f, lines[i].raw);
+		} else if (lines[i].module) {
+			fputs("   obj:", f);
+			put_name(f, lines[i].module);
+		} else {
+			fputs("   obj:*", f);
+		}
+		putc('\n', f);
+	}
+}
+
+/* Closes the entry and f, a stream into *text: the text, or NULL when it
+ * could not be written. */
+static char *finish(FILE *f, char **text)
+{
+	fputs("}\n", f);
+	if (fclose(f) != 0) {
+		free(*text);
+		return NULL;
+	}
+	return *text;
 }
 
 char *asp_suppression(const asp_record_t *rec, const asp_line_t *lines,
@@ -47,7 +85,7 @@ char *asp_suppression(const asp_record_t *rec, const asp_line_t *lines,
 		"   match-leak-kinds: %s\n", asp_leak_kind_name[rec->kind]);
 	if (rec->nalloc_stack == 0) {
 		fputs("   fun:", f);
-		put_name(f, alloc_symbol(rec->alloc_fn));
+		put_name(f, symbol_of(rec->alloc_fn));
 		putc('\n', f);
 	}
 	for (size_t i = 0; i < rec->nalloc_stack; i++) {
@@ -55,23 +93,40 @@ char *asp_suppression(const asp_record_t *rec, const asp_line_t *lines,
 		put_name(f, rec->alloc_stack[i]);
 		putc('\n', f);
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (lines[i].raw) {
-			/* valgrind writes the symbol as the object has it */
-			fputs("   fun:", f);
-			put_name(f, lines[i].raw);
-		} else if (lines[i].module) {
-			fputs("   obj:", f);
-			put_name(f, lines[i].module);
-		} else {
-			fputs("   obj:*", f);
-		}
+	put_lines(f, lines, n);
+	return finish(f, &text);
+}
+
+char *asp_error_suppression(const asp_heap_error_t *e, const asp_line_t *lines,
+			    size_t n)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	/* valgrind's kinds: Free for the invalid and the mismatched frees,
+	 * FishyValue, with the function and its argument, for a size. */
+	if (e->kind == ASP_HERR_FISHY_VALUE) {
+		fputs("{\n   <insert_a_suppression_name_here>\n   Memcheck:FishyValue\n   ", f);
+		put_name(f, e->function);
+		putc('(', f);
+		put_name(f, e->argument);
+		fputs(")\n", f);
+	} else {
+		fputs("{\n   <insert_a_suppression_name_here>\n   Memcheck:Free\n", f);
+	}
+	if (e->call.nframes == 0) {
+		fputs("   fun:", f);
+		put_name(f, symbol_of(e->function));
 		putc('\n', f);
 	}
-	fputs("}\n", f);
-	if (fclose(f) != 0) {
-		free(text);
-		return NULL;
+	for (size_t i = 0; i < e->call.nframes; i++) {
+		fputs("   fun:", f);
+		put_name(f, e->call.frames[i]);
+		putc('\n', f);
 	}
-	return text;
+	put_lines(f, lines, n);
+	return finish(f, &text);
 }

@@ -1,4 +1,5 @@
-/* suppress - writes a loss record's stack as a valgrind suppression. */
+/* suppress - writes a loss record's or a heap error's stack as a valgrind
+ * suppression. */
 #ifndef ASP_SUPPRESS_H
 #define ASP_SUPPRESS_H
 
@@ -12,5 +13,13 @@
  * NULL when out of memory. */
 char *asp_suppression(const asp_record_t *rec, const asp_line_t *lines,
 		      size_t n);
+
+/* The suppression for the heap error e, whose call's stack printed as
+ * lines[0..n) below the interposer's lines: Memcheck:Free for the frees,
+ * Memcheck:FishyValue with its "malloc(size)" line for a fishy value, as
+ * valgrind writes them with --gen-suppressions; malloc'd, or NULL when out
+ * of memory. */
+char *asp_error_suppression(const asp_heap_error_t *e, const asp_line_t *lines,
+			    size_t n);
 
 #endif

@@ -11,7 +11,7 @@
 #                       caught sooner: after 50x the bare time, at least 10 s)
 #   BENCH_ONLY="a b"    only workloads whose names start with these words
 #   BENCH_TOOLS="..."   the tool columns, default
-#                       "limit limit-ret count track bt16 bt16-fp sample memusage heaptrack"
+#                       "limit limit-ret count track bt16 bt16-fp sample guard memusage heaptrack"
 # The limit column is build/benches/libfloor.so (floor.c): an interposer that
 # only forwards, the least any LD_PRELOAD tool can cost; limit-ret is
 # libfloor-ret.so, the same looking at each allocation's result.
@@ -26,7 +26,7 @@ BUDGET=${BENCH_BUDGET:-3}
 MIN=${BENCH_MIN_RUNS:-3}
 TIMEOUT=${BENCH_TIMEOUT:-120}
 ONLY=${BENCH_ONLY:-}
-TOOLS=${BENCH_TOOLS:-limit limit-ret count track bt16 bt16-fp sample memusage heaptrack}
+TOOLS=${BENCH_TOOLS:-limit limit-ret count track bt16 bt16-fp sample guard memusage heaptrack}
 LIB=$(pwd)/$B/liballocspy.so
 FLOOR=$(pwd)/$BB/libfloor.so
 FLOOR_RET=$(pwd)/$BB/libfloor-ret.so
@@ -84,6 +84,7 @@ variant_args() {
 	bt16-fp) [ -n "$have_shim" ] &&
 		echo "-V bt16-fp $SHIM ALLOCSPY_BACKTRACE=16 ALLOCSPY_UNWIND=fp" ;;
 	sample) [ -n "$have_shim" ] && echo "-V sample $SHIM ALLOCSPY_MODE=count ALLOCSPY_BACKTRACE=16 ALLOCSPY_SAMPLE=524288" ;;
+	guard) [ -n "$have_shim" ] && echo "-V guard $SHIM ALLOCSPY_GUARD=1000" ;;
 	memusage) [ -n "$have_memusage" ] && echo "-V memusage LD_PRELOAD=$MEMUSAGE" ;;
 	heaptrack) [ -n "$have_heaptrack" ] && echo "-V heaptrack:$SLOW" ;;
 	esac

@@ -523,9 +523,42 @@ static const char *shown_name(asp_dwsym_t *s, struct mod *m, size_t i)
 	return m->demangled[i] ? m->demangled[i] : m->syms[i].name;
 }
 
-/* Names pc without the cache. */
+/* Whether name is one of the C library's functions that call main, which
+ * valgrind names "(below main)" (its --show-below-main=no, the default). */
+static bool below_main(const char *name)
+{
+	static const char *const names[] = {
+		"__libc_start_main", "__libc_start_main_impl", "__libc_start_call_main",
+		"generic_start_main",
+	};
+
+	for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++) {
+		size_t n = strlen(names[i]);
+
+		if (strncmp(name, names[i], n) == 0 && (name[n] == '\0' || name[n] == '@'))
+			return true;
+	}
+	return false;
+}
+
+static size_t lookup_named(asp_dwsym_t *s, uint64_t pc, asp_dwline_t *out,
+			   size_t max);
+
+/* Names pc without the cache; the functions below main as valgrind names
+ * them, in its loss records and its suppressions alike. */
 static size_t lookup(asp_dwsym_t *s, uint64_t pc, asp_dwline_t *out,
 		     size_t max)
+{
+	size_t n = lookup_named(s, pc, out, max);
+
+	for (size_t k = 0; k < n; k++)
+		if (below_main(out[k].raw) || below_main(out[k].fn))
+			out[k].fn = out[k].raw = ASP_DW_BELOW_MAIN;
+	return n;
+}
+
+static size_t lookup_named(asp_dwsym_t *s, uint64_t pc, asp_dwline_t *out,
+			   size_t max)
 {
 	int i = asp_dwsym_find(s, pc);
 	const char *why;

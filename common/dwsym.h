@@ -105,11 +105,26 @@ void asp_dwsym_sort(asp_dwcand_t *c, size_t n);
 void asp_dwsym_set_symbols(asp_dwsym_t *s, int i, const asp_dwcand_t *c,
 			   size_t n);
 
+/* valgrind's name for the C library's functions that call main
+ * (__libc_start_call_main, __libc_start_main): a stack that does not reach
+ * main (a stripped program's) ends at the first of them, as one that does
+ * ends at main. */
+#define ASP_DW_BELOW_MAIN "(below main)"
+
+/* Whether a line named fn ends a stack as valgrind shows it: main, or the
+ * first function below it. */
+static inline bool asp_dwsym_ends_stack(const char *fn)
+{
+	return fn != NULL && (__builtin_strcmp(fn, "main") == 0 ||
+			      __builtin_strcmp(fn, ASP_DW_BELOW_MAIN) == 0);
+}
+
 /* The lines of code address pc (the call itself: a return address minus
  * one), at most max (max >= 1), into out; returns how many (at least 1).
  * Results are cached per address. glibc's __clone3 is named clone, as
  * valgrind (whose threads are made with clone) names the frame that
- * starts every thread. */
+ * starts every thread; the functions that call main are named
+ * ASP_DW_BELOW_MAIN. */
 size_t asp_dwsym_lookup(asp_dwsym_t *s, uint64_t pc, asp_dwline_t *out,
 			size_t max);
 

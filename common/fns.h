@@ -58,4 +58,35 @@ enum asp_fn {
 	ASP_FN_ALLOC_END = ASP_FN_FREE,
 };
 
+/* The blocks of each family as a mask of bits fn + 1 (the functions that
+ * hand them out), constants: the table of live blocks keeps fn + 1. */
+#define ASP_FN_MALLOC_BIT(id, name, family, f0, f1, f2) \
+	| (ASP_FN_##id < ASP_FN_ALLOC_END && ASP_FAMILY_##family == ASP_FAMILY_MALLOC ? 1u << (ASP_FN_##id + 1) : 0u)
+#define ASP_FN_NEW_BIT(id, name, family, f0, f1, f2) \
+	| (ASP_FN_##id < ASP_FN_ALLOC_END && ASP_FAMILY_##family == ASP_FAMILY_NEW ? 1u << (ASP_FN_##id + 1) : 0u)
+#define ASP_FN_NEW_ARR_BIT(id, name, family, f0, f1, f2) \
+	| (ASP_FN_##id < ASP_FN_ALLOC_END && ASP_FAMILY_##family == ASP_FAMILY_NEW_ARR ? 1u << (ASP_FN_##id + 1) : 0u)
+enum {
+	ASP_FAMILY_MALLOC_WORDS = 0u ASP_FNS(ASP_FN_MALLOC_BIT),
+	ASP_FAMILY_NEW_WORDS = 0u ASP_FNS(ASP_FN_NEW_BIT),
+	ASP_FAMILY_NEW_ARR_WORDS = 0u ASP_FNS(ASP_FN_NEW_ARR_BIT),
+};
+#undef ASP_FN_MALLOC_BIT
+#undef ASP_FN_NEW_BIT
+#undef ASP_FN_NEW_ARR_BIT
+
+/* fn's family: a constant where fn is. */
+static inline enum asp_family asp_fn_family(unsigned fn)
+{
+	switch (fn) {
+#define ASP_FN_CASE(id, name, family, f0, f1, f2) \
+	case ASP_FN_##id: \
+		return ASP_FAMILY_##family;
+		ASP_FNS(ASP_FN_CASE)
+#undef ASP_FN_CASE
+	default:
+		return ASP_FAMILY_NONE;
+	}
+}
+
 #endif

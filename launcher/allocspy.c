@@ -42,24 +42,51 @@ static void usage(FILE *f)
 	      "\n"
 	      "Runs program with " LIB_NAME " preloaded. At exit the program prints a\n"
 	      "heap summary (as valgrind does) and writes a JSON dump for allocspy-report.\n"
+	      "Options spelled as valgrind's do what valgrind's do.\n"
 	      "\n"
 	      "options:\n"
-	      "  --mode=track|count      track: in-use bytes and a leak check (default);\n"
-	      "                          count: counters only, the lowest overhead\n"
-	      "  --output=TEMPLATE       the dump path (default allocspy.%e.%p.json;\n"
-	      "                          %p the pid, %e the program name); none: no dump\n"
-	      "  --backtrace=N           frames recorded per allocation, 0 to 64;\n"
-	      "                          1 (the default) is the caller only\n"
-	      "  --unwind=libunwind|fp   the unwinder for N > 1 (default libunwind)\n"
 	      "  --leak-check=summary|full|no\n"
 	      "                          the leak check at exit (default summary)\n"
+	      "  --num-callers=N         frames recorded per allocation, 0 to 64;\n"
+	      "                          1 (the default) is the caller only\n"
+	      "  --backtrace=N           the same as --num-callers\n"
+	      "  --suppressions=FILE     a valgrind or LSan suppression file (repeatable)\n"
+	      "  --trace-children=yes|no trace the programs it runs (default yes)\n"
+	      "  --trace-children-skip=PATTERNS\n"
+	      "                          comma-separated patterns (* and ?) of programs\n"
+	      "                          not to trace, matched against the path run or\n"
+	      "                          the executable (a pattern without / against\n"
+	      "                          their base name); their own children still are\n"
+	      "  --error-exitcode=N      exit with N when leaks of the kinds below remain\n"
+	      "                          (the program started, not its children)\n"
+	      "  --error-exitcode-children=yes|no\n"
+	      "                          the same status for the children it runs too\n"
+	      "                          (default no)\n"
+	      "  --errors-for-leak-kinds=KINDS\n"
+	      "                          definite,indirect,possible,reachable, all or none\n"
+	      "                          (default definite,possible)\n"
 	      "  --log-file=TEMPLATE     write the exit summary there, not to stderr\n"
-	      "  --quiet                 print no summary; the dump is still written\n"
 	      "  --run-libc-freeres=yes|no\n"
 	      "  --run-cxx-freeres=yes|no\n"
 	      "                          free glibc's and libstdc++'s own memory at exit,\n"
 	      "                          as valgrind does (both yes by default)\n"
-	      "  --help                  print this help and exit\n"
+	      "  --mode=track|count      track: in-use bytes and a leak check (default);\n"
+	      "                          count: counters only, the lowest overhead\n"
+	      "  --output=TEMPLATE       the dump path (default allocspy.%e.%p.json;\n"
+	      "                          %p the pid, %e the program name); none: no dump\n"
+	      "  --unwind=libunwind|fp   the unwinder for N > 1 (default libunwind)\n"
+	      "  --snapshots=N           snapshots of the heap over time, 0 to 100000\n"
+	      "                          (default 100)\n"
+	      "  --sample=BYTES          with N > 1, a stack for one allocation per BYTES\n"
+	      "                          on average (default 0: every allocation)\n"
+	      "  --sample-seed=N         the sampling's seed (default random)\n"
+	      "  --guard=N               a guarded page for one allocation in N on average,\n"
+	      "                          to catch overflows and uses after free (default 0)\n"
+	      "  --interval-ms=N         also a dump every N ms during the run (default 0)\n"
+	      "  --dump-on-signal=yes|no the report on a fatal signal (default yes)\n"
+	      "  --ref-cross=yes|no      count cross-thread reference operations\n"
+	      "  --quiet                 print no summary; the dump is still written\n"
+	      "  --help, -h              print this help and exit\n"
 	      "  --version               print the version and exit\n"
 	      "\n"
 	      "Exit status: the program's; 125 an allocspy error, 126 the program cannot\n"
@@ -92,13 +119,16 @@ static int finish_stdout(void)
 
 /* ---- options -------------------------------------------------------------- */
 
-enum opt_arg { OPT_NONE, OPT_VALUE };
+/* An option without a value, or with one, checked as: any text that is
+ * not empty, a word out of choices, an integer in [lo, hi]. */
+enum opt_arg { OPT_NONE, OPT_TEXT, OPT_CHOICE, OPT_INT };
 
 struct opt {
 	const char *name;	/* without the leading "--" */
 	enum opt_arg arg;
 	const char *var;	/* the environment variable it sets, or NULL */
-	const char *const *choices;	/* the allowed values, or NULL */
+	const char *const *choices;	/* OPT_CHOICE: the allowed values */
+	unsigned long long lo, hi;	/* OPT_INT */
 };
 
 static const char *const mode_choices[] = { "track", "count", NULL };
@@ -106,44 +136,136 @@ static const char *const unwind_choices[] = { "libunwind", "fp", NULL };
 static const char *const leak_choices[] = { "summary", "full", "no", NULL };
 static const char *const yes_no[] = { "yes", "no", NULL };
 
-static const struct opt opts[] = {
-	{ "mode", OPT_VALUE, "ALLOCSPY_MODE", mode_choices },
-	{ "output", OPT_VALUE, "ALLOCSPY_OUTPUT", NULL },
-	{ "backtrace", OPT_VALUE, "ALLOCSPY_BACKTRACE", NULL },
-	{ "unwind", OPT_VALUE, "ALLOCSPY_UNWIND", unwind_choices },
-	{ "leak-check", OPT_VALUE, "ALLOCSPY_LEAK_CHECK", leak_choices },
-	{ "log-file", OPT_VALUE, "ALLOCSPY_LOG_FILE", NULL },
-	{ "quiet", OPT_NONE, "ALLOCSPY_QUIET", NULL },
-	/* Both set ALLOCSPY_FREERES once the options are read. */
-	{ "run-libc-freeres", OPT_VALUE, NULL, yes_no },
-	{ "run-cxx-freeres", OPT_VALUE, NULL, yes_no },
-	{ "help", OPT_NONE, NULL, NULL },
-	{ "version", OPT_NONE, NULL, NULL },
-};
-
 /* The largest --backtrace: the shim's ASP_MAX_BACKTRACE (t71 checks it). */
 #define BACKTRACE_MAX 64
 
+static const struct opt opts[] = {
+	/* valgrind's names */
+	{ "leak-check", OPT_CHOICE, "ALLOCSPY_LEAK_CHECK", leak_choices, 0, 0 },
+	{ "num-callers", OPT_INT, "ALLOCSPY_BACKTRACE", NULL, 0, BACKTRACE_MAX },
+	/* Each adds a file to ALLOCSPY_SUPPRESSIONS, once the options are read. */
+	{ "suppressions", OPT_TEXT, NULL, NULL, 0, 0 },
+	{ "trace-children", OPT_CHOICE, "ALLOCSPY_FOLLOW_CHILDREN", yes_no, 0, 0 },
+	{ "trace-children-skip", OPT_TEXT, "ALLOCSPY_TRACE_CHILDREN_SKIP", NULL, 0, 0 },
+	{ "error-exitcode", OPT_INT, "ALLOCSPY_ERROR_EXITCODE", NULL, 0, 255 },
+	{ "errors-for-leak-kinds", OPT_TEXT, "ALLOCSPY_ERRORS_FOR_LEAK_KINDS", NULL, 0, 0 },
+	{ "log-file", OPT_TEXT, "ALLOCSPY_LOG_FILE", NULL, 0, 0 },
+	/* Both set ALLOCSPY_FREERES once the options are read. */
+	{ "run-libc-freeres", OPT_CHOICE, NULL, yes_no, 0, 0 },
+	{ "run-cxx-freeres", OPT_CHOICE, NULL, yes_no, 0, 0 },
+	/* allocspy's own */
+	{ "backtrace", OPT_INT, "ALLOCSPY_BACKTRACE", NULL, 0, BACKTRACE_MAX },
+	{ "error-exitcode-children", OPT_CHOICE, "ALLOCSPY_ERROR_EXITCODE_CHILDREN", yes_no, 0, 0 },
+	{ "mode", OPT_CHOICE, "ALLOCSPY_MODE", mode_choices, 0, 0 },
+	{ "output", OPT_TEXT, "ALLOCSPY_OUTPUT", NULL, 0, 0 },
+	{ "unwind", OPT_CHOICE, "ALLOCSPY_UNWIND", unwind_choices, 0, 0 },
+	{ "snapshots", OPT_INT, "ALLOCSPY_SNAPSHOTS", NULL, 0, 100000 },
+	{ "sample", OPT_INT, "ALLOCSPY_SAMPLE", NULL, 0, 1ull << 40 },
+	{ "sample-seed", OPT_INT, "ALLOCSPY_SAMPLE_SEED", NULL, 0, INT64_MAX },
+	{ "guard", OPT_INT, "ALLOCSPY_GUARD", NULL, 0, 1ull << 40 },
+	{ "interval-ms", OPT_INT, "ALLOCSPY_INTERVAL_MS", NULL, 0, 86400000 },
+	{ "dump-on-signal", OPT_CHOICE, "ALLOCSPY_DUMP_ON_SIGNAL", yes_no, 0, 0 },
+	{ "ref-cross", OPT_CHOICE, "ALLOCSPY_REF_CROSS", yes_no, 0, 0 },
+	{ "quiet", OPT_NONE, "ALLOCSPY_QUIET", NULL, 0, 0 },
+	{ "help", OPT_NONE, NULL, NULL, 0, 0 },
+	{ "version", OPT_NONE, NULL, NULL, 0, 0 },
+};
+
+#define NOPTS (sizeof opts / sizeof opts[0])
+
+/* Levenshtein distance of a[0..la) and b[0..lb), both short. */
+static size_t distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t row[64];
+
+	if (la >= 63 || lb >= 63)
+		return (size_t)-1;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* The word of words[0..] closest to w[0..len), when it is close enough to
+ * be a misspelling of it (a third of its letters, at least 2, at most 3),
+ * or one it begins (a prefix); else NULL. */
+static const char *closest(const char *w, size_t len, const char *const *words, size_t n,
+			   size_t stride)
+{
+	const char *best = NULL;
+	size_t bd = (size_t)-1;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *c = *(const char *const *)((const char *)words + i * stride);
+		size_t d = distance(w, len, c, strlen(c));
+
+		if (len >= 2 && strlen(c) > len && strncmp(c, w, len) == 0)
+			d = 1;	/* a prefix: what was meant, more than likely */
+		if (d < bd) {
+			bd = d;
+			best = c;
+		}
+	}
+	size_t most = len / 3 < 2 ? 2 : len / 3 > 3 ? 3 : len / 3;
+
+	return bd <= most ? best : NULL;
+}
+
+static void unknown_option(const char *a, size_t n)
+{
+	const char *c = closest(a + 2, n - 2, &opts[0].name, NOPTS, sizeof opts[0]);
+
+	if (c != NULL)
+		error("unknown option '%.*s' (did you mean --%s?)", (int)n, a, c);
+	else
+		error("unknown option '%.*s' (try --help)", (int)n, a);
+}
+
 static int check_value(const struct opt *o, const char *v)
 {
-	if (o->choices) {
-		for (const char *const *c = o->choices; *c; c++)
+	if (o->arg == OPT_CHOICE) {
+		size_t n = 0;
+
+		for (const char *const *c = o->choices; *c; c++, n++)
 			if (strcmp(v, *c) == 0)
 				return 0;
 		/* "'x' is not track or count", "... not summary, full or no" */
 		fprintf(stderr, "allocspy: error: --%s: '%s' is not ", o->name, v);
 		for (const char *const *c = o->choices; *c; c++)
-			fprintf(stderr, "%s%s", *c, !c[1] ? "\n" : !c[2] ? " or " : ", ");
+			fprintf(stderr, "%s%s", *c, !c[1] ? "" : !c[2] ? " or " : ", ");
+		const char *c = closest(v, strlen(v), o->choices, n, sizeof *o->choices);
+
+		if (c != NULL)
+			fprintf(stderr, " (did you mean %s?)", c);
+		fputc('\n', stderr);
 		return -EINVAL;
 	}
-	if (strcmp(o->name, "backtrace") == 0) {
-		long n = 0;
+	if (o->arg == OPT_INT) {
+		unsigned long long x = 0;
 		const char *p = v;
+		int over = 0;
 
-		for (; *p >= '0' && *p <= '9' && n <= BACKTRACE_MAX; p++)
-			n = n * 10 + (*p - '0');
-		if (*v == '\0' || *p != '\0' || n > BACKTRACE_MAX) {
-			error("--backtrace: '%s' is not a number from 0 to %d", v, BACKTRACE_MAX);
+		for (; *p >= '0' && *p <= '9'; p++) {
+			over |= x > (o->hi - (unsigned)(*p - '0')) / 10;
+			x = x * 10 + (unsigned long long)(*p - '0');
+		}
+		if (*v == '\0' || *p != '\0' || over || x < o->lo || x > o->hi) {
+			error("--%s: '%s' is not a number from %llu to %llu", o->name, v, o->lo, o->hi);
 			return -EINVAL;
 		}
 		return 0;
@@ -183,6 +305,51 @@ static int set_freeres(void)
 	return 0;
 }
 
+/* ALLOCSPY_SUPPRESSIONS from the --suppressions given, in their order,
+ * each made absolute (the shim reads them at exit, maybe elsewhere). */
+static char *supp_list;
+static size_t supp_len;
+
+static int add_suppressions(const char *file)
+{
+	char abs[PATH_MAX];
+	char *more;
+	size_t len;
+
+	if (!realpath(file, abs)) {
+		error("--suppressions: %s: %s", file, strerror(errno));
+		return -EINVAL;
+	}
+	if (strchr(abs, ':')) {
+		error("--suppressions: %s: ALLOCSPY_SUPPRESSIONS cannot hold a path with a colon", abs);
+		return -EINVAL;
+	}
+	len = strlen(abs);
+	more = realloc(supp_list, supp_len + len + 2);
+	if (!more) {
+		error("%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	supp_list = more;
+	if (supp_len > 0)
+		supp_list[supp_len++] = ':';
+	memcpy(supp_list + supp_len, abs, len + 1);
+	supp_len += len;
+	return 0;
+}
+
+/* What the options set once all are read. */
+static int set_collected(void)
+{
+	if (set_freeres() < 0)
+		return -1;
+	if (supp_list && setenv("ALLOCSPY_SUPPRESSIONS", supp_list, 1) != 0) {
+		error("setenv ALLOCSPY_SUPPRESSIONS: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_options(int argc, char **argv, int *prog)
 {
 	int i = 1;
@@ -195,20 +362,24 @@ static int parse_options(int argc, char **argv, int *prog)
 
 		if (strcmp(a, "--") == 0) {
 			*prog = i + 1;
-			return set_freeres() < 0 ? ASP_EXIT_ERROR : RUN;
+			return set_collected() < 0 ? ASP_EXIT_ERROR : RUN;
 		}
 		if (a[0] != '-' || a[1] == '\0')
 			break;	/* the program */
+		if (strcmp(a, "-h") == 0) {
+			usage(stdout);
+			return finish_stdout();
+		}
 		if (a[1] != '-') {
 			error("unknown option '%s' (try --help)", a);
 			return ASP_EXIT_ERROR;
 		}
 		n = strcspn(a + 2, "=");
-		for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++)
+		for (size_t k = 0; k < NOPTS; k++)
 			if (strlen(opts[k].name) == n && strncmp(a + 2, opts[k].name, n) == 0)
 				o = &opts[k];
 		if (!o) {
-			error("unknown option '%.*s' (try --help)", (int)n + 2, a);
+			unknown_option(a, n + 2);
 			return ASP_EXIT_ERROR;
 		}
 		if (a[2 + n] == '=')
@@ -219,7 +390,7 @@ static int parse_options(int argc, char **argv, int *prog)
 			error("--%s takes no value", o->name);
 			return ASP_EXIT_ERROR;
 		}
-		if (o->arg == OPT_VALUE && !v) {
+		if (o->arg != OPT_NONE && !v) {
 			if (i >= argc) {
 				error("--%s needs a value", o->name);
 				return ASP_EXIT_ERROR;
@@ -234,10 +405,15 @@ static int parse_options(int argc, char **argv, int *prog)
 			printf("allocspy %s\n", ASP_VERSION);
 			return finish_stdout();
 		}
-		if (o->arg == OPT_VALUE && check_value(o, v) < 0)
+		if (o->arg != OPT_NONE && check_value(o, v) < 0)
 			return ASP_EXIT_ERROR;
 		if (strcmp(o->name, "run-libc-freeres") == 0 || strcmp(o->name, "run-cxx-freeres") == 0) {
 			freeres[o->name[4] == 'c'] = strcmp(v, "yes") == 0;
+			continue;
+		}
+		if (strcmp(o->name, "suppressions") == 0) {
+			if (add_suppressions(v) < 0)
+				return ASP_EXIT_ERROR;
 			continue;
 		}
 		if (setenv(o->var, v ? v : "1", 1) != 0) {
@@ -246,7 +422,7 @@ static int parse_options(int argc, char **argv, int *prog)
 		}
 	}
 	*prog = i;
-	return set_freeres() < 0 ? ASP_EXIT_ERROR : RUN;
+	return set_collected() < 0 ? ASP_EXIT_ERROR : RUN;
 }
 
 /* ---- the library ------------------------------------------------------------ */

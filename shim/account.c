@@ -364,12 +364,13 @@ static ASP_NOINLINE struct asp_site_use *site_use_make(struct asp_thread *t, uin
 	if (dir == NULL) {
 		/* reserved, backed where used: a page per 512 chunks */
 		int saved = errno;
-		void *m = mmap(NULL, SITE_USE_DIR * sizeof *dir, PROT_READ | PROT_WRITE,
+		size_t bytes = SITE_USE_DIR * sizeof(struct asp_site_use *);
+		void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 		               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		errno = saved;
 		if (m == MAP_FAILED)
 			return NULL;
-		asp__arena_adopt(m, SITE_USE_DIR * sizeof *dir);
+		asp__arena_adopt(m, bytes);
 		dir = m;
 		asp_atomic_store_release(&t->site_use, dir);
 	}
@@ -480,7 +481,7 @@ static ASP_COLD void flush_deferred(struct asp_thread *t)
 			asp__net_shrink(t, (uint64_t)released);
 		if (d.op == ASP_DEFER_FREE) {
 			asp__wait_frozen();
-			asp__next.free((void *)d.ptr);
+			asp__free_block(t, (void *)d.ptr, 0);
 		}
 	}
 	asp_atomic_store_release(&t->ndefer, 0);
@@ -509,7 +510,7 @@ void asp__account_thread_gone(struct asp_thread *t)
 		if (released >= 0)
 			t->net -= released, t->net_blocks--;
 		if (d.op == ASP_DEFER_FREE)
-			asp__next.free((void *)d.ptr);
+			asp__free_block(NULL, (void *)d.ptr, 0);
 	}
 	t->ndefer = 0;
 	asp__figures.in_use += t->net;
@@ -538,6 +539,10 @@ static ASP_NOINLINE void track_put(struct asp_thread *t, int fast, enum asp_fn f
 	struct asp_site_use *u = asp__site_use(t, si);
 	if (ASP_UNLIKELY(u == NULL) && t->chg == 0)
 		u = site_use_make(t, si);
+	/* the fast path's next time: the entry beside the index it cached */
+	struct asp_site_cache *c = &t->site_cache[asp__site_cache_slot(site)];
+	if (u != NULL && c->site == site && c->index == si && (si != 0 || site == 0))
+		c->use = u;
 	int nested = change_enter(t);
 	int r = asp__live_insert((uintptr_t)p, size, fn, site, si, (uintptr_t)t, nested);
 	if (ASP_UNLIKELY(r == -EAGAIN))
@@ -744,7 +749,9 @@ static ASP_ALWAYS_INLINE int alloc_tracked(int fast, enum asp_fn fn, size_t size
 	struct asp_thread *t = asp__thread_peek();
 	if (ASP_UNLIKELY(t == NULL || t->depth != 0))
 		return 0;
-	void *p = asp__next.malloc(size);
+	void *p = asp__guard_alloc(t, size, 0);
+	if (ASP_LIKELY(p == NULL))
+		p = asp__next.malloc(size);
 	*out = p;
 	if (ASP_UNLIKELY(p == NULL))
 		asp__count_failed_arg(t, fn, "size", size, site);
@@ -752,6 +759,8 @@ static ASP_ALWAYS_INLINE int alloc_tracked(int fast, enum asp_fn fn, size_t size
 		track_alloc(t, ASP_FAST_STACKS, fn, p, size, site);
 	else if (!asp__track_put_fast(t, fn, p, size, site, 0))
 		track_put(t, ASP_FAST_TRACK, fn, p, size, site);
+	if (p != NULL)
+		asp__guard_made(t, p, fn);
 	return 1;
 }
 
@@ -794,7 +803,7 @@ static ASP_ALWAYS_INLINE void release_tracked(void *p, enum asp_fn fn, int stack
 {
 	int r = asp__free_tracked(p, fn, stacks);
 	if (ASP_LIKELY(r > 0))
-		asp__next.free(p);
+		asp__free_block(asp__thread_peek(), p, (uintptr_t)__builtin_return_address(0));
 	else if (r < 0)
 		asp__delete_any(p, fn);
 }
@@ -903,8 +912,10 @@ void *asp__calloc(size_t n, size_t size, uintptr_t site)
 			memset(q, 0, bytes);
 		return q;
 	}
-	void *p = asp__next.calloc(n, size);
 	struct asp_thread *t = enter();
+	void *p = t != NULL && !overflow ? asp__guard_alloc(t, bytes, 1) : NULL;
+	if (ASP_LIKELY(p == NULL))
+		p = asp__next.calloc(n, size);
 	/* (valgrind refuses an overflowing product before it looks) */
 	if (ASP_UNLIKELY(p == NULL) && t != NULL && asp__fast >= ASP_FAST_TRACK && !overflow) {
 		if (asp__fishy(n))
@@ -928,6 +939,24 @@ static void count_invisible(struct asp_thread *t, enum asp_fn fn, size_t size)
 	asp_owned_add(&t->c.fn[fn].calls, 1);
 	asp_owned_add(&t->c.fn[fn].bytes, size);
 	asp_owned_add(&t->c.invisible_blocks, 1);
+}
+
+/* realloc of a guarded block (guard.h): a new block from the allocator,
+ * the old one's bytes copied, the old one back to the pool, as realloc
+ * does; NULL (the old block kept) when the allocator has none. */
+static void *guard_realloc(struct asp_thread *t, void *p, size_t bytes, uintptr_t site)
+{
+	if (bytes == 0) {
+		asp__guard_free(t, p, site);
+		return NULL;
+	}
+	void *q = asp__next.malloc(bytes);
+	if (q != NULL) {
+		size_t have = asp__guard_size(p);
+		memcpy(q, p, have < bytes ? have : bytes);
+		asp__guard_free(t, p, site);
+	}
+	return q;
 }
 
 /* realloc and reallocarray: 1 free and 1 alloc when p is not NULL. */
@@ -963,6 +992,10 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 			count_invisible(t, fn, bytes);
 		else if (t != NULL)
 			count_result(t, fn, q, bytes, site);
+		/* realloc(NULL, n) counts as a realloc, and its block is
+		 * malloc's, as valgrind names it at the top of its stack */
+		if (t != NULL && !array && p == NULL && q != NULL && asp__fast >= ASP_FAST_TRACK)
+			asp__live_set_fn((uintptr_t)q, ASP_FN_MALLOC);
 		return q;
 	}
 
@@ -994,7 +1027,9 @@ static void *resize(void *p, size_t n, size_t size, int array, uintptr_t site)
 	/* glibc's reallocarray calls realloc, the shim's: that realloc of
 	 * the block just taken out of the table is no invalid one */
 	t->in_reallocarray += array;
-	void *q = array ? asp__next.reallocarray(p, n, size) : asp__next.realloc(p, bytes);
+	void *q = ASP_UNLIKELY(asp__guard_mean != 0) && asp__guard_owns(p)
+	        ? guard_realloc(t, p, overflow ? SIZE_MAX : bytes, site)
+	        : array ? asp__next.reallocarray(p, n, size) : asp__next.realloc(p, bytes);
 	t->in_reallocarray -= array;
 	if (q == NULL && (bytes != 0 || overflow)) {
 		/* Failed: p is untouched and still live. */
@@ -1089,7 +1124,8 @@ void asp__free_slow(void *p, enum asp_fn fn)
 	if (asp__state == 0)
 		asp__init_slow();
 	asp__wait_frozen();
-	asp__next.free(p);
+	/* (a guarded block freed after the report: back to the pool quietly) */
+	asp__free_block(NULL, p, 0);
 }
 
 size_t asp__usable_size(void *p)
@@ -1105,6 +1141,8 @@ size_t asp__usable_size(void *p)
 	struct asp_thread *t = enter();
 	if (t != NULL)
 		asp_owned_add(&t->c.fn[ASP_FN_USABLE_SIZE].calls, 1);
+	if (ASP_UNLIKELY(asp__guard_mean != 0) && asp__guard_owns(p))
+		return asp__guard_size(p);
 	return asp__next.malloc_usable_size(p);
 }
 
@@ -1318,12 +1356,12 @@ static inline void *new_fast(enum asp_fn fn, size_t size, uintptr_t site)
 	int fast = asp__fast;
 	if (ASP_UNLIKELY(fast == 0))
 		return NULL;
-	void *p = asp__next.malloc(size ? size : 1);
-	if (ASP_LIKELY(p != NULL)) {
-		struct asp_thread *t = asp__thread_self();
-		if (ASP_LIKELY(t->depth == 0))
-			asp__count_alloc(t, fast, fn, p, size, site);
-	}
+	struct asp_thread *t = asp__thread_self();
+	void *p = t->depth == 0 ? asp__guard_alloc(t, size ? size : 1, 0) : NULL;
+	if (ASP_LIKELY(p == NULL))
+		p = asp__next.malloc(size ? size : 1);
+	if (ASP_LIKELY(p != NULL) && ASP_LIKELY(t->depth == 0))
+		asp__count_alloc(t, fast, fn, p, size, site);
 	return p;
 }
 

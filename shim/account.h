@@ -35,6 +35,7 @@
 
 #include "errors.h"
 #include "glue.h"
+#include "guard.h"
 #include "live.h"
 #include "next.h"
 #include "sample.h"
@@ -311,14 +312,17 @@ void asp__site_add(struct asp_thread *t, uintptr_t site, size_t size);
 static ASP_ALWAYS_INLINE int asp__track_put_fast(struct asp_thread *t, enum asp_fn fn, void *p,
                                                  size_t size, uintptr_t site, int stacks)
 {
-	if (ASP_UNLIKELY(t->ndefer != 0 || asp__live_shared))
-		return 0;
-	uint32_t si = asp__site_index(t, site);
+	const struct asp_site_cache *c = &t->site_cache[asp__site_cache_slot(site)];
+	struct asp_site_use *u = c->use;
 	uint64_t *w = asp__live_word((uintptr_t)p);
-	struct asp_site_use *u = asp__site_use(t, si);
-	if (ASP_UNLIKELY(w == NULL || u == NULL || !asp__live_fits((uintptr_t)p, size, si) ||
-	                 (si == 0 && site != 0)))
+	/* the site's index and the thread's entry known (its cache), a word
+	 * that holds the block: no handler's work waiting, glibc's allocator,
+	 * an 8-aligned block below 4 GiB */
+	if (ASP_UNLIKELY(c->site != site || u == NULL || w == NULL ||
+	                 (t->ndefer | (unsigned)asp__live_shared | ((uintptr_t)p & 7) |
+	                  (size >> 32)) != 0))
 		return 0;
+	uint32_t si = c->index;
 	if (ASP_UNLIKELY(!asp__change_begin(t)))
 		return 0;
 	asp_atomic_store_relaxed(w, asp__live_pack((uintptr_t)p, size, fn, si));
@@ -365,11 +369,14 @@ static ASP_ALWAYS_INLINE int asp__track_release_fast(struct asp_thread *t, enum 
 	 * (a program that frees blocks all over its heap pays one each). */
 	__builtin_prefetch((const char *)p - 16);
 	uint64_t v = asp_atomic_load_relaxed(w);
-	struct asp_site_use *u = asp__site_use(t, asp__live_word_site(v));
+	uint32_t si = asp__live_word_site(v);
+	struct asp_site_use *u = si == t->free_site ? t->free_use : asp__site_use(t, si);
 	/* a block of another family (free of new's): a mismatch, reported */
 	if (ASP_UNLIKELY(!asp__live_holds(v, (uintptr_t)p) || u == NULL ||
-	                 asp__fn_family[asp__live_word_fn(v)] != asp__fn_family[fn]))
+	                 !((asp__family_words(fn) >> ((v >> 2) & 31)) & 1)))
 		return 0;
+	t->free_site = si;
+	t->free_use = u;
 	if (ASP_UNLIKELY(!asp__change_begin(t)))
 		return 0;
 	uint64_t size = asp__live_word_size(v);
@@ -412,6 +419,7 @@ static ASP_ALWAYS_INLINE void asp__count_alloc(struct asp_thread *t, int fast, e
 			asp__count_sampled(t, fn, p, size, site);
 		else if (fast != ASP_FAST_TRACK || !asp__track_put_fast(t, fn, p, size, site, 0))
 			asp__track_alloc(t, fast, fn, p, size, site);
+		asp__guard_made(t, p, fn);
 		return;
 	}
 	asp__count_block(t, fn, size);
@@ -428,12 +436,24 @@ static inline void *asp__alloc(enum asp_fn fn, size_t size, uintptr_t site)
 	struct asp_thread *t = asp__thread_self();
 	if (ASP_UNLIKELY(t->depth != 0))
 		return asp__alloc_inside(t, size);
-	void *p = asp__next.malloc(size);
+	void *p = asp__guard_alloc(t, size, 0);
+	if (ASP_LIKELY(p == NULL))
+		p = asp__next.malloc(size);
 	if (ASP_LIKELY(p != NULL))
 		asp__count_alloc(t, fast, fn, p, size, site);
 	else
 		asp__count_failed_arg(t, fn, "size", size, site);
 	return p;
+}
+
+/* p, counted, goes back to the allocator, or to the pool of guarded
+ * blocks (guard.h) when it is one of them. */
+static ASP_ALWAYS_INLINE void asp__free_block(struct asp_thread *t, void *p, uintptr_t caller)
+{
+	if (ASP_UNLIKELY(asp__guard_mean != 0) && asp__guard_owns(p))
+		asp__guard_free(t, p, caller);
+	else
+		asp__next.free(p);
 }
 
 /* free and delete. Nothing here touches errno but the allocator. Inlined
@@ -473,6 +493,8 @@ static ASP_ALWAYS_INLINE void asp__free(void *p, enum asp_fn fn)
 		          : fast == ASP_FAST_STACKS && asp__track_release_fast(t, fn, p, 1, caller);
 		if (!taken && asp__track_release(t, fn, p, caller) != 0)
 			return;
+		asp__free_block(t, p, caller);
+		return;
 	}
 	asp__next.free(p);
 }
@@ -540,8 +562,10 @@ static ASP_ALWAYS_INLINE int asp__free_counted(void *p, enum asp_fn fn, int samp
  * then). */
 static ASP_ALWAYS_INLINE int asp__free_tracked(void *p, enum asp_fn fn, int stacks)
 {
+	if (ASP_UNLIKELY(p == NULL || asp__inner_owns(p)))
+		return -1;
 	struct asp_thread *t = asp__thread_peek();
-	if (ASP_UNLIKELY(p == NULL || asp__inner_owns(p) || t == NULL))
+	if (t == NULL)
 		return -1;
 	uintptr_t caller = (uintptr_t)__builtin_return_address(0);
 	if (asp__track_release_fast(t, fn, p, stacks, caller))

@@ -9,6 +9,7 @@
  * or nothing. Errors are rare: all of this runs on the error's own path,
  * under a lock taken with signals blocked, never on the frees that are
  * right. */
+#include <pthread.h>
 #include <string.h>
 
 #include "arena.h"
@@ -146,6 +147,56 @@ void asp__error_mismatch(struct asp_thread *t, enum asp_fn fn, const struct asp_
 	struct asp_heap_error e = { .kind = ASP_ERR_MISMATCHED_FREE, .fn = fn, .addr = b->ptr,
 	                            .where = ASP_AT_BLOCK, .block = b->ptr, .size = b->size,
 	                            .block_fn = b->fn, .alloc_site = b->site };
+	e.site = call_site(t, caller);
+	record(&e);
+}
+
+/* The access's stack, by frame pointers from the interrupted frame: what
+ * a handler can walk without a lock or a call into libunwind. */
+static unsigned access_stack(uintptr_t pc, uintptr_t fp, uintptr_t *out)
+{
+	unsigned n = 0;
+	out[n++] = pc + 1;	/* named as the instruction at pc, as a return address */
+	uintptr_t high = asp__fp_high((uintptr_t)pthread_self(), fp);
+	while (n < ASP_ERROR_FRAMES && fp != 0 && (fp & 7) == 0 && fp <= high - 16 &&
+	       n < (unsigned)(asp__opt.backtrace > 1 ? asp__opt.backtrace : 1)) {
+		const uintptr_t *f = (const uintptr_t *)fp;
+		uintptr_t ret = f[1], next = f[0];
+		if (ret == 0)
+			break;
+		out[n++] = ret;
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+	return n;
+}
+
+void asp__error_access(int write, unsigned size, uintptr_t addr, uintptr_t pc, uintptr_t fp,
+                       unsigned where, uintptr_t block, uint64_t bsize, unsigned fn,
+                       uintptr_t alloc_site, uintptr_t free_site)
+{
+	struct asp_heap_error e = { .kind = write ? ASP_ERR_INVALID_WRITE : ASP_ERR_INVALID_READ,
+	                            .fn = ASP_FN_COUNT, .addr = addr, .where = where,
+	                            .block = block, .size = bsize, .block_fn = fn,
+	                            .alloc_site = alloc_site, .free_site = free_site,
+	                            .access = size };
+	e.npcs = access_stack(pc, fp, e.pcs);
+	e.site = e.pcs[0];
+	if (where == ASP_AT_AFTER && addr < block)
+		e.where = ASP_AT_BEFORE;
+	/* In the fatal signal's handler, every signal blocked: the lock is
+	 * free unless this thread was inside record, which takes no fault. */
+	record(&e);
+}
+
+void asp__error_overwritten(struct asp_thread *t, uintptr_t addr, uintptr_t block, uint64_t bsize,
+                            unsigned fn, uintptr_t alloc_site, uintptr_t caller)
+{
+	struct asp_heap_error e = { .kind = ASP_ERR_OVERWRITTEN, .fn = ASP_FN_FREE, .addr = addr,
+	                            .where = addr < block ? ASP_AT_BEFORE : ASP_AT_AFTER,
+	                            .block = block, .size = bsize, .block_fn = fn,
+	                            .alloc_site = alloc_site };
 	e.site = call_site(t, caller);
 	record(&e);
 }

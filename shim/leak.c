@@ -34,6 +34,7 @@
 
 #include "account.h"
 #include "arena.h"
+#include "guard.h"
 #include "leak.h"
 #include "live.h"
 #include "loader.h"
@@ -509,7 +510,8 @@ static int allocator_metadata(const struct scan *s, uintptr_t ptr, const struct 
 {
 	if (!s->in_libc || ptr == b->start)
 		return 0;
-	size_t usable = asp__next.malloc_usable_size((void *)b->start);
+	size_t usable = asp__guard_owns((void *)b->start) ? asp__guard_size((void *)b->start)
+	              : asp__next.malloc_usable_size((void *)b->start);
 	return usable >= 8 && ptr - b->start == usable - 8;
 }
 
@@ -780,8 +782,8 @@ static void skip_glibc_heaps(struct scan *s)
 		const struct block *b = &s->b[i];
 		while (k < nheaps && heaps[k].end <= b->start)
 			k++;
-		if (k < nheaps && b->start >= heaps[k].start)
-			continue;
+		if ((k < nheaps && b->start >= heaps[k].start) || asp__guard_owns((void *)b->start))
+			continue;	/* (a guarded block has no header: guard.h) */
 		const uint64_t *hdr = (const uint64_t *)(b->start - 16);
 		if (!(hdr[1] & 2))
 			continue;

@@ -12,6 +12,7 @@
 #include "arena.h"
 #include "glue.h"
 #include "live.h"
+#include "sort.h"
 
 #define ASP_SHARD_BITS 6
 #define ASP_SHARD_MIN_SLOTS 128	/* 3 KiB: one page per shard to start */
@@ -256,6 +257,12 @@ int64_t asp__live_side_count;
 
 #define LEAF_BYTES (ASP_LEAF_WORDS * sizeof(uint64_t))
 
+/* The leaves made, by number + 1 (0: being listed), so that a walk need not
+ * look through the whole root; past LEAVES_LISTED, it does. */
+#define LEAVES_LISTED 1024
+static uint32_t g_leaves[LEAVES_LISTED];
+static uint32_t g_nleaves;
+
 uint64_t *asp__live_word_make(uintptr_t p)
 {
 	uint64_t *w = asp__live_word(p);
@@ -273,6 +280,9 @@ uint64_t *asp__live_word_make(uintptr_t p)
 	if (__atomic_compare_exchange_n(&asp__live_root[p >> ASP_LEAF_SHIFT], &none, leaf, 0,
 	                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		asp__arena_adopt(leaf, LEAF_BYTES);
+		uint32_t n = asp_atomic_add_relaxed(&g_nleaves, 1);
+		if (n <= LEAVES_LISTED)
+			asp_atomic_store_release(&g_leaves[n - 1], (uint32_t)(p >> ASP_LEAF_SHIFT) + 1);
 	} else {
 		munmap(leaf, LEAF_BYTES);	/* another thread's came first */
 		errno = saved;
@@ -367,12 +377,30 @@ static void leaf_words(size_t leaf_no, const uint64_t *leaf, unsigned char *vec,
 	}
 }
 
-/* Every word that holds a block, in address order. */
+static int by_number(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Every word that holds a block, in address order: the listed leaves in
+ * order of their numbers, or the whole root when there are more (or one
+ * is being listed). */
 static void shadow_walk(void (*fn)(void *arg, uintptr_t p, uint64_t v), void *arg)
 {
 	unsigned char *vec = NULL;
 	const size_t vec_bytes = LEAF_BYTES / 4096;
-	for (size_t i = 0; i < ASP_ROOT_LEAVES; i++) {
+	uint32_t nums[LEAVES_LISTED];
+	uint32_t n = asp_atomic_load_acquire(&g_nleaves), k = 0;
+	for (; n <= LEAVES_LISTED && k < n; k++)
+		if ((nums[k] = asp_atomic_load_acquire(&g_leaves[k])) == 0)
+			break;
+	int listed = n <= LEAVES_LISTED && k == n;
+	if (listed)
+		asp__sort(nums, n, sizeof *nums, by_number);
+	size_t count = listed ? n : ASP_ROOT_LEAVES;
+	for (size_t j = 0; j < count; j++) {
+		size_t i = listed ? nums[j] - 1 : j;
 		const uint64_t *leaf = asp_atomic_load_acquire(&asp__live_root[i]);
 		if (leaf == NULL)
 			continue;

@@ -92,6 +92,16 @@ static inline uint64_t *asp__live_word(uintptr_t p)
 	return &leaf[(p >> ASP_GRANULE_SHIFT) & (ASP_LEAF_WORDS - 1)];
 }
 
+/* The block at p, whose word its owner has just written, is fn's (a word
+ * alone: a block in the side table keeps the function it was put with). */
+static inline void asp__live_set_fn(uintptr_t p, unsigned fn)
+{
+	uint64_t *w = asp__live_word(p);
+	uint64_t v = w != NULL ? asp_atomic_load_relaxed(w) : 0;
+	if (asp__live_holds(v, p))
+		asp_atomic_store_relaxed(w, (v & ~((uint64_t)31 << 2)) | (uint64_t)(fn + 1) << 2);
+}
+
 /* The same, mapping p's leaf when it has none; NULL when it cannot. */
 uint64_t *asp__live_word_make(uintptr_t p);
 

@@ -1,13 +1,17 @@
 /* options.c - reading the ALLOCSPY_* environment at start-up. */
 #include <errno.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "glue.h"
 #include "envcheck.h"
+#include "guard.h"
 #include "options.h"
 #include "sample.h"
 #include "suppress.h"
@@ -23,6 +27,7 @@ struct asp_options asp__opt = {
 	.error_kinds = ASP_KIND_DEFINITE | ASP_KIND_POSSIBLE,
 	.snapshots = 100,
 	.freeres = ASP_FREERES_LIBC | ASP_FREERES_CXX,
+	.dump_on_signal = 1,
 };
 
 int asp__err_fd = 2;
@@ -164,6 +169,121 @@ static int boolean(const char *var, int def)
 	return def;
 }
 
+/* Whether the parent process has this library mapped: then this process
+ * is one the parent started under the shim, not the one the user started
+ * (ALLOCSPY_ERROR_EXITCODE applies to that one alone). The library's file
+ * is looked for by device and inode in /proc/PPID/maps, read with a fixed
+ * buffer: this runs at start-up, inside malloc. A parent whose maps cannot
+ * be read counts as untraced. */
+static int parent_traced(void)
+{
+	Dl_info me;
+	struct stat st;
+	if (!dladdr((void *)parent_traced, &me) || me.dli_fname == NULL || stat(me.dli_fname, &st) != 0)
+		return 0;
+	char path[64];
+	struct asp_text t = { path, 0, sizeof path - 1, -1 };
+	asp__text_str(&t, "/proc/");
+	asp__text_u64(&t, (uint64_t)getppid());
+	asp__text_str(&t, "/maps");
+	path[t.len] = '\0';
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	/* "start-end perms offset MAJ:MIN inode path": fields 4 and 5 */
+	char buf[4096], ln[256];
+	size_t len = 0;
+	int found = 0;
+	ssize_t got;
+	while (!found && (got = read(fd, buf, sizeof buf)) > 0) {
+		for (ssize_t i = 0; i < got && !found; i++) {
+			if (buf[i] != '\n') {
+				if (len < sizeof ln - 1)
+					ln[len++] = buf[i];
+				continue;
+			}
+			ln[len] = '\0';
+			len = 0;
+			unsigned long maj, min, ino;
+			char *p = ln;
+			for (int field = 0; field < 3 && p != NULL; field++) {
+				p = strchr(p, ' ');
+				p = p != NULL ? p + 1 : NULL;
+			}
+			if (p == NULL)
+				continue;
+			char *end;
+			maj = strtoul(p, &end, 16);
+			if (*end != ':')
+				continue;
+			min = strtoul(end + 1, &end, 16);
+			if (*end != ' ')
+				continue;
+			ino = strtoul(end + 1, &end, 10);
+			found = ino == (unsigned long)st.st_ino && maj == major(st.st_dev) &&
+			        min == minor(st.st_dev);
+		}
+	}
+	close(fd);
+	return found;
+}
+
+/* valgrind's wildcards: * any run of characters, ? one. */
+static int glob_match(const char *p, size_t plen, const char *s)
+{
+	const char *end = p + plen, *star = NULL, *after = NULL;
+	while (*s) {
+		if (p < end && *p == '*') {
+			star = p++;
+			after = s;
+		} else if (p < end && (*p == '?' || *p == *s)) {
+			p++;
+			s++;
+		} else if (star != NULL) {
+			p = star + 1;
+			s = ++after;
+		} else {
+			return 0;
+		}
+	}
+	while (p < end && *p == '*')
+		p++;
+	return p == end;
+}
+
+/* ALLOCSPY_TRACE_CHILDREN_SKIP: comma-separated patterns, each matched
+ * against the path the program was run by (execve's, AT_EXECFN: a script's
+ * own), its argv[0] (a script's interpreter as its #! line names it, such
+ * as /bin/sh) and its executable (/proc/self/exe: /usr/bin/dash); a
+ * pattern without a slash against their base names. */
+static int skipped(const char *patterns, const char *exe)
+{
+	char arg0[ASP_PATH_MAX];
+	arg0[0] = '\0';
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, arg0, sizeof arg0 - 1);
+		arg0[n > 0 ? n : 0] = '\0';
+		close(fd);
+	}
+	const char *names[3] = { (const char *)getauxval(AT_EXECFN), arg0, exe };
+	for (const char *p = patterns; *p;) {
+		size_t len = strcspn(p, ",");
+		int base = memchr(p, '/', len) == NULL;
+		for (int i = 0; i < 3 && len > 0; i++) {
+			const char *n = names[i];
+			if (n == NULL || *n == '\0')
+				continue;
+			const char *slash = strrchr(n, '/');
+			if (glob_match(p, len, base && slash != NULL ? slash + 1 : n))
+				return 1;
+		}
+		p += len;
+		p += *p == ',';
+	}
+	return 0;
+}
+
 /* Makes tmpl absolute against the working directory and expands %e. */
 static void resolve_template(const char *tmpl, char *out, size_t size, const char *exe)
 {
@@ -264,10 +384,13 @@ void asp__options_init(void)
 	o->backtrace = integer("ALLOCSPY_BACKTRACE", 0, ASP_MAX_BACKTRACE, 1, NULL);
 	o->error_exitcode = integer("ALLOCSPY_ERROR_EXITCODE", 0, 255, -1,
 	                            "none (the program's own status)");
+	o->error_children = boolean("ALLOCSPY_ERROR_EXITCODE_CHILDREN", 0);
+	if (o->error_exitcode >= 0 && !o->error_children)
+		o->started = parent_traced() ? 0 : getpid();
 
 	o->quiet = boolean("ALLOCSPY_QUIET", 0);
 	o->follow_children = boolean("ALLOCSPY_FOLLOW_CHILDREN", 1);
-	o->dump_on_signal = boolean("ALLOCSPY_DUMP_ON_SIGNAL", 0);
+	o->dump_on_signal = boolean("ALLOCSPY_DUMP_ON_SIGNAL", 1);
 	o->interval_ms = integer("ALLOCSPY_INTERVAL_MS", 0, 86400000, 0, "0 (no periodic dumps)");
 	o->ref_cross = boolean("ALLOCSPY_REF_CROSS", 0);
 	o->snapshots = integer("ALLOCSPY_SNAPSHOTS", 0, 100000, 100, NULL);
@@ -322,5 +445,31 @@ void asp__options_init(void)
 	}
 	o->sample_seed_set = u64("ALLOCSPY_SAMPLE_SEED", INT64_MAX, "a random seed",
 	                         &o->sample_seed) > 0;
+	if (u64("ALLOCSPY_GUARD", ASP_GUARD_MAX, "0 (no guarded blocks)", &o->guard) > 0 &&
+	    o->guard != 0 && o->mode != ASP_MODE_TRACK) {
+		asp__warn("ALLOCSPY_GUARD: blocks are guarded in track mode; ",
+		          "0 (no guarded blocks) is used", "");
+		o->guard = 0;
+	}
+	/* A program not to trace: counted as cheaply as can be, and nothing
+	 * reported, nothing written, no handler, no exit code; the programs
+	 * it runs are traced (unless they too are skipped). */
+	v = getenv("ALLOCSPY_TRACE_CHILDREN_SKIP");
+	if (v != NULL && *v != '\0' && skipped(v, o->exe)) {
+		o->skipped = 1;
+		o->mode = ASP_MODE_COUNT;
+		o->backtrace = 0;
+		o->leak_check = ASP_LEAK_NO;
+		o->quiet = 1;
+		o->output[0] = '\0';
+		o->log_file[0] = '\0';
+		o->suppressions[0] = '\0';
+		o->error_exitcode = -1;
+		o->dump_on_signal = 0;
+		o->interval_ms = 0;
+		o->snapshots = 0;
+		o->sample = 0;
+		o->freeres = 0;
+	}
 	asp__options_check_names();
 }

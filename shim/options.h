@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "glue.h"
 
@@ -34,6 +35,9 @@ struct asp_options {
 	enum asp_leak_check leak_check;
 	int quiet;
 	int error_exitcode;		/* -1: unset */
+	int error_children;		/* ALLOCSPY_ERROR_EXITCODE_CHILDREN */
+	pid_t started;			/* this process's pid when it is the one the
+					 * user started (its parent is not traced) */
 	int error_kinds;
 	char output[ASP_PATH_MAX];	/* absolute template, %e expanded; "" for none */
 	char log_file[ASP_PATH_MAX];	/* absolute template or "" for stderr */
@@ -47,8 +51,12 @@ struct asp_options {
 	uint64_t sample;		/* ALLOCSPY_SAMPLE: mean bytes between
 					 * sampled stacks; 0: every stack */
 	uint64_t sample_seed;		/* ALLOCSPY_SAMPLE_SEED */
+	uint64_t guard;			/* ALLOCSPY_GUARD: mean allocations between
+					 * two guarded ones; 0: off (guard.h) */
 	int sample_seed_set;
 	int secure;			/* AT_SECURE: no paths from the environment */
+	int skipped;			/* ALLOCSPY_TRACE_CHILDREN_SKIP names this
+					 * program: counted, never reported */
 	char exe[PATH_MAX];		/* /proc/self/exe */
 };
 

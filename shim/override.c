@@ -214,6 +214,16 @@ ASP_EXTERN int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *),
 	return asp__dl_iterate_phdr(cb, arg);
 }
 
+/* Fatal signals: the shim's handler, where it stands, is the default
+ * action the program sees (process.c). */
+ASP_EXTERN int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return asp__sigaction(sig, act, old);
+}
+
+ASP_EXTERN sighandler_t signal(int sig, sighandler_t handler) { return asp__signal(sig, handler); }
+ASP_EXTERN sighandler_t bsd_signal(int sig, sighandler_t handler) { return asp__signal(sig, handler); }
+
 ASP_EXTERN int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
                               void *(*fn)(void *), void *arg)
 {

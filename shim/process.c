@@ -68,6 +68,7 @@
 
 #include "account.h"
 #include "arena.h"
+#include "guard.h"
 #include "leak.h"
 #include "loader.h"
 #include "live.h"
@@ -120,6 +121,9 @@ static void start_ticker(void);
 extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
                              void *dso);
 
+static void catch_fatal_signals(void);
+static void guard_signals(void);
+
 int asp__init_slow(void)
 {
 	static int once;
@@ -149,6 +153,8 @@ int asp__init_slow(void)
 			leave_ld_preload();
 		if (asp__opt.dump_on_signal)
 			catch_fatal_signals();
+		asp__guard_init();
+		guard_signals();
 		asp__sample_init();
 		asp__snapshot_init();
 		asp__stack_init();
@@ -174,8 +180,18 @@ void asp__init(void)
 void *asp__load_private(const char *name)
 {
 	/* Only at set-up (g_loading is this thread), so that this thread's
-	 * calls all take the bootstrap path. */
-	return dlopen(name, RTLD_NOW | RTLD_LOCAL);
+	 * calls all take the bootstrap path; or in a fatal signal's copy of
+	 * the process (report.c). In a link namespace of its own, with its
+	 * own copy of the C library and of its dependencies (libunwind's
+	 * liblzma): a library the program loads later is loaded for it as it
+	 * would be without the shim, and the unwinder's allocations go to
+	 * that copy's heap, never the program's. Where that namespace cannot
+	 * be made (the loader's static TLS room used up, the namespaces all
+	 * taken), the program's namespace, as before. */
+	void *h = dlmopen(LM_ID_NEWLM, name, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL)
+		h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+	return h;
 }
 
 /* ALLOCSPY_FOLLOW_CHILDREN=no: the shim leaves LD_PRELOAD, so programs
@@ -477,48 +493,272 @@ static void start_ticker(void)
 }
 #endif
 
-/* Fatal signals (ALLOCSPY_DUMP_ON_SIGNAL) ------------------------------------- */
+/* Fatal signals (ALLOCSPY_DUMP_ON_SIGNAL) -------------------------------------
+ *
+ * As valgrind does by default, a signal that ends the process by its
+ * default action first gets the report: valgrind's "Process terminating
+ * with default action of signal N" lines, the summaries and the dump; then
+ * the process dies of that signal, with the wait status it would have had.
+ * The shim's handler sits where the program left the default action, and
+ * the program cannot tell: sigaction and signal (interposed below) show it
+ * the default action there, and its asking for the default action keeps
+ * the handler (or puts it back), since that is what the default action
+ * now does. A program's own handler, or SIG_IGN, replaces it as usual. */
+
+/* The signals whose default action ends the process; not the real-time
+ * ones, of which the leak scan's stop of the other threads takes one
+ * (world.c). */
+static const int g_fatal_sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS,
+                                    SIGFPE, SIGUSR1, SIGSEGV, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM,
+                                    SIGSTKFLT, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO,
+                                    SIGPWR, SIGSYS };
 
 static int g_fatal;
+static pid_t g_fatal_tid;		/* the thread making the report */
+static unsigned char g_caught[NSIG];	/* the shim's handler is there */
+
+/* The C library's own (sigaction below is the program's view). */
+extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 int asp__fatal_signal(void)
 {
 	return g_fatal;
 }
 
+static int is_fatal(int sig)
+{
+	for (size_t i = 0; i < ASP_ARRAY_SIZE(g_fatal_sigs); i++)
+		if (g_fatal_sigs[i] == sig)
+			return 1;
+	return 0;
+}
+
+static void on_fatal(int sig, siginfo_t *si, void *uc);
+
+/* Puts the shim's handler on sig. */
+static int catch_one(int sig)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_fatal;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+	int r = __sigaction(sig, &sa, NULL);
+	if (r == 0)
+		asp_atomic_store_release(&g_caught[sig], 1);
+	return r;
+}
+
 /* The report is made in the handler, on the thread the signal landed on:
  * it takes no lock that thread may hold and allocates nothing from the
- * program's heap (invariant 5). Then the signal is raised again with its
- * default action, so the program ends as it would have. */
-static void on_fatal(int sig)
+ * program's heap (invariant 5); the interrupted stack is taken and named
+ * by a copy of the process (report.c). Then the signal's default action:
+ * a fault the kernel raised for an instruction happens again when the
+ * handler returns to it (a core dump then shows it), any other signal is
+ * raised again. */
+static void on_fatal(int sig, siginfo_t *si, void *uc)
 {
+	/* Nothing interrupts the report: a second signal waits for the end,
+	 * when the process dies of the first. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int mine = getpid() == g_pid;	/* not a vfork child's */
+	if (mine)
+		asp_atomic_store_release(&g_caught[sig], 0);
 	int expected = 0;
-	__atomic_compare_exchange_n(&g_fatal, &expected, sig, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-	if (getpid() == g_pid) {
+	int first = mine && __atomic_compare_exchange_n(&g_fatal, &expected, sig, 0,
+	                                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	if (first && !asp__report_begun()) {
+		asp_atomic_store_release(&g_fatal_tid, asp_gettid());
+		struct asp_thread *t = asp__fast != 0 ? asp__thread_self() : NULL;
 		/* This thread may hold a shard: others must not wait for it. */
-		if (asp__fast != 0)
-			asp_atomic_store_release(&asp__thread_self()->stuck, 1);
+		if (t != NULL)
+			asp_atomic_store_release(&t->stuck, 1);
 		asp__world_stop();
+		asp__report_fatal(sig, si, uc);
 		c_locale();
 		asp__finish();
+	} else if (mine && !first) {
+		/* Another thread makes the report, then ends the process. */
+		pid_t tid;
+		while ((tid = asp_atomic_load_acquire(&g_fatal_tid)) != asp_gettid() &&
+		       (tid == 0 || syscall(SYS_tgkill, g_pid, tid, 0) == 0))
+			sched_yield();
+	} else if (mine) {
+		/* The exit report is under way on another thread: the process
+		 * dies of the signal once the dump and the text are written. */
+		pid_t tid;
+		while (!asp__report_done() && (tid = asp__report_begun()) != asp_gettid() &&
+		       syscall(SYS_tgkill, g_pid, tid, 0) == 0)
+			sched_yield();
 	}
-	signal(sig, SIG_DFL);
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	__sigaction(sig, &dfl, NULL);
+	int fault = si != NULL && si->si_code > 0 &&
+	            (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE);
+	if (fault) {
+		/* Back to the instruction, with the mask it had. */
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return;
+	}
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 	raise(sig);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ALLOCSPY_GUARD: the shim's handler stays on SIGSEGV and SIGBUS whatever
+ * the program asks (sigaction and signal below keep what it asks here,
+ * and show it back), so that a fault on the pool is the shim's (guard.h);
+ * any other fault goes to what the program asked for, as the kernel would
+ * have sent it. */
+static struct sigaction g_guard_prog[NSIG];	/* SIGSEGV's and SIGBUS's */
+
+static int guards(int sig)
+{
+	return asp__guard_mean != 0 && (sig == SIGSEGV || sig == SIGBUS);
+}
+
+static void on_guard_fault(int sig, siginfo_t *si, void *uc)
+{
+	if (getpid() == g_pid && asp__guard_fault(si, uc)) {
+		/* the pool's: reported with the signal's default action */
+		on_fatal(sig, si, uc);
+		return;
+	}
+	struct sigaction *p = &g_guard_prog[sig];
+	if (p->sa_handler == SIG_IGN) {
+		return;		/* the fault comes again: the kernel ends it */
+	} else if (p->sa_handler == SIG_DFL) {
+		if (asp__opt.dump_on_signal) {
+			on_fatal(sig, si, uc);
+		} else {
+			struct sigaction dfl;
+			memset(&dfl, 0, sizeof dfl);
+			dfl.sa_handler = SIG_DFL;
+			__sigaction(sig, &dfl, NULL);
+		}
+		return;
+	}
+	/* The program's handler, as the kernel would call it: its mask (and
+	 * the signal, unless SA_NODEFER) blocked meanwhile, SA_RESETHAND. */
+	struct sigaction h = *p;
+	sigset_t mask = h.sa_mask, old;
+	if (!(h.sa_flags & SA_NODEFER))
+		sigaddset(&mask, sig);
+	if (h.sa_flags & SA_RESETHAND) {
+		memset(p, 0, sizeof *p);
+		p->sa_handler = SIG_DFL;
+	}
+	pthread_sigmask(SIG_BLOCK, &mask, &old);
+	if (h.sa_flags & SA_SIGINFO)
+		h.sa_sigaction(sig, si, uc);
+	else
+		h.sa_handler(sig);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void guard_signals(void)
+{
+	for (int sig = SIGBUS; sig <= SIGSEGV; sig++) {
+		if (!guards(sig))
+			continue;
+		__sigaction(sig, NULL, &g_guard_prog[sig]);
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = on_guard_fault;
+		sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+		__sigaction(sig, &sa, NULL);
+	}
+}
+
+/* The program's sigaction or signal on a guarded signal: kept for it. */
+static int guard_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction was = g_guard_prog[sig];
+	if (act != NULL)
+		g_guard_prog[sig] = *act;
+	if (old != NULL)
+		*old = was;
+	return 0;
 }
 
 static void catch_fatal_signals(void)
 {
-	static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS,
-	                            SIGFPE, SIGSEGV, SIGTERM, SIGXCPU, SIGXFSZ, SIGSYS };
-	for (size_t i = 0; i < ASP_ARRAY_SIZE(sigs); i++) {
-		struct sigaction old, sa;
-		if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
+	for (size_t i = 0; i < ASP_ARRAY_SIZE(g_fatal_sigs); i++) {
+		struct sigaction old;
+		if (__sigaction(g_fatal_sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
 			continue;	/* the program's own handler, or SIG_IGN, stays */
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = on_fatal;
-		sa.sa_flags = SA_RESETHAND | SA_NODEFER;
-		sigaction(sigs[i], &sa, NULL);
+		catch_one(g_fatal_sigs[i]);
 	}
+}
+
+/* The program's sigaction: the shim's handler is the default action. */
+int asp__sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (sig > 0 && sig < NSIG && guards(sig) && getpid() == g_pid)
+		return guard_sigaction(sig, act, old);
+	if (sig <= 0 || sig >= NSIG || !asp__opt.dump_on_signal || !is_fatal(sig) ||
+	    getpid() != g_pid)
+		return __sigaction(sig, act, old);
+	int ours = asp_atomic_load_acquire(&g_caught[sig]);
+	struct sigaction was;
+	if (act != NULL && act->sa_handler == SIG_DFL) {
+		/* The default action: the shim's handler stays, or comes back. */
+		if (!ours && (__sigaction(sig, NULL, &was) != 0 || catch_one(sig) != 0))
+			return __sigaction(sig, act, old);
+	} else if (__sigaction(sig, act, &was) != 0) {
+		return -1;
+	} else if (act != NULL) {
+		asp_atomic_store_release(&g_caught[sig], 0);
+	}
+	if (old != NULL) {
+		if (ours) {
+			memset(old, 0, sizeof *old);
+			old->sa_handler = SIG_DFL;
+		} else {
+			*old = was;
+		}
+	}
+	return 0;
+}
+
+/* signal and its aliases: the same view. */
+sighandler_t asp__signal(int sig, sighandler_t handler)
+{
+	static sighandler_t (*real)(int, sighandler_t);
+	if (sig > 0 && sig < NSIG && guards(sig) && getpid() == g_pid) {
+		struct sigaction act, was;
+		memset(&act, 0, sizeof act);
+		act.sa_handler = handler;
+		act.sa_flags = SA_RESTART;	/* signal's BSD semantics */
+		guard_sigaction(sig, &act, &was);
+		return was.sa_handler;
+	}
+	if (sig <= 0 || sig >= NSIG || !asp__opt.dump_on_signal || !is_fatal(sig) ||
+	    getpid() != g_pid) {
+		if (real == NULL)
+			real = (sighandler_t (*)(int, sighandler_t))asp__next_sym("signal");
+		return real(sig, handler);
+	}
+	int ours = asp_atomic_load_acquire(&g_caught[sig]);
+	struct sigaction was;
+	if (handler == SIG_DFL) {
+		if (!ours && (__sigaction(sig, NULL, &was) != 0 || catch_one(sig) != 0))
+			return SIG_ERR;
+		return ours ? SIG_DFL : was.sa_handler;
+	}
+	if (real == NULL)
+		real = (sighandler_t (*)(int, sighandler_t))asp__next_sym("signal");
+	sighandler_t prev = real(sig, handler);
+	if (prev == SIG_ERR)
+		return prev;
+	asp_atomic_store_release(&g_caught[sig], 0);
+	return ours ? SIG_DFL : prev;
 }
 
 /* The end ------------------------------------------------------------------------ */
@@ -615,7 +855,7 @@ static void final_again(void *arg)
 static void final_exit(void *arg)
 {
 	(void)arg;
-	if (getpid() != g_pid)
+	if (getpid() != g_pid || asp__opt.skipped)
 		return;
 	if (asp_gettid() == g_pid)	/* exit's frames, above this one */
 		asp__leak_note_handler((uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *));
@@ -688,8 +928,9 @@ void asp__exit(int status, uintptr_t sp)
 /* _exit and _Exit: the report too, and freeres, as valgrind's. */
 void asp__exit_fast(int status)
 {
-	if (getpid() != g_pid)
-		asp__exit_now(status);	/* a vfork child: the memory is the parent's */
+	/* A vfork child (the memory is the parent's), or a program not traced */
+	if (getpid() != g_pid || asp__opt.skipped)
+		asp__exit_now(status);
 	int all = asp__world_stop();
 	if (asp__opt.freeres != 0 && all) {
 		drop_stdio_buffers();
@@ -705,7 +946,7 @@ void asp__exit_fast(int status)
  * report is made at the shim's own destructor. */
 void asp__destructor(void)
 {
-	if (g_final_registered || getpid() != g_pid)
+	if (g_final_registered || getpid() != g_pid || asp__opt.skipped)
 		return;
 	c_locale();
 	asp__finish();

@@ -4,6 +4,7 @@
 #define ASP_PROCESS_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -41,5 +42,10 @@ int asp__freeres_ran(void);
 
 /* The signal a fatal-signal report is made for (0: none). */
 int asp__fatal_signal(void);
+
+/* The program's sigaction and signal (override.c): where the shim's
+ * handler stands for the default action, they show the default action. */
+int asp__sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+sighandler_t asp__signal(int sig, sighandler_t handler);
 
 #endif

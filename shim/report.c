@@ -19,12 +19,16 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sched.h>
+#include <ucontext.h>
+#include <sys/wait.h>
+#include <poll.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "account.h"
 #include "arena.h"
 #include "errors.h"
+#include "guard.h"
 #include "leak.h"
 #include "live.h"
 #include "loader.h"
@@ -168,10 +172,14 @@ static void leak_check(struct figures *f)
 
 /* The text ------------------------------------------------------------------ */
 
+/* The pid of the "==PID==" prefix: this process's, or the one a copy of
+ * it writes lines for (fatal_stack). */
+static pid_t g_text_pid;
+
 static void line(struct asp_text *t, const char *s)
 {
 	asp__text_room(t, 4096);
-	asp__text_prefix(t, (long)getpid());
+	asp__text_prefix(t, (long)(g_text_pid ? g_text_pid : getpid()));
 	asp__text_str(t, s);
 }
 
@@ -208,9 +216,22 @@ static void put_frame(struct asp_text *t, const char *word, uintptr_t pc, const 
 }
 
 /* The lines of a return address, one per inlined call, as valgrind shows
- * them; returns whether main was reached (the stack is shown down to
- * main, as valgrind does). The shim's own frames are left out. */
+ * them; returns whether main (or the function below it, in a program
+ * without main's symbol) was reached: the stack is shown down to there, as
+ * valgrind does. The shim's own frames are left out. */
+static int frame_lines_as(struct asp_text *t, uintptr_t pc, const char *first_word,
+                          uintptr_t shown);
+
 static int frame_lines(struct asp_text *t, uintptr_t pc)
+{
+	return frame_lines_as(t, pc, "   by", pc);
+}
+
+/* The same, the first line with first_word ("   at" for a fault's
+ * instruction, which has no interposer above it), showing the address
+ * shown (the instruction's, where pc is one past it). */
+static int frame_lines_as(struct asp_text *t, uintptr_t pc, const char *first_word,
+                          uintptr_t shown)
 {
 	asp_dwline_t l[16];
 	if (asp__symbols_is_shim(pc))
@@ -219,8 +240,8 @@ static int frame_lines(struct asp_text *t, uintptr_t pc)
 	for (size_t k = 0; k < n; k++) {
 		asp__text_room(t, 4096 + (l[k].fn ? strlen(l[k].fn) : 0) +
 			       (l[k].module ? strlen(l[k].module) : 0));
-		put_frame(t, "   by", pc, &l[k], NULL);
-		if (!l[k].inlined && l[k].fn != NULL && strcmp(l[k].fn, "main") == 0)
+		put_frame(t, k == 0 ? first_word : "   by", shown, &l[k], NULL);
+		if (!l[k].inlined && asp_dwsym_ends_stack(l[k].fn))
 			return 1;
 	}
 	return 0;
@@ -300,8 +321,8 @@ static void call_frames(struct asp_text *t, unsigned fn, uintptr_t site, int one
 /* The free function valgrind would show for a block of fn's family. */
 static unsigned freer_of(unsigned fn)
 {
-	return asp__fn_family[fn] == ASP_FAMILY_NEW ? ASP_FN_DELETE
-	     : asp__fn_family[fn] == ASP_FAMILY_NEW_ARR ? ASP_FN_DELETE_ARR : ASP_FN_FREE;
+	return asp_fn_family(fn) == ASP_FAMILY_NEW ? ASP_FN_DELETE
+	     : asp_fn_family(fn) == ASP_FAMILY_NEW_ARR ? ASP_FN_DELETE_ARR : ASP_FN_FREE;
 }
 
 /* " Address 0x... is N bytes inside a block of size S alloc'd". */
@@ -359,10 +380,41 @@ static void errors_text(struct asp_text *t)
 			line(t, "\n");
 			continue;
 		}
-		line(t, e->kind == ASP_ERR_MISMATCHED_FREE ? "Mismatched free() / delete / delete []\n"
-		                                            : "Invalid free() / delete / delete[] / realloc()\n");
-		call_frames(t, e->fn, e->site, 0);
+		if (e->kind == ASP_ERR_INVALID_READ || e->kind == ASP_ERR_INVALID_WRITE) {
+			line(t, e->kind == ASP_ERR_INVALID_READ ? "Invalid read" : "Invalid write");
+			if (e->access != 0) {
+				asp__text_str(t, " of size ");
+				asp__text_u64(t, e->access);
+			}
+			asp__text_str(t, "\n");
+			/* the access's stack: the instruction first */
+			for (unsigned k = 0; k < e->npcs; k++)
+				if (frame_lines_as(t, e->pcs[k], k == 0 ? "   at" : "   by",
+				                   k == 0 ? e->pcs[k] - 1 : e->pcs[k]))
+					break;
+		} else if (e->kind == ASP_ERR_OVERWRITTEN) {
+			line(t, e->where == ASP_AT_BEFORE ? "Bytes before a block were written (found at its free)\n"
+			                                  : "Bytes after a block were written (found at its free)\n");
+			call_frames(t, e->fn, e->site, 0);
+		} else {
+			line(t, e->kind == ASP_ERR_MISMATCHED_FREE ? "Mismatched free() / delete / delete []\n"
+			                                            : "Invalid free() / delete / delete[] / realloc()\n");
+			call_frames(t, e->fn, e->site, 0);
+		}
 		switch (e->where) {
+		case ASP_AT_AFTER:
+		case ASP_AT_BEFORE:
+			line(t, " Address 0x");
+			asp__text_hex_lower(t, e->addr);
+			asp__text_str(t, " is ");
+			asp__text_commas(t, e->where == ASP_AT_AFTER ? e->addr - (e->block + e->size)
+			                                              : e->block - e->addr);
+			asp__text_str(t, e->where == ASP_AT_AFTER ? " bytes after a block of size "
+			                                          : " bytes before a block of size ");
+			asp__text_commas(t, e->size);
+			asp__text_str(t, " alloc'd\n");
+			call_frames(t, e->block_fn, e->alloc_site, 0);
+			break;
 		case ASP_AT_BLOCK:
 			address_line(t, e, " alloc'd\n");
 			call_frames(t, e->block_fn, e->alloc_site, 0);
@@ -450,6 +502,314 @@ static void signal_name(int sig, char out[32])
 	out[t.len] = '\0';
 }
 
+/* A fatal signal's lines (asp__report_fatal), ahead of the summaries. */
+static char g_fatal_text[16 * 1024];
+static size_t g_fatal_len;
+
+/* What valgrind says of a fault the kernel raised (si_code > 0), after the
+ * signal's line; NULL for the others. *addr: with the address. */
+static const char *fault_event(int sig, int code, int *addr)
+{
+	*addr = 1;
+	switch (sig) {
+	case SIGSEGV:
+		if (code == SEGV_MAPERR)
+			return "Access not within mapped region";
+		if (code == SEGV_ACCERR)
+			return "Bad permissions for mapped region";
+		if (code == SI_KERNEL) {
+			*addr = 0;	/* a general protection fault: no address */
+			return "General Protection Fault";
+		}
+		return NULL;
+	case SIGILL: {
+		static const char *const ill[] = { NULL, "Illegal opcode", "Illegal operand",
+			"Illegal addressing mode", "Illegal trap", "Privileged opcode",
+			"Privileged register", "Coprocessor error", "Internal stack error" };
+		return code > 0 && code < (int)ASP_ARRAY_SIZE(ill) ? ill[code] : NULL;
+	}
+	case SIGFPE: {
+		static const char *const fpe[] = { NULL, "Integer divide by zero", "Integer overflow",
+			"FP divide by zero", "FP overflow", "FP underflow", "FP inexact",
+			"FP invalid operation", "FP subscript out of range" };
+		return code > 0 && code < (int)ASP_ARRAY_SIZE(fpe) ? fpe[code] : NULL;
+	}
+	case SIGBUS: {
+		static const char *const bus[] = { NULL, "Invalid address alignment",
+			"Non-existent physical address", "Hardware error" };
+		return code > 0 && code < (int)ASP_ARRAY_SIZE(bus) ? bus[code] : NULL;
+	}
+	}
+	return NULL;
+}
+
+/* Whether the signal's default action dumps core, and the core file size
+ * limit lets it: valgrind then adds ": dumping core". */
+static int dumps_core(int sig)
+{
+	static const int core[] = { SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV,
+	                            SIGXCPU, SIGXFSZ, SIGSYS };
+	int yes = 0;
+	for (size_t i = 0; i < ASP_ARRAY_SIZE(core); i++)
+		yes |= core[i] == sig;
+	struct rlimit rl;
+	return yes && getrlimit(RLIMIT_CORE, &rl) == 0 && rl.rlim_cur != 0;
+}
+
+/* The stack of the thread a fatal signal interrupted, as valgrind prints
+ * it: as deep as its default (12), or as the shim's stacks when they are
+ * deeper, down to main (or "(below main)"); the interrupted instruction named at its own
+ * address, the others at the call before their return address. */
+static void fatal_stack_lines(struct asp_text *t, void *uc)
+{
+	uintptr_t pcs[ASP_MAX_BACKTRACE];
+	int depth = asp__opt.backtrace > 12 ? asp__opt.backtrace : 12;
+	int n = asp__stack_signal_frames(uc, pcs, depth);
+	int shown = 0;
+	for (int k = 0; k < n; k++) {
+		asp_dwline_t l[16];
+		if (asp__symbols_is_shim(pcs[k]))
+			continue;
+		size_t nl = asp__symbolize_lines(k == 0 ? pcs[k] : pcs[k] - 1, l, ASP_ARRAY_SIZE(l));
+		int end = 0;
+		for (size_t j = 0; j < nl && t->len + 1024 < t->cap; j++) {
+			put_frame(t, shown++ == 0 ? "   at" : "   by", pcs[k], &l[j], NULL);
+			end |= !l[j].inlined && asp_dwsym_ends_stack(l[j].fn);
+		}
+		if (end)
+			break;
+	}
+}
+
+/* The object that holds pc, for a frame that cannot be named. */
+struct object_of {
+	uintptr_t pc;
+	char path[ASP_PATH_MAX];
+};
+
+static int object_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct object_of *o = arg;
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type != PT_LOAD || o->pc < lo || o->pc - lo >= ph->p_memsz)
+			continue;
+		const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : asp__opt.exe;
+		size_t len = strlen(path) < sizeof o->path - 1 ? strlen(path) : sizeof o->path - 1;
+		memcpy(o->path, path, len);
+		o->path[len] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
+/* The allocator of the copy of the process that names a fatal signal's
+ * stack (fatal_stack): the shim's own heap, never the program's, whose
+ * state the signal may have cut in half (a lock held, a list being
+ * changed). A block carries its size and a mark; a block of the program's
+ * heap freed there is left alone, and one resized is copied. */
+#define CHILD_MARK 0x616c6c6f63737079ull
+
+struct child_block {
+	uint64_t mark;
+	size_t size;
+	void *base;		/* what the shim's heap gave */
+	uint64_t pad;
+};
+
+static void *child_aligned(size_t align, size_t size)
+{
+	if (align < 16)
+		align = 16;
+	if (size > SIZE_MAX / 2 || align > SIZE_MAX / 4 || (align & (align - 1)) != 0)
+		return NULL;
+	char *base = asp__heap_alloc(size + align + sizeof(struct child_block));
+	if (base == NULL)
+		return NULL;
+	uintptr_t p = ((uintptr_t)base + sizeof(struct child_block) + align - 1) & ~(uintptr_t)(align - 1);
+	struct child_block *b = (struct child_block *)p - 1;
+	*b = (struct child_block){ CHILD_MARK, size, base, 0 };
+	return (void *)p;
+}
+
+static struct child_block *child_of(void *p)
+{
+	if (p == NULL)
+		return NULL;
+	struct child_block *b = (struct child_block *)p - 1;
+	return b->mark == CHILD_MARK ? b : NULL;
+}
+
+static void *child_malloc(size_t size) { return child_aligned(16, size); }
+static void *child_memalign(size_t align, size_t size) { return child_aligned(align, size); }
+static void *child_valloc(size_t size) { return child_aligned(4096, size); }
+static void *child_pvalloc(size_t size) { return child_aligned(4096, (size + 4095) & ~(size_t)4095); }
+
+static void *child_calloc(size_t n, size_t size)
+{
+	size_t bytes;
+	if (__builtin_mul_overflow(n, size, &bytes))
+		return NULL;
+	void *p = child_aligned(16, bytes);
+	if (p != NULL)
+		memset(p, 0, bytes);
+	return p;
+}
+
+static void child_free(void *p)
+{
+	struct child_block *b = child_of(p);
+	if (b != NULL) {
+		b->mark = 0;
+		asp__heap_free(b->base);
+	}
+}
+
+static size_t child_usable(void *p)
+{
+	struct child_block *b = child_of(p);
+	return b != NULL ? b->size : 0;
+}
+
+static void *child_realloc(void *p, size_t size)
+{
+	if (p == NULL)
+		return child_malloc(size);
+	struct child_block *b = child_of(p);
+	/* A block of the program's heap: as much as it can hold, read from
+	 * its header (the copy dies if that is broken). */
+	size_t have = b != NULL ? b->size : asp__next.malloc_usable_size(p);
+	void *q = child_malloc(size);
+	if (q != NULL) {
+		memcpy(q, p, have < size ? have : size);
+		child_free(p);
+	}
+	return q;
+}
+
+static void *child_reallocarray(void *p, size_t n, size_t size)
+{
+	size_t bytes;
+	return __builtin_mul_overflow(n, size, &bytes) ? NULL : child_realloc(p, bytes);
+}
+
+static int child_posix_memalign(void **out, size_t align, size_t size)
+{
+	void *p = child_aligned(align, size);
+	if (p == NULL)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+
+static void child_heap(void)
+{
+	asp__next.malloc = child_malloc;
+	asp__next.calloc = child_calloc;
+	asp__next.realloc = child_realloc;
+	asp__next.reallocarray = child_reallocarray;
+	asp__next.free = child_free;
+	asp__next.posix_memalign = child_posix_memalign;
+	asp__next.aligned_alloc = child_memalign;
+	asp__next.memalign = child_memalign;
+	asp__next.valloc = child_valloc;
+	asp__next.pvalloc = child_pvalloc;
+	asp__next.malloc_usable_size = child_usable;
+}
+
+/* The stack lines of a fatal signal's report. Unwinding and naming frames
+ * load libraries and allocate, which the interrupted thread may not allow
+ * (it may hold the allocator's lock, or the loader's): a copy of the
+ * process (_Fork: no fork handlers, the other threads left behind), whose
+ * allocations go to the shim's own heap (child_heap), does it and sends
+ * the lines through a pipe, and is killed when they do not come within
+ * 5 s. Then, or when there is no copy, the interrupted instruction alone,
+ * with its object. */
+static void fatal_stack(struct asp_text *t, void *uc)
+{
+	static char child_text[12 * 1024];
+	int fds[2];
+	size_t got = 0;
+	if (uc != NULL && pipe2(fds, O_CLOEXEC) == 0) {
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		pid_t me = getpid(), c = _Fork();
+		if (c == 0) {
+			g_text_pid = me;
+			/* The copy: nothing counted, the shim's own heap. */
+			asp__fast = 0;
+			asp__state = 2;
+			child_heap();
+			close(fds[0]);
+			struct asp_text ct = { child_text, 0, sizeof child_text, -1 };
+			fatal_stack_lines(&ct, uc);
+			asp__write_all(fds[1], ct.buf, ct.len);
+			syscall(SYS_exit_group, 0);
+		}
+		close(fds[1]);
+		uint64_t until = asp_now_ns(CLOCK_MONOTONIC) + 5000000000u;
+		while (c > 0 && t->len + got < t->cap) {
+			uint64_t now = asp_now_ns(CLOCK_MONOTONIC);
+			struct pollfd pfd = { fds[0], POLLIN, 0 };
+			if (now >= until || poll(&pfd, 1, (int)((until - now) / 1000000) + 1) == 0)
+				break;
+			ssize_t r = read(fds[0], t->buf + t->len + got, t->cap - t->len - got);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		close(fds[0]);
+		if (c > 0) {
+			kill(c, SIGKILL);
+			while (waitpid(c, NULL, 0) < 0 && errno == EINTR)
+				;
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	if (got > 0) {
+		t->len += got;
+		return;
+	}
+	if (uc == NULL)
+		return;
+	const ucontext_t *u = uc;
+	struct object_of o = { (uintptr_t)u->uc_mcontext.gregs[REG_RIP], "" };
+	asp__loader_list(object_cb, &o);
+	asp_dwline_t l = { .module = o.path[0] ? o.path : NULL };
+	put_frame(t, "   at", o.pc, &l, NULL);
+}
+
+void asp__report_fatal(int sig, const siginfo_t *si, void *uc)
+{
+	struct asp_text t = { g_fatal_text, 0, sizeof g_fatal_text, -1 };
+	char name[32];
+	signal_name(sig, name);
+	line(&t, "\n");
+	line(&t, "Process terminating with default action of signal ");
+	asp__text_u64(&t, (uint64_t)sig);
+	asp__text_str(&t, " (");
+	asp__text_str(&t, name);
+	asp__text_str(&t, dumps_core(sig) ? "): dumping core\n" : ")\n");
+	int with_addr;
+	const char *event = si != NULL && si->si_code > 0 ? fault_event(sig, si->si_code, &with_addr) : NULL;
+	if (event != NULL) {
+		line(&t, " ");
+		asp__text_str(&t, event);
+		if (with_addr) {
+			asp__text_str(&t, " at address 0x");
+			asp__text_hex(&t, (uintptr_t)si->si_addr);
+		}
+		asp__text_str(&t, "\n");
+	}
+	fatal_stack(&t, uc);
+	g_fatal_len = t.len;
+}
+
 /* The name this process's dump got, once one was written (periodic dumps
  * then replace it, and so does the final one). */
 static char g_dump_name[ASP_PATH_MAX + 16];
@@ -475,18 +835,19 @@ static void dump_name_text(struct asp_text *t)
 
 static void summary_text(struct asp_text *t, const struct figures *f)
 {
-	if (f->reason == REASON_SIGNAL && f->signo > 0) {
-		char name[32];
-		signal_name(f->signo, name);
-		line(t, "Process terminating with default action of signal ");
-		asp__text_u64(t, (uint64_t)f->signo);
-		asp__text_str(t, " (");
-		asp__text_str(t, name);
-		asp__text_str(t, ")\n");
-		line(t, "\n");
-	}
+	/* The heap errors first, as valgrind prints each when it happens:
+	 * before the fatal signal's block, when a fault was one of them. */
 	if (f->tracked)
 		errors_text(t);
+	if (f->reason == REASON_SIGNAL && f->signo > 0) {
+		for (size_t i = 0; i < g_fatal_len; i += 1024) {
+			size_t n = g_fatal_len - i < 1024 ? g_fatal_len - i : 1024;
+			asp__text_room(t, n);
+			memcpy(t->buf + t->len, g_fatal_text + i, n);
+			t->len += n;
+		}
+		line(t, "\n");
+	}
 	line(t, "HEAP SUMMARY:\n");
 	if (f->tracked) {
 		bytes_in_blocks(t, "    in use at exit: ", f->in_use_bytes, f->in_use_blocks);
@@ -646,11 +1007,12 @@ static json_t *options_json(void)
 	static const char *const unwinds[] = { "libunwind", "fp" };
 	static const char *const checks[] = { "summary", "full", "no" };
 	static const char *const freeres[] = { "no", "libc", "cxx", "yes" };
-	return json_pack("{s:s,s:i,s:s,s:s,s:s,s:i,s:s,s:i,s:o}", "mode", modes[asp__opt.mode],
+	return json_pack("{s:s,s:i,s:s,s:s,s:s,s:i,s:s,s:i,s:o,s:o}", "mode", modes[asp__opt.mode],
 	                 "backtrace", asp__opt.backtrace, "unwind", unwinds[asp__opt.unwind],
 	                 "leak_check", checks[asp__opt.leak_check], "output", asp__opt.output,
 	                 "snapshots", asp__opt.snapshots, "freeres", freeres[asp__opt.freeres & 3],
-	                 "interval_ms", asp__opt.interval_ms, "sample", jint(asp__sample_mean));
+	                 "interval_ms", asp__opt.interval_ms, "sample", jint(asp__sample_mean),
+	                 "guard", jint(asp__guard_mean));
 }
 
 static json_t *dump_info_json(const struct figures *f)
@@ -753,73 +1115,253 @@ static json_t *refs_json(const struct figures *f)
 	                 "cross_thread", asp__opt.ref_cross ? jint(f->c.ref_cross) : json_null());
 }
 
-/* The frames of a loss record's site as a JSON array. */
 /* A stack of one frame, a caller's, where sites are stack ids (a free's
  * caller, errors.h): its key in a stack index. */
 #define CALLER_ONLY ((uintptr_t)1 << 62)
+/* A fault's stack (errors.h: an error's pcs), by the error's address. */
+#define ERROR_PCS ((uintptr_t)1 << 61)
 
-static json_t *site_frames(uintptr_t site)
+/* The frames of a stack index's key: a site's, or one of the above. */
+static size_t key_frames(uintptr_t key, const uintptr_t **frames, uintptr_t *one)
 {
-	json_t *a = json_array();
-	const uintptr_t *frames;
-	uintptr_t one = site & ~CALLER_ONLY;
-	size_t n = site & CALLER_ONLY ? (frames = &one, 1) : asp__site_frames(site, &frames, &one);
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, jint(frames[i]));
-	return a;
+	if (key & CALLER_ONLY) {
+		*one = key & ~CALLER_ONLY;
+		*frames = one;
+		return 1;
+	}
+	if (key & ERROR_PCS) {
+		const struct asp_heap_error *e = (const struct asp_heap_error *)(key & ~ERROR_PCS);
+		*frames = e->pcs;
+		return e->npcs;
+	}
+	return asp__site_frames(key, frames, one);
+}
+
+/* The dump is written as it is made (struct out): the small part of it
+ * with the shim's jansson, then the arrays that grow with the program's
+ * stacks (thread_stacks, stack_stats, stacks) line by line, one element a
+ * line, so that a dump of a million stacks costs its text and a few
+ * tables, never a tree of a million objects. */
+struct out {
+	int fd, err;
+	size_t len;
+	char buf[64 * 1024];
+};
+
+static void out_flush(struct out *o)
+{
+	if (o->len > 0 && o->err == 0) {
+		int w = asp__write_all(o->fd, o->buf, o->len);
+		if (w != 0)
+			o->err = -w;
+	}
+	o->len = 0;
+}
+
+static void out_mem(struct out *o, const char *s, size_t n)
+{
+	while (n > 0) {
+		if (o->len == sizeof o->buf)
+			out_flush(o);
+		size_t k = sizeof o->buf - o->len < n ? sizeof o->buf - o->len : n;
+		memcpy(o->buf + o->len, s, k);
+		o->len += k;
+		s += k;
+		n -= k;
+	}
+}
+
+static void out_str(struct out *o, const char *s)
+{
+	out_mem(o, s, strlen(s));
+}
+
+/* A JSON integer: saturated at the largest one, as jint does. */
+static void out_int(struct out *o, uint64_t v)
+{
+	char d[24];
+	int n = 0;
+	if (v > INT64_MAX)
+		v = INT64_MAX;
+	do d[n++] = (char)('0' + v % 10); while ((v /= 10) > 0);
+	if (sizeof o->buf - o->len < sizeof d)
+		out_flush(o);
+	while (n > 0)
+		o->buf[o->len++] = d[--n];
+}
+
+/* ", KEY: V" or "KEY: V" after "{" */
+static void out_key(struct out *o, const char *key, uint64_t v, int first)
+{
+	out_str(o, first ? "\"" : ", \"");
+	out_str(o, key);
+	out_str(o, "\": ");
+	out_int(o, v);
 }
 
 /* The dump's "stacks": each distinct site once, numbered in the order
- * first used, found again through a hash of the site. */
+ * first used, found again through a hash of the site. The index doubles
+ * when it is half full, and so does the list of sites by number: a dump
+ * holds every stack, however many. */
 struct stack_index {
-	uintptr_t *site;	/* open addressing; 0: empty */
-	uint32_t *number;
-	size_t mask;
-	json_t *stacks;
+	uintptr_t *site;	/* open addressing */
+	uint32_t *number;	/* 0: an empty slot */
+	size_t mask, used;
+	uintptr_t *order;	/* the sites by number */
+	size_t cap;
 };
 
-static int stack_index_init(struct stack_index *x, size_t most)
+static size_t stack_slot(const struct stack_index *x, uintptr_t site)
+{
+	return (size_t)((site * 0x9E3779B97F4A7C15ull) >> 32) & x->mask;
+}
+
+static int stack_index_alloc(struct stack_index *x, size_t slots)
+{
+	x->site = asp__scratch_alloc(slots * sizeof *x->site);
+	x->number = asp__scratch_alloc(slots * sizeof *x->number);
+	x->mask = slots - 1;
+	if (x->site != NULL && x->number != NULL)
+		return 0;
+	if (x->site)
+		asp__scratch_free(x->site, slots * sizeof *x->site);
+	if (x->number)
+		asp__scratch_free(x->number, slots * sizeof *x->number);
+	x->site = NULL;
+	x->number = NULL;
+	return -ENOMEM;
+}
+
+static void stack_index_init(struct stack_index *x, size_t most)
 {
 	size_t slots = 64;
 	while (slots < most * 2)
 		slots *= 2;
-	x->site = asp__scratch_alloc(slots * sizeof *x->site);
-	x->number = asp__scratch_alloc(slots * sizeof *x->number);
-	x->mask = slots - 1;
-	x->stacks = json_array();
-	return x->site && x->number ? 0 : -ENOMEM;
+	x->used = 0;
+	x->cap = slots / 2;
+	x->order = asp__scratch_alloc(x->cap * sizeof *x->order);
+	if (stack_index_alloc(x, slots) != 0 || x->order == NULL) {
+		if (x->order)
+			asp__scratch_free(x->order, x->cap * sizeof *x->order);
+		x->order = NULL;
+	}
 }
 
-static void stack_index_done(struct stack_index *x, json_t *root)
+static void stack_index_release(struct stack_index *x)
 {
 	if (x->site)
 		asp__scratch_free(x->site, (x->mask + 1) * sizeof *x->site);
 	if (x->number)
 		asp__scratch_free(x->number, (x->mask + 1) * sizeof *x->number);
-	json_object_set_new(root, "stacks", x->stacks);
+	if (x->order)
+		asp__scratch_free(x->order, x->cap * sizeof *x->order);
+	x->site = NULL;
+	x->number = NULL;
+	x->order = NULL;
 }
 
-/* The number of site's stack in "stacks", adding it the first time. */
+/* Twice the slots, the same numbers. */
+static int stack_index_grow(struct stack_index *x)
+{
+	struct stack_index old = *x;
+	uintptr_t *order = asp__scratch_alloc(2 * old.cap * sizeof *order);
+	if (order == NULL || stack_index_alloc(x, (old.mask + 1) * 2) != 0) {
+		if (order)
+			asp__scratch_free(order, 2 * old.cap * sizeof *order);
+		*x = old;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i <= old.mask; i++) {
+		if (old.number[i] == 0)
+			continue;
+		size_t j = stack_slot(x, old.site[i]);
+		while (x->number[j] != 0)
+			j = (j + 1) & x->mask;
+		x->site[j] = old.site[i];
+		x->number[j] = old.number[i];
+	}
+	memcpy(order, old.order, old.used * sizeof *order);
+	x->order = order;
+	x->cap = 2 * old.cap;
+	stack_index_release(&old);
+	return 0;
+}
+
+/* The number of site's stack in "stacks", adding it the first time (an
+ * index that cannot grow gives 0: the first stack). */
 static size_t stack_number(struct stack_index *x, uintptr_t site)
 {
 	if (x->site == NULL)
 		return 0;
-	size_t j = (size_t)((site * 0x9E3779B97F4A7C15ull) >> 32) & x->mask;
-	for (; x->site[j] != 0 || (site == 0 && x->number[j] != 0); j = (j + 1) & x->mask)
+	size_t j = stack_slot(x, site);
+	for (; x->number[j] != 0; j = (j + 1) & x->mask)
 		if (x->site[j] == site)
 			return x->number[j] - 1;
+	if (2 * (x->used + 1) > x->mask + 1) {
+		if (stack_index_grow(x) != 0)
+			return 0;
+		j = stack_slot(x, site);
+		while (x->number[j] != 0)
+			j = (j + 1) & x->mask;
+	}
 	x->site[j] = site;
-	x->number[j] = (uint32_t)json_array_size(x->stacks) + 1;
-	json_array_append_new(x->stacks, site_frames(site));
-	return x->number[j] - 1;
+	x->order[x->used++] = site;
+	x->number[j] = (uint32_t)x->used;
+	return x->used - 1;
+}
+
+/* Whether site's stack was cut at the depth limit: the walk stopped at
+ * ALLOCSPY_BACKTRACE frames with more below them. A caller alone (the
+ * default, or a block ALLOCSPY_SAMPLE did not sample) is one frame of a
+ * longer stack. */
+static int site_cut(uintptr_t site)
+{
+	if (site & (CALLER_ONLY | ERROR_PCS))
+		return site & CALLER_ONLY || ((const struct asp_heap_error *)(site & ~ERROR_PCS))->npcs ==
+		                             (unsigned)(asp__opt.backtrace > 1 ? asp__opt.backtrace : 1);
+	if (asp__sample_mean != 0 && asp__site_sampled(site))
+		return asp__stack_cut(asp__site_plain(site));
+	if (asp__opt.backtrace > 1 && asp__sample_mean == 0)
+		return asp__stack_cut(site);
+	return site != 0;
+}
+
+/* "stacks": each one's frames, innermost first; "truncated_stacks": the
+ * numbers of those cut at the depth limit. */
+static void stacks_out(struct out *o, const struct stack_index *x)
+{
+	size_t cut = 0;
+	out_str(o, ",\n \"stacks\": [");
+	for (size_t i = 0; i < x->used; i++) {
+		const uintptr_t *frames;
+		uintptr_t one;
+		size_t n = key_frames(x->order[i], &frames, &one);
+		out_str(o, i == 0 ? "\n  [" : ",\n  [");
+		for (size_t k = 0; k < n; k++) {
+			if (k > 0)
+				out_str(o, ", ");
+			out_int(o, frames[k]);
+		}
+		out_str(o, "]");
+		cut += n > 0 && site_cut(x->order[i]);
+	}
+	out_str(o, x->used > 0 ? "\n ]" : "]");
+	out_str(o, ",\n \"truncated_stacks\": [");
+	for (size_t i = 0, k = 0; i < x->used && cut > 0; i++) {
+		const uintptr_t *frames;
+		uintptr_t one;
+		if (asp__site_frames(x->order[i], &frames, &one) == 0 || !site_cut(x->order[i]))
+			continue;
+		out_str(o, k++ % 16 == 0 ? (k == 1 ? "\n  " : ",\n  ") : ", ");
+		out_int(o, i);
+	}
+	out_str(o, cut > 0 ? "\n ]" : "]");
 }
 
 /* Backtrace mode: what each stack allocated, summed over the threads,
- * what of it is in use at exit, temporary, and held at the peak; the
- * STACK_STATS_MAX largest by bytes. */
-#define STACK_STATS_MAX 200
-#define THREAD_STACKS_MAX 2000
-
+ * what of it is in use at exit, temporary, and held at the peak: every
+ * stack, largest first by bytes, so that they add up to the heap's
+ * totals; and what each thread allocated from each. */
 struct site_total {
 	uintptr_t site;
 	uint64_t allocs, bytes, in_use_blocks, in_use_bytes, temporary, peak_bytes, peak_blocks;
@@ -827,23 +1369,68 @@ struct site_total {
 	double est_allocs, est_bytes, est_in_use_blocks, est_in_use_bytes, est_temporary;
 };
 
+/* One thread's figures for one stack. */
+struct thread_site {
+	pid_t tid;
+	uintptr_t site;
+	uint64_t allocs, bytes;
+	double est_allocs, est_bytes;
+};
+
 struct site_table {
 	struct site_total *v;
 	size_t mask, n;
-	json_t *per_thread;	/* thread_stacks, while threads are walked */
-	struct stack_index *x;
+	struct thread_site *per_thread;	/* thread_stacks */
+	size_t nper, capper;
 };
+
+static size_t site_home(const struct site_table *t, uintptr_t site)
+{
+	return (size_t)((site * 0x9E3779B97F4A7C15ull) >> 32) & t->mask;
+}
+
+/* Twice the slots, the same totals: a site first seen among the blocks in
+ * use or at the peak (a thread that made it has gone and its record was
+ * reused) still gets its line. */
+static int site_table_grow(struct site_table *t)
+{
+	size_t slots = (t->mask + 1) * 2;
+	struct site_total *v = asp__scratch_alloc(slots * sizeof *v);
+	if (v == NULL)
+		return -ENOMEM;
+	struct site_total *old = t->v;
+	size_t old_slots = t->mask + 1;
+	t->v = v;
+	t->mask = slots - 1;
+	for (size_t i = 0; i < old_slots; i++) {
+		if (old[i].site == 0)
+			continue;
+		size_t j = site_home(t, old[i].site);
+		while (v[j].site != 0)
+			j = (j + 1) & t->mask;
+		v[j] = old[i];
+	}
+	asp__scratch_free(old, old_slots * sizeof *old);
+	return 0;
+}
 
 static struct site_total *site_slot(struct site_table *t, uintptr_t site)
 {
-	size_t j = (size_t)((site * 0x9E3779B97F4A7C15ull) >> 32) & t->mask;
+	size_t j = site_home(t, site);
 	while (t->v[j].site != 0 && t->v[j].site != site)
 		j = (j + 1) & t->mask;
-	if (t->v[j].site == 0 && t->n < t->mask) {
-		t->v[j].site = site;
-		t->n++;
+	if (t->v[j].site == site)
+		return &t->v[j];
+	if (4 * (t->n + 1) > 3 * (t->mask + 1)) {
+		if (site_table_grow(t) != 0)
+			return NULL;
+		j = site_home(t, site);
+		while (t->v[j].site != 0)
+			j = (j + 1) & t->mask;
 	}
-	return t->v[j].site == site ? &t->v[j] : NULL;
+	t->v[j].site = site;
+	t->n++;
+	return &t->v[j];
 }
 
 static void count_site(void *arg, pid_t tid, const struct asp_site_stat *s)
@@ -853,6 +1440,8 @@ static void count_site(void *arg, pid_t tid, const struct asp_site_stat *s)
 	(*(size_t *)arg)++;
 }
 
+/* Called with the registry of thread records held (thread.c): it makes no
+ * system call but to map memory. */
 static void add_site(void *arg, pid_t tid, const struct asp_site_stat *s)
 {
 	struct site_table *t = arg;
@@ -865,19 +1454,23 @@ static void add_site(void *arg, pid_t tid, const struct asp_site_stat *s)
 		to->est_bytes += s->est_bytes;
 		to->est_temporary += s->est_temporary;
 	}
-	if (t->per_thread == NULL || json_array_size(t->per_thread) >= THREAD_STACKS_MAX ||
-	    s->allocs == 0)
+	if (s->allocs == 0)
 		return;
-	if (asp__sample_mean != 0)
-		json_array_append_new(t->per_thread, json_pack("{s:i,s:o,s:o,s:o,s:o}", "tid", (int)tid,
-		                      "stack", jint(stack_number(t->x, s->site)),
-		                      "samples", jint(s->allocs),
-		                      "est_allocs", jint(asp__sample_round(s->est_allocs)),
-		                      "est_bytes", jint(asp__sample_round(s->est_bytes))));
-	else
-		json_array_append_new(t->per_thread, json_pack("{s:i,s:o,s:o,s:o}", "tid", (int)tid,
-		                      "stack", jint(stack_number(t->x, s->site)),
-		                      "allocs", jint(s->allocs), "bytes", jint(s->bytes)));
+	if (t->nper == t->capper) {
+		/* The threads made more stacks since they were counted. */
+		size_t cap = 2 * t->capper + 64;
+		struct thread_site *v = asp__scratch_alloc(cap * sizeof *v);
+		if (v == NULL)
+			return;
+		if (t->per_thread != NULL) {
+			memcpy(v, t->per_thread, t->nper * sizeof *v);
+			asp__scratch_free(t->per_thread, t->capper * sizeof *v);
+		}
+		t->per_thread = v;
+		t->capper = cap;
+	}
+	t->per_thread[t->nper++] = (struct thread_site){ tid, s->site, s->allocs, s->bytes,
+	                                                 s->est_allocs, s->est_bytes };
 }
 
 static int by_bytes(const void *a, const void *b)
@@ -909,60 +1502,46 @@ static void add_sampled_block(void *arg, const struct asp_sample_block *b)
 	add_in_use(arg, b->site, b->size);
 }
 
-/* One stack_stats entry of a sampled run: the estimates, named est_*. */
-static json_t *sampled_stat_json(const struct site_total *s, size_t stack, int tracked)
-{
-	json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "stack", jint(stack),
-	                      "samples", jint(s->allocs),
-	                      "est_allocs", jint(asp__sample_round(s->est_allocs)),
-	                      "est_bytes", jint(asp__sample_round(s->est_bytes)),
-	                      "est_in_use_blocks", jint(asp__sample_round(s->est_in_use_blocks)),
-	                      "est_in_use_bytes", jint(asp__sample_round(s->est_in_use_bytes)),
-	                      "est_temporary", jint(asp__sample_round(s->est_temporary)));
-	if (tracked) {
-		json_object_set_new(o, "est_peak_bytes", jint(s->peak_bytes));
-		json_object_set_new(o, "est_peak_blocks", jint(s->peak_blocks));
-	}
-	return o;
-}
-
-static void stack_stats_json(json_t *root, const struct figures *f, struct stack_index *x,
-                             const struct asp_snapshot_list *sl)
+/* The per-stack totals, largest first, and what each thread allocated
+ * from each stack: into t, t->v[0..t->n) sorted. Returns 0 or -ENOMEM. */
+static int site_totals(struct site_table *t, const struct figures *f,
+                       const struct asp_snapshot_list *sl)
 {
 	/* Room for every site the threads know, twice over: a process with
-	 * few stacks (a short child) must not fault in 100 MiB to list them. */
+	 * few stacks (a short child) must not fault in 100 MiB to list them,
+	 * and one with millions gets them all. */
 	size_t sites = 0;
 	asp__threads_sites(count_site, &sites);
-	if (sl->peak != NULL)
-		sites += sl->peak->ndetail;
 	size_t slots = 64;
-	while (slots < (1u << 20) && slots < 2 * sites + 64)
+	while (slots < 2 * sites + 64)
 		slots *= 2;
-	struct site_table t = { NULL, slots - 1, 0, json_array(), x };
-	t.v = asp__scratch_alloc((t.mask + 1) * sizeof *t.v);
-	if (t.v == NULL)
-		return;
-	asp__threads_sites(add_site, &t);
-	json_object_set_new(root, "thread_stacks", t.per_thread);
+	memset(t, 0, sizeof *t);
+	t->mask = slots - 1;
+	t->v = asp__scratch_alloc(slots * sizeof *t->v);
+	t->capper = sites + sites / 8 + 64;
+	t->per_thread = asp__scratch_alloc(t->capper * sizeof *t->per_thread);
+	if (t->v == NULL || t->per_thread == NULL)
+		return -ENOMEM;
+	asp__threads_sites(add_site, t);
 	int sampled = asp__sample_mean != 0;
 	for (size_t i = 0; i < f->nentries; i++) {
 		uintptr_t site = f->entries[i].site;
 		if (sampled) {
 			if (asp__site_sampled(site))
-				add_in_use(&t, site, f->entries[i].size);
+				add_in_use(t, site, f->entries[i].size);
 			continue;
 		}
-		struct site_total *s = site ? site_slot(&t, site) : NULL;
+		struct site_total *s = site ? site_slot(t, site) : NULL;
 		if (s != NULL) {
 			s->in_use_blocks++;
 			s->in_use_bytes += f->entries[i].size;
 		}
 	}
 	if (sampled && !f->tracked)
-		asp__sample_blocks(add_sampled_block, &t);
+		asp__sample_blocks(add_sampled_block, t);
 	const struct asp_snapshot *peak = sl->peak;
 	for (uint32_t i = 0; peak != NULL && i < peak->ndetail; i++) {
-		struct site_total *s = site_slot(&t, peak->detail[i].site);
+		struct site_total *s = site_slot(t, peak->detail[i].site);
 		if (s != NULL) {
 			s->peak_bytes = peak->detail[i].bytes;
 			s->peak_blocks = peak->detail[i].blocks;
@@ -970,27 +1549,73 @@ static void stack_stats_json(json_t *root, const struct figures *f, struct stack
 	}
 	/* Gather the used slots at the front, largest first. */
 	size_t used = 0;
-	for (size_t j = 0; j <= t.mask; j++)
-		if (t.v[j].site != 0)
-			t.v[used++] = t.v[j];
-	asp__sort(t.v, used, sizeof *t.v, sampled ? by_est_bytes : by_bytes);
-	json_t *a = json_array();
-	for (size_t i = 0; i < used && i < STACK_STATS_MAX; i++) {
-		const struct site_total *s = &t.v[i];
+	for (size_t j = 0; j <= t->mask; j++)
+		if (t->v[j].site != 0)
+			t->v[used++] = t->v[j];
+	t->n = used;
+	asp__sort(t->v, used, sizeof *t->v, sampled ? by_est_bytes : by_bytes);
+	return 0;
+}
+
+static void site_totals_free(struct site_table *t)
+{
+	if (t->v != NULL)
+		asp__scratch_free(t->v, (t->mask + 1) * sizeof *t->v);
+	if (t->per_thread != NULL)
+		asp__scratch_free(t->per_thread, t->capper * sizeof *t->per_thread);
+}
+
+/* "thread_stacks" and "stack_stats"; with ALLOCSPY_SAMPLE, the estimates,
+ * named est_*. */
+static void site_totals_out(struct out *o, const struct site_table *t, struct stack_index *x,
+                            int tracked)
+{
+	int sampled = asp__sample_mean != 0;
+	out_str(o, ",\n \"thread_stacks\": [");
+	for (size_t i = 0; i < t->nper; i++) {
+		const struct thread_site *p = &t->per_thread[i];
+		out_str(o, i == 0 ? "\n  {" : ",\n  {");
+		out_key(o, "tid", (uint64_t)p->tid, 1);
+		out_key(o, "stack", stack_number(x, p->site), 0);
 		if (sampled) {
-			json_array_append_new(a, sampled_stat_json(s, stack_number(x, s->site), f->tracked));
-			continue;
+			out_key(o, "samples", p->allocs, 0);
+			out_key(o, "est_allocs", asp__sample_round(p->est_allocs), 0);
+			out_key(o, "est_bytes", asp__sample_round(p->est_bytes), 0);
+		} else {
+			out_key(o, "allocs", p->allocs, 0);
+			out_key(o, "bytes", p->bytes, 0);
 		}
-		json_array_append_new(a, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "stack",
-		                      jint(stack_number(x, s->site)), "allocs", jint(s->allocs),
-		                      "bytes", jint(s->bytes), "in_use_blocks", jint(s->in_use_blocks),
-		                      "in_use_bytes", jint(s->in_use_bytes), "temporary", jint(s->temporary),
-		                      "peak_bytes", jint(s->peak_bytes), "peak_blocks", jint(s->peak_blocks)));
+		out_str(o, "}");
 	}
-	json_object_set_new(root, "stack_stats", a);
-	if (used > STACK_STATS_MAX)
-		json_object_set_new(root, "stack_stats_omitted", jint(used - STACK_STATS_MAX));
-	asp__scratch_free(t.v, (t.mask + 1) * sizeof *t.v);
+	out_str(o, t->nper > 0 ? "\n ]" : "]");
+	out_str(o, ",\n \"stack_stats\": [");
+	for (size_t i = 0; i < t->n; i++) {
+		const struct site_total *s = &t->v[i];
+		out_str(o, i == 0 ? "\n  {" : ",\n  {");
+		out_key(o, "stack", stack_number(x, s->site), 1);
+		if (sampled) {
+			out_key(o, "samples", s->allocs, 0);
+			out_key(o, "est_allocs", asp__sample_round(s->est_allocs), 0);
+			out_key(o, "est_bytes", asp__sample_round(s->est_bytes), 0);
+			out_key(o, "est_in_use_blocks", asp__sample_round(s->est_in_use_blocks), 0);
+			out_key(o, "est_in_use_bytes", asp__sample_round(s->est_in_use_bytes), 0);
+			out_key(o, "est_temporary", asp__sample_round(s->est_temporary), 0);
+			if (tracked) {
+				out_key(o, "est_peak_bytes", s->peak_bytes, 0);
+				out_key(o, "est_peak_blocks", s->peak_blocks, 0);
+			}
+		} else {
+			out_key(o, "allocs", s->allocs, 0);
+			out_key(o, "bytes", s->bytes, 0);
+			out_key(o, "in_use_blocks", s->in_use_blocks, 0);
+			out_key(o, "in_use_bytes", s->in_use_bytes, 0);
+			out_key(o, "temporary", s->temporary, 0);
+			out_key(o, "peak_bytes", s->peak_bytes, 0);
+			out_key(o, "peak_blocks", s->peak_blocks, 0);
+		}
+		out_str(o, "}");
+	}
+	out_str(o, t->n > 0 ? "\n ]" : "]");
 }
 
 /* The heap over time (track mode). */
@@ -1028,7 +1653,7 @@ static void snapshots_json(json_t *root, const struct asp_snapshot_list *sl,
 	                    "detail", asp__opt.backtrace > 1 ? "stacks" : "callers"));
 }
 
-static void leaks_json(json_t *root, const struct figures *f, struct stack_index *x)
+static void leaks_json(json_t *root, const struct figures *f)
 {
 	const struct asp_leak_result *l = &f->leaks;
 	json_t *leaks = json_object();
@@ -1036,33 +1661,62 @@ static void leaks_json(json_t *root, const struct figures *f, struct stack_index
 		json_object_set_new(leaks, kind_keys[k], bytes_blocks(l->bytes[k], l->blocks[k]));
 	json_object_set_new(leaks, "suppressed", bytes_blocks(l->suppressed_bytes, l->suppressed_blocks));
 	json_object_set_new(root, "leaks", leaks);
+}
 
-	json_t *records = json_array();
+/* ", KEY: "S"", S as a JSON string (jansson escapes it); nothing when S
+ * is not UTF-8. */
+static void out_string_key(struct out *o, const char *key, const char *s)
+{
+	json_t *j = json_string(s);
+	char *text = j != NULL ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+	json_decref(j);
+	if (text == NULL)
+		return;
+	out_str(o, ", \"");
+	out_str(o, key);
+	out_str(o, "\": ");
+	out_str(o, text);
+	asp__heap_free_quiet(text);
+}
+
+/* "loss_records", one a line: there is one per stack and leak kind. */
+static void loss_records_out(struct out *o, const struct figures *f, struct stack_index *x)
+{
+	const struct asp_leak_result *l = &f->leaks;
+	out_str(o, ",\n \"loss_records\": [");
 	for (size_t i = 0; i < l->nrecords; i++) {
 		const struct asp_loss_record *r = &l->records[i];
-		size_t id = stack_number(x, r->site);
-		json_t *rec = json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:b}", "kind", kind_names[r->kind],
-		                        "bytes", jint(r->bytes), "blocks", jint(r->blocks),
-		                        "indirect_bytes", jint(r->indirect_bytes),
-		                        "indirect_blocks", jint(r->indirect_blocks), "stack", jint(id),
-		                        "suppressed", r->suppressed);
+		out_str(o, i == 0 ? "\n  {\"kind\": \"" : ",\n  {\"kind\": \"");
+		out_str(o, kind_names[r->kind]);
+		out_str(o, "\"");
+		out_key(o, "bytes", r->bytes, 0);
+		out_key(o, "blocks", r->blocks, 0);
+		out_key(o, "indirect_bytes", r->indirect_bytes, 0);
+		out_key(o, "indirect_blocks", r->indirect_blocks, 0);
+		out_key(o, "stack", stack_number(x, r->site), 0);
+		out_str(o, r->suppressed ? ", \"suppressed\": true" : ", \"suppressed\": false");
 		if (r->suppression)
-			json_object_set_new(rec, "suppression", json_string(r->suppression));
+			out_string_key(o, "suppression", r->suppression);
 		/* ALLOCSPY_SAMPLE: whether the stack is the blocks' own, or
 		 * only their caller's frame. */
 		if (asp__sample_mean != 0)
-			json_object_set_new(rec, "sampled", json_boolean(asp__site_sampled(r->site)));
+			out_str(o, asp__site_sampled(r->site) ? ", \"sampled\": true"
+			                                      : ", \"sampled\": false");
 		const char *names[3];
 		int nn = asp__fn_frames(r->fn, names);
-		json_t *alloc = json_array();
-		for (int k = 0; k < nn; k++)
-			json_array_append_new(alloc, json_string(names[k]));
-		json_object_set_new(rec, "alloc_fn", json_string(names[0]));
-		json_object_set_new(rec, "alloc_pc", jint((uintptr_t)asp__fn_address(r->fn)));
-		json_object_set_new(rec, "alloc_stack", alloc);
-		json_array_append_new(records, rec);
+		out_str(o, ", \"alloc_fn\": \"");
+		out_str(o, names[0]);
+		out_str(o, "\"");
+		out_key(o, "alloc_pc", (uintptr_t)asp__fn_address(r->fn), 0);
+		out_str(o, ", \"alloc_stack\": [");
+		for (int k = 0; k < nn; k++) {
+			out_str(o, k == 0 ? "\"" : ", \"");
+			out_str(o, names[k]);
+			out_str(o, "\"");
+		}
+		out_str(o, "]}");
 	}
-	json_object_set_new(root, "loss_records", records);
+	out_str(o, l->nrecords > 0 ? "\n ]" : "]");
 }
 
 /* The GNU build-id of a loaded object, as hex, from its PT_NOTE segments. */
@@ -1185,6 +1839,9 @@ static const char *const error_kinds[ASP_ERR_KINDS] = {
 	[ASP_ERR_INVALID_FREE] = "invalid_free",
 	[ASP_ERR_MISMATCHED_FREE] = "mismatched_free",
 	[ASP_ERR_FISHY] = "fishy_value",
+	[ASP_ERR_INVALID_READ] = "invalid_read",
+	[ASP_ERR_INVALID_WRITE] = "invalid_write",
+	[ASP_ERR_OVERWRITTEN] = "overwritten",
 };
 
 /* The frames valgrind shows for a call of fn, above the program's (its
@@ -1218,10 +1875,16 @@ static void errors_json(json_t *root, const struct figures *f, struct stack_inde
 		const struct asp_heap_error *e = &v[i];
 		if (e->suppressed)
 			continue;
-		json_t *o = json_pack("{s:s,s:o,s:s,s:o}", "kind", error_kinds[e->kind],
-		                      "count", jint(e->count), "function", asp__fn_names[e->fn],
-		                      "stack", jint(stack_number(x, e->site)));
-		fn_frames_json(o, "call", e->fn);
+		int access = e->kind == ASP_ERR_INVALID_READ || e->kind == ASP_ERR_INVALID_WRITE;
+		json_t *o = json_pack("{s:s,s:o}", "kind", error_kinds[e->kind], "count", jint(e->count));
+		if (access) {
+			json_object_set_new(o, "size", jint(e->access));
+			json_object_set_new(o, "stack", jint(stack_number(x, (uintptr_t)e | ERROR_PCS)));
+		} else {
+			json_object_set_new(o, "function", json_string(asp__fn_names[e->fn]));
+			json_object_set_new(o, "stack", jint(stack_number(x, e->site)));
+			fn_frames_json(o, "call", e->fn);
+		}
 		if (e->kind == ASP_ERR_FISHY) {
 			json_object_set_new(o, "argument", json_string(e->arg));
 			json_object_set_new(o, "value", json_integer((json_int_t)e->value));
@@ -1231,7 +1894,8 @@ static void errors_json(json_t *root, const struct figures *f, struct stack_inde
 		json_object_set_new(o, "address", jint(e->addr));
 		static const char *const where[] = {
 			[ASP_AT_NONE] = "unknown", [ASP_AT_BLOCK] = "block", [ASP_AT_FREED] = "freed",
-			[ASP_AT_STACK] = "stack", [ASP_AT_ELSEWHERE] = "unknown",
+			[ASP_AT_STACK] = "stack", [ASP_AT_ELSEWHERE] = "unknown", [ASP_AT_AFTER] = "after",
+			[ASP_AT_BEFORE] = "before",
 		};
 		const char *w = where[e->where];
 		uintptr_t start = 0;
@@ -1244,9 +1908,11 @@ static void errors_json(json_t *root, const struct figures *f, struct stack_inde
 		json_object_set_new(o, "where", json_string(w));
 		if (e->where == ASP_AT_STACK)
 			json_object_set_new(o, "thread", jint(e->thread));
-		if (e->where == ASP_AT_BLOCK || e->where == ASP_AT_FREED) {
+		if (e->where == ASP_AT_BLOCK || e->where == ASP_AT_FREED || e->where == ASP_AT_AFTER ||
+		    e->where == ASP_AT_BEFORE) {
 			json_t *b = json_pack("{s:o,s:o,s:o,s:s,s:o}", "address", jint(e->block),
-			                      "offset", jint(e->addr - e->block), "size", jint(e->size),
+			                      "offset", json_integer((json_int_t)(e->addr - e->block)),
+			                      "size", jint(e->size),
 			                      "function", asp__fn_names[e->block_fn],
 			                      "alloc_stack", jint(stack_number(x, e->alloc_site)));
 			fn_frames_json(b, "alloc", e->block_fn);
@@ -1268,8 +1934,14 @@ static void errors_json(json_t *root, const struct figures *f, struct stack_inde
 	                    "suppressed_contexts", jint(scontexts)));
 }
 
-static json_t *dump_json(const struct figures *f)
+/* Writes the dump to fd: the parts of a fixed size with jansson, then
+ * the arrays that grow with the stacks, streamed. Returns 0 or an errno. */
+static int dump_out(int fd, const struct figures *f)
 {
+	struct out *o = asp__scratch_alloc(sizeof *o);
+	if (o == NULL)
+		return ENOMEM;
+	o->fd = fd;
 	json_t *root = json_pack("{s:s,s:i}", "format", "allocspy-dump", "version", 1);
 	json_object_set_new(root, "dump", dump_info_json(f));
 	json_object_set_new(root, "program", program_json());
@@ -1283,27 +1955,57 @@ static json_t *dump_json(const struct figures *f)
 	if (asp__sample_mean != 0)
 		json_object_set_new(root, "sample", json_pack("{s:o,s:o}", "mean_bytes",
 		                    jint(asp__sample_mean), "seed", jint(asp__sample_seed)));
-	struct stack_index x;
-	if (f->leaks_ran || f->tracked || asp__sample_mean != 0) {
-		stack_index_init(&x, (f->leaks_ran ? f->leaks.nrecords : 0) + STACK_STATS_MAX +
-		                 THREAD_STACKS_MAX + (size_t)asp__opt.snapshots * 8);
+	struct stack_index x = { 0 };
+	struct asp_snapshot_list sl = { 0 };
+	struct site_table t = { 0 };
+	int stacks = f->leaks_ran || f->tracked || asp__sample_mean != 0;
+	int totals = (asp__opt.backtrace > 1 && f->tracked) || asp__sample_mean != 0;
+	if (stacks) {
+		stack_index_init(&x, (f->leaks_ran ? f->leaks.nrecords : 0) +
+		                 (size_t)asp__opt.snapshots * 8);
 		if (f->leaks_ran)
-			leaks_json(root, f, &x);
+			leaks_json(root, f);
 		if (f->tracked)
 			errors_json(root, f, &x);
-		struct asp_snapshot_list sl = { 0 };
-		if (f->tracked)
+		if (asp__guard_mean != 0) {
+			uint64_t guarded, live;
+			asp__guard_figures(&guarded, &live);
+			json_object_set_new(root, "guard", json_pack("{s:o,s:o,s:o,s:o}", "mean",
+			                    jint(asp__guard_mean), "slots", jint(ASP_GUARD_SLOTS),
+			                    "guarded", jint(guarded), "live", jint(live)));
+		}
+		if (f->tracked) {
 			asp__snapshots(&sl, f->t_ns, f->tot.bytes_allocated, f->tot.bytes_freed,
 			               f->entries, f->nentries);
-		if ((asp__opt.backtrace > 1 && f->tracked) || asp__sample_mean != 0)
-			stack_stats_json(root, f, &x, &sl);
-		if (f->tracked)
 			snapshots_json(root, &sl, &x);
-		asp__snapshots_free(&sl);
-		stack_index_done(&x, root);
+		}
 	}
 	json_object_set_new(root, "modules", modules_json());
-	return root;
+	char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	size_t len = text != NULL ? strlen(text) : 0;
+	/* The object's closing brace ("\n}") comes after the streamed arrays. */
+	if (len >= 2 && text[len - 1] == '}') {
+		out_mem(o, text, len - 2);
+		if (stacks && f->leaks_ran)
+			loss_records_out(o, f, &x);
+		if (stacks && totals && site_totals(&t, f, &sl) == 0)
+			site_totals_out(o, &t, &x, f->tracked);
+		if (stacks)
+			stacks_out(o, &x);
+		out_str(o, "\n}\n");
+		out_flush(o);
+	} else {
+		o->err = ENOMEM;
+	}
+	if (text != NULL)
+		asp__heap_free_quiet(text);
+	site_totals_free(&t);
+	asp__snapshots_free(&sl);
+	stack_index_release(&x);
+	int err = o->err;
+	asp__scratch_free(o, sizeof *o);
+	return err;
 }
 
 /* path with "-N" before its ".json" (or at its end). */
@@ -1320,45 +2022,77 @@ static void variant(const char *path, unsigned n, char *out, size_t size)
 	out[t.len] = '\0';
 }
 
-/* Writes the dump to a temporary file, then gives it its name: the first
- * time with link(2), which never replaces a file (a taken name gets a
- * "-N" suffix), later with rename(2) over this process's own dump. A
- * reader never sees half a dump, and with signals blocked from the
- * temporary file's creation to its removal, a signal cannot leave it
- * behind. Returns 0 or an errno. */
+/* Gives the unnamed file fd the name path (link(2): never over a file),
+ * through /proc/self/fd, else by AT_EMPTY_PATH (which needs a
+ * capability). 0 or -1 with errno. */
+static int link_fd(int fd, const char *path)
+{
+	char proc[40];
+	struct asp_text t = { proc, 0, sizeof proc - 1, -1 };
+	asp__text_str(&t, "/proc/self/fd/");
+	asp__text_u64(&t, (uint64_t)fd);
+	proc[t.len] = '\0';
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
+	return linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH);
+}
+
+/* Writes the dump, then gives it its name. The file is made without a
+ * name (O_TMPFILE, in the dump's directory) and linked in only once it is
+ * whole: a reader never sees half a dump, and a process killed while it
+ * writes (SIGKILL, which nothing blocks) leaves no file behind. The first
+ * dump takes the name with link(2), which never replaces a file (a taken
+ * name gets a "-N" suffix); a later one (ALLOCSPY_INTERVAL_MS, then at
+ * exit) replaces this process's own dump: the old one is unlinked and the
+ * new one linked in its place, two system calls with every signal
+ * blocked (a SIGKILL between them leaves no dump, never a stray file). A
+ * file system without O_TMPFILE gets a named temporary file, renamed over
+ * the dump. Returns 0 or an errno. */
 static int write_dump(const struct figures *f)
 {
 	if (asp__opt.output[0] == '\0')
 		return 0;
 	char path[ASP_PATH_MAX], tmp[ASP_PATH_MAX + 32], name[ASP_PATH_MAX + 16];
 	asp__expand_pid(asp__opt.output, path, sizeof path);
-	variant(path, (unsigned)getpid(), tmp, sizeof tmp);
-	size_t tl = strlen(tmp);
-	memcpy(tmp + tl, ".tmp", 5);
+	/* The directory, for O_TMPFILE. */
+	memcpy(tmp, path, strlen(path) + 1);
+	char *slash = strrchr(tmp, '/');
+	if (slash == tmp)
+		slash[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
 
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	json_t *root = dump_json(f);
-	char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-	json_decref(root);
-	int fd = open_report(tmp, O_EXCL);
-	int err = fd < 0 ? errno : text == NULL ? ENOMEM : 0;
-	if (fd >= 0) {
-		int w = err != 0 ? 0 : asp__write_all(fd, text, strlen(text));
-		if (w == 0 && err == 0)
-			w = asp__write_all(fd, "\n", 1);
-		if (w != 0 && err == 0)
-			err = -w;
-		if (close(fd) != 0 && err == 0)
-			err = errno;
+	int named = 0;
+	int fd = open(tmp, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		variant(path, (unsigned)getpid(), tmp, sizeof tmp);
+		size_t tl = strlen(tmp);
+		memcpy(tmp + tl, ".tmp", 5);
+		fd = open_report(tmp, O_EXCL);
+		named = fd >= 0;
 	}
+	int err = fd < 0 ? errno : dump_out(fd, f);
 	if (err == 0 && g_dump_name[0] != '\0') {
-		if (rename(tmp, g_dump_name) != 0)
-			err = errno;
-	} else if (err == 0) {
+		if (named) {
+			if (rename(tmp, g_dump_name) != 0)
+				err = errno;
+		} else if ((unlink(g_dump_name) != 0 && errno != ENOENT) ||
+		           link_fd(fd, g_dump_name) != 0) {
+			/* Gone and taken meanwhile: a name as the first time. */
+			if (errno == EEXIST)
+				g_dump_name[0] = '\0';
+			else
+				err = errno;
+		}
+	}
+	if (err == 0 && g_dump_name[0] == '\0') {
 		memcpy(name, path, strlen(path) + 1);
-		for (unsigned n = 1; link(tmp, name) != 0; n++) {
+		for (unsigned n = 1; (named ? link(tmp, name) : link_fd(fd, name)) != 0; n++) {
 			if (errno != EEXIST || n > 1000) {
 				err = errno;
 				break;
@@ -1368,10 +2102,10 @@ static int write_dump(const struct figures *f)
 		if (err == 0)
 			memcpy(g_dump_name, name, strlen(name) + 1);
 	}
-	if (fd >= 0)
+	if (named)
 		unlink(tmp);
-	if (text != NULL)
-		asp__heap_free_quiet(text);
+	if (fd >= 0 && close(fd) != 0 && err == 0)
+		err = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	static int warned;
 	if (err != 0 && !warned++) {
@@ -1435,12 +2169,30 @@ void asp__periodic(struct asp_thread *t)
 /* The tid of the thread making the exit report, or 0. */
 static pid_t g_finishing;
 
+static int g_finished;		/* the report is written */
+
+pid_t asp__report_begun(void)
+{
+	return asp_atomic_load_acquire(&g_finishing);
+}
+
+int asp__report_done(void)
+{
+	return asp_atomic_load_acquire(&g_finished);
+}
+
 void asp__finish(void)
 {
 	pid_t me = asp_gettid(), none = 0;
 	if (!__atomic_compare_exchange_n(&g_finishing, &none, me, 0, __ATOMIC_ACQ_REL,
 	                                 __ATOMIC_ACQUIRE))
 		return;
+	/* A signal that comes now (a pool's SIGTERM to a worker that is
+	 * ending) waits until the dump and the text are both written: a
+	 * process leaves both or neither. */
+	sigset_t all, blocked;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &blocked);
 	if (asp_atomic_load_acquire(&asp__state) == 0)
 		asp__init();
 	int saved = errno;
@@ -1455,6 +2207,7 @@ void asp__finish(void)
 	if (f == NULL) {
 		asp_atomic_store_release(&asp__fast, 0);
 		asp_atomic_store_release(&asp__state, 2);
+		pthread_sigmask(SIG_SETMASK, &blocked, NULL);
 		return;
 	}
 	int sig = asp__fatal_signal();
@@ -1468,7 +2221,11 @@ void asp__finish(void)
 	write_dump(f);
 	write_text(f);
 
-	if (f->leaks_ran && asp__opt.error_exitcode >= 0) {
+	/* The process the user started, unless every traced one is asked for
+	 * (a forked child has another pid; a program exec'd in its place
+	 * asks its parent again). */
+	if (f->leaks_ran && asp__opt.error_exitcode >= 0 &&
+	    (asp__opt.error_children || getpid() == asp__opt.started)) {
 		int kinds = 0;
 		for (int k = 0; k < ASP_LEAK_KINDS; k++)
 			if (f->leaks.blocks[k] > 0)
@@ -1482,6 +2239,8 @@ void asp__finish(void)
 	if (f->tracked && heap_errors > 0 && asp__opt.error_exitcode >= 0)
 		g_exit_status = asp__opt.error_exitcode;
 	figures_free(f);
+	asp_atomic_store_release(&g_finished, 1);
+	pthread_sigmask(SIG_SETMASK, &blocked, NULL);
 	errno = saved;
 }
 
@@ -1491,6 +2250,7 @@ void asp__report_atfork_child(void)
 {
 	g_dump_name[0] = '\0';
 	g_dumping = 0;
+	g_finished = 0;
 	if (g_finishing != 0) {
 		g_finishing = 0;
 		asp__frozen = 0;

@@ -47,10 +47,15 @@ static inline uint64_t mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
+static uint64_t next_in(uint64_t *state)
+{
+	*state += 0x9E3779B97F4A7C15ull;
+	return mix64(*state);
+}
+
 static uint64_t next_random(struct asp_thread *t)
 {
-	t->sample_rng += 0x9E3779B97F4A7C15ull;
-	return mix64(t->sample_rng);
+	return next_in(&t->sample_rng);
 }
 
 static const double ln2 = 0.69314718055994530942;
@@ -123,6 +128,18 @@ static uint64_t draw(struct asp_thread *t)
 	/* u in (0, 1): 53 random bits and a half */
 	double u = ((double)(next_random(t) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 	double x = neg_log(u) * (double)asp__sample_mean;
+	if (x >= 4.6e18)
+		return (uint64_t)1 << 62;
+	uint64_t n = (uint64_t)x;
+	return n < x || n == 0 ? n + 1 : n;
+}
+
+uint64_t asp__draw_exponential(uint64_t *state, uint64_t seed, double mean)
+{
+	if (*state == 0)
+		*state = mix64(seed) | 1;
+	double u = ((double)(next_in(state) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+	double x = neg_log(u) * mean;
 	if (x >= 4.6e18)
 		return (uint64_t)1 << 62;
 	uint64_t n = (uint64_t)x;

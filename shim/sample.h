@@ -68,6 +68,11 @@ static inline uintptr_t asp__sample_site(struct asp_thread *t, uintptr_t site, s
 	return ASP_LIKELY(left > 0) ? site : asp__sample_hit(t, site, size);
 }
 
+/* A draw of an exponential variate of that mean, rounded up (at least 1),
+ * from the generator *state (seeded from seed when it is 0): the count
+ * down to the next event of a Poisson process (guard.c's too). */
+uint64_t asp__draw_exponential(uint64_t *state, uint64_t seed, double mean);
+
 /* 1 / (1 - e^(-size/mean)): how many allocations of size bytes one sampled
  * one stands for. 0 for size 0 (never sampled). */
 double asp__sample_weight(uint64_t size);

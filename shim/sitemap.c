@@ -134,6 +134,7 @@ uint32_t asp__site_index_slow(struct asp_thread *t, uintptr_t site)
 	if (t != NULL) {
 		struct asp_site_cache *c = &t->site_cache[asp__site_cache_slot(site)];
 		c->index = 0;		/* a handler never sees half an entry */
+		c->use = NULL;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		c->site = site;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 
 #include "account.h"
 #include "arena.h"
@@ -32,6 +33,7 @@ _Static_assert(ASP_THREAD_STACK_MAX >= ASP_MAX_BACKTRACE, "a thread's last stack
 struct stored_stack {
 	uint64_t hash;
 	uint32_t depth;
+	uint32_t cut;		/* the walk stopped at the depth limit */
 	uintptr_t frames[];
 };
 
@@ -64,6 +66,7 @@ static struct {
 static uint32_t g_sc_checks;	/* words a stack cache entry can check */
 
 uint32_t asp__code_gen;
+uintptr_t asp__shim_lo, asp__shim_hi;
 static struct stripe g_stripes[ASP_STACK_STRIPES];
 /* Each stripe's first index, in the shim's data: side by side, 16 pages
  * for all 64, where a mapping each took two pages (a fault each when
@@ -94,12 +97,36 @@ static int tls_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* The shim's own text (asp__in_shim). */
+static int shim_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	uintptr_t me = (uintptr_t)arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && me - lo < ph->p_memsz) {
+			asp__shim_lo = lo;
+			asp__shim_hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int tls_modules(void)
 {
 	int n = 0;
 	asp__loader_list(tls_cb, &n);
 	return n;
 }
+
+/* libunwind's handle, once loaded (at set-up with ALLOCSPY_BACKTRACE > 1,
+ * or at a fatal signal's report), and its local unwind from a signal's
+ * context. */
+static void *g_unw_handle;
+static int g_unw_tried;
+static int (*g_unw_init_local2)(unw_cursor_t *, unw_context_t *, int);
 
 static void load_cursor_api(void *h)
 {
@@ -159,15 +186,20 @@ void asp__stack_init(void)
 		return;
 	/* An array of pointers to stacks: sizeof *g_stacks is a pointer's size. */
 	g_stacks = asp__pages_alloc(ASP_STACK_MAX * sizeof *g_stacks); // NOLINT(bugprone-sizeof-expression)
+	asp__loader_list(shim_cb, (void *)(uintptr_t)asp__stack_init);
 	if (asp__opt.unwind != ASP_UNWIND_LIBUNWIND)
 		return;
 	int before = tls_modules();
 	void *h = asp__load_private("libunwind.so.8");
 	asp__dtv_extra = tls_modules() - before;
+	g_unw_handle = h;
+	g_unw_tried = 1;
 	if (h != NULL) {
 		g_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
 		load_cursor_api(h);
 		asp__unwmask_init(h);
+		/* A namespace of its own is not in the program's listing. */
+		asp__dtv_extra += asp__unwmask_tls_modules();
 	}
 	if (g_unw_backtrace == NULL) {
 		asp__warn("ALLOCSPY_UNWIND=libunwind: libunwind.so.8 could not be loaded; ",
@@ -179,7 +211,7 @@ void asp__stack_init(void)
 	 * it could be one past 31, and its first use in a thread would
 	 * allocate the second-level block of keys the program's own keys
 	 * share: their allocation would then not be the program's. */
-	g_sc_checks = 2 * (uint32_t)(asp__opt.backtrace + ASP_SKIP_FRAMES) + 2;
+	g_sc_checks = 2 * (uint32_t)(asp__opt.backtrace + ASP_WALK_EXTRA) + 2;
 	if (g_unw_backtrace != NULL) {
 		void *frames[2];
 		struct asp_thread *t = asp__thread_peek();
@@ -220,10 +252,17 @@ static uint64_t hash_frames(const uintptr_t *f, int n)
 	return h ^ (uint64_t)n;
 }
 
-/* Stacks are short: a loop beats a call to memcmp. */
-static inline int same(const struct stored_stack *s, uint64_t h, const uintptr_t *f, int n)
+/* A stack's identity is its frames and whether the walk was cut short:
+ * the same frames, once ending there and once cut, are two stacks. */
+static inline uint64_t hash_stack(const uintptr_t *f, int n, int cut)
 {
-	if (s == NULL || s->hash != h || s->depth != (uint32_t)n)
+	return hash_frames(f, n) ^ ((uint64_t)cut << 40);
+}
+
+/* Stacks are short: a loop beats a call to memcmp. */
+static inline int same(const struct stored_stack *s, uint64_t h, const uintptr_t *f, int n, int cut)
+{
+	if (s == NULL || s->hash != h || s->depth != (uint32_t)n || s->cut != (uint32_t)cut)
 		return 0;
 	for (int i = 0; i < n; i++)
 		if (s->frames[i] != f[i])
@@ -232,7 +271,7 @@ static inline int same(const struct stored_stack *s, uint64_t h, const uintptr_t
 }
 
 /* The id of a known stack, without a lock; 0 when it is not known (yet). */
-static uint32_t find(const struct stripe *st, uint64_t h, const uintptr_t *f, int n)
+static uint32_t find(const struct stripe *st, uint64_t h, const uintptr_t *f, int n, int cut)
 {
 	const struct index *x = asp_atomic_load_acquire(&st->index);
 	if (x == NULL)
@@ -241,7 +280,7 @@ static uint32_t find(const struct stripe *st, uint64_t h, const uintptr_t *f, in
 		uint32_t id = asp_atomic_load_acquire(&x->ids[i]);
 		if (id == 0)
 			return 0;
-		if (same(asp_atomic_load_acquire(&g_stacks[id - 1]), h, f, n))
+		if (same(asp_atomic_load_acquire(&g_stacks[id - 1]), h, f, n, cut))
 			return id;
 	}
 }
@@ -273,7 +312,7 @@ static int grow_index(struct stripe *st)
 /* Adds a stack the lock-free lookup did not find. The stripe's lock is
  * taken with signals blocked; quiet: the caller has blocked them. */
 static ASP_NOINLINE uint32_t add(struct stripe *st, uint64_t h, const uintptr_t *f, int n,
-                                 int quiet)
+                                 int cut, int quiet)
 {
 	uint32_t id = 0;
 	sigset_t old;
@@ -281,7 +320,7 @@ static ASP_NOINLINE uint32_t add(struct stripe *st, uint64_t h, const uintptr_t 
 		asp_lock(&st->lock);
 	else
 		asp_lock_nosig(&st->lock, &old);
-	id = find(st, h, f, n);
+	id = find(st, h, f, n, cut);
 	if (id != 0)
 		goto out;
 	if ((st->index == NULL || (st->count + 1) * 4 > (st->index->mask + 1) * 3) &&
@@ -292,6 +331,7 @@ static ASP_NOINLINE uint32_t add(struct stripe *st, uint64_t h, const uintptr_t 
 		goto out;
 	s->hash = h;
 	s->depth = (uint32_t)n;
+	s->cut = (uint32_t)cut;
 	memcpy(s->frames, f, (size_t)n * sizeof *f);
 	uint32_t slot = __atomic_fetch_add(&g_nstacks, 1, __ATOMIC_RELAXED);
 	if (slot >= ASP_STACK_MAX)
@@ -316,21 +356,21 @@ out:
  * landed while its thread was inside the live table (it may hold a shard)
  * only looks: fork's prepare handler may hold the stripes and wait for that
  * shard. Its new stacks go without an id. */
-static uintptr_t intern(struct asp_thread *t, const uintptr_t *f, int n, int quiet)
+static uintptr_t intern(struct asp_thread *t, const uintptr_t *f, int n, int cut, int quiet)
 {
 	/* The thread's last stack again (a loop): no hash, no lookup. */
-	if ((uint32_t)n == t->stack_n && t->stack_id != 0) {
+	if ((uint32_t)n == t->stack_n && t->stack_id != 0 && t->stack_cut == (uint32_t)cut) {
 		int i = 0;
 		while (i < n && t->stack_frames[i] == f[i])
 			i++;
 		if (i == n)
 			return t->stack_id;
 	}
-	uint64_t h = hash_frames(f, n);
+	uint64_t h = hash_stack(f, n, cut);
 	struct stripe *st = &g_stripes[h % ASP_STACK_STRIPES];
-	uint32_t id = find(st, h, f, n);
+	uint32_t id = find(st, h, f, n, cut);
 	if (id == 0 && t->chg == 0)
-		id = add(st, h, f, n, quiet);
+		id = add(st, h, f, n, cut, quiet);
 	/* Not from a signal handler: it may have landed in the middle of
 	 * the comparison above. */
 	if (id != 0 && t->chg == 0 && t->depth == 1) {
@@ -338,6 +378,7 @@ static uintptr_t intern(struct asp_thread *t, const uintptr_t *f, int n, int qui
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		memcpy(t->stack_frames, f, (size_t)n * sizeof *f);
 		t->stack_n = (uint32_t)n;
+		t->stack_cut = (uint32_t)cut;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		t->stack_id = id;
 	}
@@ -368,15 +409,32 @@ static int frames_from(const uintptr_t *frames, int n, uintptr_t site)
 	return skip;
 }
 
+/* The end of the frames kept of frames[skip..n): ALLOCSPY_BACKTRACE of the
+ * program's, the shim's trampolines among them kept but not counted (main's
+ * return address into the shim's main_trampoline, a thread's into its
+ * thread_trampoline: hidden where stacks are shown, as valgrind has no such
+ * frame). *cut: a frame of the program's lies past them, so the stack was
+ * cut at the depth limit. The walk asked for ASP_WALK_EXTRA more frames
+ * than that, more than the shim's frames and trampolines. */
+static int kept_end(const uintptr_t *frames, int skip, int n, int *cut)
+{
+	int m = skip, real = 0;
+	while (m < n && real < asp__opt.backtrace && m - skip < ASP_THREAD_STACK_MAX)
+		real += !asp__in_shim(frames[m++]);
+	*cut = 0;
+	for (int k = m; k < n && !*cut; k++)
+		*cut = !asp__in_shim(frames[k]);
+	return m;
+}
+
 /* The id of the program's part of frames[0..n); quiet: the caller has
  * blocked every signal. */
 static uintptr_t program_stack(struct asp_thread *t, const uintptr_t *frames, int n, uintptr_t site,
                                int quiet)
 {
-	int skip = frames_from(frames, n, site);
-	if (n - skip > asp__opt.backtrace)
-		n = skip + asp__opt.backtrace;
-	return intern(t, frames + skip, n - skip, quiet);
+	int skip = frames_from(frames, n, site), cut;
+	int m = kept_end(frames, skip, n, &cut);
+	return intern(t, frames + skip, m - skip, cut, quiet);
 }
 
 /* The stack cache (libunwind mode).
@@ -645,10 +703,10 @@ static void sc_miss(struct asp_thread *t, const struct sc_key *k, uint32_t gen,
 #ifdef ASP_SC_VERIFY
 ASP_NOINLINE void asp__stack_verify(struct asp_thread *t, uintptr_t site, uintptr_t id)
 {
-	uintptr_t frames[ASP_MAX_BACKTRACE + ASP_SKIP_FRAMES + 1];
+	uintptr_t frames[ASP_MAX_BACKTRACE + ASP_WALK_EXTRA];
 	sigset_t old;
 	walk_begin(t, &old);
-	int n = g_unw_backtrace((void **)frames, asp__opt.backtrace + ASP_SKIP_FRAMES + 1);
+	int n = g_unw_backtrace((void **)frames, asp__opt.backtrace + ASP_WALK_EXTRA);
 	walk_end(t, &old);
 	if (program_stack(t, frames, n, site, 0) != id) {
 		asp__warn("stack cache: a hit differs from the unwinder", "", "");
@@ -659,8 +717,8 @@ ASP_NOINLINE void asp__stack_verify(struct asp_thread *t, uintptr_t site, uintpt
 
 ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 {
-	uintptr_t frames[ASP_MAX_BACKTRACE + ASP_SKIP_FRAMES];
-	int want = asp__opt.backtrace + ASP_SKIP_FRAMES;
+	uintptr_t frames[ASP_MAX_BACKTRACE + ASP_WALK_EXTRA];
+	int want = asp__opt.backtrace + ASP_WALK_EXTRA;
 	int n;
 	if (g_stacks == NULL)
 		return 0;
@@ -696,12 +754,23 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 		id = program_stack(t, frames, n, site, 1);
 		/* The frames that made id: from capture's caller to the last
 		 * one kept. */
-		int b = 0, skip = frames_from(frames, n, site);
-		int m = n - skip > asp__opt.backtrace ? skip + asp__opt.backtrace : n;
+		int b = 0, skip = frames_from(frames, n, site), cut;
+		int m = kept_end(frames, skip, n, &cut);
 		while (b < n && frames[b] != k.ip)
 			b++;
-		if (id != 0 && g_unw.step != NULL && b < skip)
-			sc_miss(t, &k, gen, frames + b, m - b, m == n && n < want, id);
+		/* A stack cut at the depth limit is learned down to the first
+		 * frame of the program's below the ones kept: a hit then has
+		 * that frame too, so it is cut as this one was. */
+		int learn = m;
+		if (cut) {
+			while (asp__in_shim(frames[learn]))
+				learn++;
+			learn++;
+		}
+		/* (Not a stack whose walk went on past it through the shim's
+		 * frames alone: its end is not in the words learned.) */
+		if (id != 0 && g_unw.step != NULL && b < skip && (cut || m == n))
+			sc_miss(t, &k, gen, frames + b, learn - b, !cut, id);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		t->depth--;
 		return id;
@@ -713,6 +782,55 @@ ASP_NOINLINE uintptr_t asp__stack_capture(struct asp_thread *t, uintptr_t site)
 	}
 	t->depth--;
 	return id;
+}
+
+/* The interrupted thread's stack at a fatal signal (the report, process.c):
+ * libunwind loaded now if it was not, with the shim's own memory (the
+ * caller holds the thread's depth up), then walked from the signal's
+ * context. Without libunwind, the interrupted instruction alone. */
+int asp__stack_signal_frames(void *uc, uintptr_t *out, int max)
+{
+	const ucontext_t *u = uc;
+	if (max < 1)
+		return 0;
+	out[0] = (uintptr_t)u->uc_mcontext.gregs[REG_RIP];
+	if (!g_unw_tried) {
+		g_unw_tried = 1;
+		g_unw_handle = asp__load_private("libunwind.so.8");
+		if (g_unw_handle != NULL) {
+			load_cursor_api(g_unw_handle);
+			asp__unwmask_init(g_unw_handle);
+		}
+	}
+	if (g_unw_handle != NULL && g_unw_init_local2 == NULL)
+		*(void **)&g_unw_init_local2 = dlsym(g_unw_handle, "_ULx86_64_init_local2");
+	if (g_unw_init_local2 == NULL || g_unw.step == NULL)
+		return 1;
+	struct asp_thread *t = asp__thread_peek();
+	unw_cursor_t c;
+	unw_word_t ip;
+	int n = 0;
+	sigset_t old;
+	walk_begin(t, &old);
+	if (g_unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
+		do {
+			if (g_unw.get_reg(&c, UNW_REG_IP, &ip) != 0 || ip == 0)
+				break;
+			out[n++] = ip;
+		} while (n < max && g_unw.step(&c) > 0);
+	}
+	walk_end(t, &old);
+	if (n == 0)
+		n = 1;
+	return n;
+}
+
+int asp__stack_cut(uintptr_t id)
+{
+	if (g_stacks == NULL || id == 0 || id > ASP_STACK_MAX)
+		return 0;
+	const struct stored_stack *s = asp_atomic_load_acquire(&g_stacks[id - 1]);
+	return s != NULL && s->cut;
 }
 
 size_t asp__stack_frames(uintptr_t id, const uintptr_t **out)

@@ -12,6 +12,20 @@
 #include "thread.h"
 
 #define ASP_SKIP_FRAMES 8	/* the shim's own frames, at most */
+/* A walk asks for this many frames more than ALLOCSPY_BACKTRACE: the
+ * shim's own above the caller, and the trampolines the shim puts in the
+ * program's stacks (main's and each thread's), which are kept but not
+ * counted. */
+#define ASP_WALK_EXTRA (ASP_SKIP_FRAMES + 2)
+
+/* The shim's text: a return address there, inside the program's stack,
+ * is a trampoline of the shim's (stack.c). */
+extern ASP_HIDDEN uintptr_t asp__shim_lo, asp__shim_hi;
+
+static inline int asp__in_shim(uintptr_t pc)
+{
+	return pc - asp__shim_lo < asp__shim_hi - asp__shim_lo;
+}
 
 extern void *__libc_stack_end;
 
@@ -76,13 +90,15 @@ static ASP_ALWAYS_INLINE uintptr_t asp__stack_fp_again(const struct asp_thread *
 		next = ((uintptr_t *)fp)[0];
 		ret = ((uintptr_t *)fp)[1];
 	}
-	/* and no more: the whole path keeps asp__opt.backtrace frames, and
-	 * the walk ends at a frame that does not rise, leaves the stack or
-	 * has no return address */
-	if (want == (uint32_t)asp__opt.backtrace || next <= fp || !FP_OK(next) ||
-	    ((uintptr_t *)next)[1] == 0)
-		return id;
-	return 0;
+	/* and no more, unless the last stack was cut there: the walk ends at
+	 * a frame that does not rise, leaves the stack or has no return
+	 * address, and the whole path marks a stack with frames of the
+	 * program's past the ones it keeps as cut (a trampoline of the shim's
+	 * next: the whole path decides) */
+	int more = next > fp && FP_OK(next) && ((uintptr_t *)next)[1] != 0;
+	if (more && asp__in_shim(((uintptr_t *)next)[1]))
+		return 0;
+	return more == (int)t->stack_cut ? id : 0;
 #undef FP_OK
 }
 
@@ -154,6 +170,15 @@ static ASP_ALWAYS_INLINE uintptr_t asp__stack_take(struct asp_thread *t, uintptr
 
 /* The frames of stack id into out; returns the depth (0: unknown id). */
 size_t asp__stack_frames(uintptr_t id, const uintptr_t **out);
+
+/* The stack of the thread a fatal signal interrupted, from the handler's
+ * context uc: the interrupted instruction first, then return addresses;
+ * returns how many (at least 1), at most max. */
+int asp__stack_signal_frames(void *uc, uintptr_t *out, int max);
+
+/* Whether the walk that found stack id stopped at ALLOCSPY_BACKTRACE
+ * frames with more below them (else the stack ended there). */
+int asp__stack_cut(uintptr_t id);
 
 /* Whether a thread's stack bounds are wanted (libunwind stacks). */
 int asp__stack_bounds_wanted(void);

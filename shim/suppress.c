@@ -25,6 +25,7 @@
 #include "options.h"
 #include "sample.h"
 #include "suppress.h"
+#include "stack.h"
 #include "symbols.h"
 
 #define ASP_MAX_SUPP_FRAMES 64
@@ -257,9 +258,11 @@ static int lsan_matches(const char *pattern, const struct frame *f, int nf)
 }
 
 /* The frames of a record as valgrind shows them; returns how many, and
- * in *cut whether the capture may have cut the stack short (it holds
- * ALLOCSPY_BACKTRACE frames and main is not among them): 1, or 2 for a
- * block that ALLOCSPY_SAMPLE did not sample (its caller is all it has). */
+ * in *cut whether the capture cut the stack short at the depth limit
+ * (ALLOCSPY_BACKTRACE frames with more below them, and neither main nor the
+ * function below it among them): 1, or 2 for a block that ALLOCSPY_SAMPLE
+ * did not sample (its caller is all it has). A stack that ended is not
+ * cut: an entry longer than it does not match it, as under valgrind. */
 static int record_frames(const struct asp_loss_record *rec, struct frame *frames, int cap, int *cut)
 {
 	const char *alloc[3];
@@ -269,9 +272,10 @@ static int record_frames(const struct asp_loss_record *rec, struct frame *frames
 	const uintptr_t *pcs;
 	uintptr_t one;
 	size_t n = asp__site_frames(rec->site, &pcs, &one);
-	*cut = n >= (size_t)asp__opt.backtrace;
-	if (asp__sample_mean != 0 && !asp__site_sampled(rec->site))
-		*cut = 2;
+	if (asp__sample_mean != 0)
+		*cut = asp__site_sampled(rec->site) ? asp__stack_cut(asp__site_plain(rec->site)) : 2;
+	else
+		*cut = asp__opt.backtrace > 1 ? asp__stack_cut(rec->site) : n > 0;
 	for (size_t k = 0; k < n && nf < cap; k++) {
 		asp_dwline_t l[16];
 		if (asp__symbols_is_shim(pcs[k]))
@@ -280,9 +284,9 @@ static int record_frames(const struct asp_loss_record *rec, struct frame *frames
 		size_t nl = asp__symbolize_lines(pcs[k] - 1, l, ASP_ARRAY_SIZE(l));
 		for (size_t j = 0; j < nl && nf < cap; j++) {
 			frames[nf++] = (struct frame){ l[j].fn, l[j].raw, l[j].module, l[j].file };
-			if (!l[j].inlined && l[j].fn != NULL && strcmp(l[j].fn, "main") == 0) {
+			if (!l[j].inlined && asp_dwsym_ends_stack(l[j].fn)) {
 				*cut = 0;
-				return nf;	/* valgrind stops at main */
+				return nf;	/* valgrind stops at main, or below it */
 			}
 		}
 	}
@@ -467,9 +471,17 @@ void asp__suppress_apply(struct asp_leak_result *r)
 		}
 	}
 	if (short_of != NULL) { // NOLINT(clang-analyzer-unix.Malloc): the entries are kept, see below
-		char what[200];
-		snprintf(what, sizeof what, "\" goes deeper than the %d frames ALLOCSPY_BACKTRACE captures "
-			 "(set ALLOCSPY_BACKTRACE=%d or more)", asp__opt.backtrace, asp__suppress_max_frames());
+		/* A stack cut at the depth limit, with more frames than the
+		 * entry needs beyond it: more frames, at least one more. */
+		int more = asp__suppress_max_frames();
+		if (more <= asp__opt.backtrace)
+			more = asp__opt.backtrace + 1;
+		if (more > ASP_MAX_BACKTRACE)
+			more = ASP_MAX_BACKTRACE;
+		char what[240];
+		snprintf(what, sizeof what, "\" goes deeper than a stack cut at the %d frames "
+			 "ALLOCSPY_BACKTRACE keeps (set ALLOCSPY_BACKTRACE=%d or more)",
+			 asp__opt.backtrace, more);
 		asp__warn("ALLOCSPY_SUPPRESSIONS: entry \"", short_of, what);
 	}
 	if (unsampled != NULL)

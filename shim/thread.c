@@ -27,11 +27,6 @@ const char *const asp__fn_names[ASP_FN_COUNT] = {
 #undef ASP_FN_NAME
 };
 
-const unsigned char asp__fn_family[ASP_FN_COUNT] = {
-#define ASP_FN_FAMILY(id, name, family, f0, f1, f2) [ASP_FN_##id] = ASP_FAMILY_##family,
-	ASP_FNS(ASP_FN_FAMILY)
-#undef ASP_FN_FAMILY
-};
 
 /* Dying records past this many are checked for a gone tid on reuse. */
 #define ASP_DYING_RECHECK 64

@@ -15,7 +15,6 @@
 /* The interposed functions (common/fns.h: enum asp_fn, their names,
  * frames and families). */
 extern ASP_HIDDEN const char *const asp__fn_names[ASP_FN_COUNT];
-extern ASP_HIDDEN const unsigned char asp__fn_family[ASP_FN_COUNT];
 
 /* Bucket b >= 1 holds sizes in (2^(b-2), 2^(b-1)]; bucket 0 holds size 0. */
 #define ASP_HIST_BUCKETS 66
@@ -99,7 +98,7 @@ struct asp_deferred {
 };
 
 #define ASP_MAX_DEFERRED 8
-#define ASP_THREAD_STACK_MAX 64	/* ASP_MAX_BACKTRACE */
+#define ASP_THREAD_STACK_MAX 66	/* ASP_MAX_BACKTRACE and two trampolines */
 
 struct asp_stack_cache;
 struct asp_sc_entry;
@@ -119,6 +118,8 @@ struct asp_freed {
 struct asp_site_cache {
 	uintptr_t site;
 	uint32_t index;		/* 0: empty */
+	struct asp_site_use *use;	/* the thread's entry for it (account.h);
+					 * NULL: not known yet */
 };
 
 struct asp_thread {
@@ -163,10 +164,15 @@ struct asp_thread {
 	 * changed it (account.c, "Sites in use"): chunks of entries by site
 	 * index, NULL until the first. Stays with the record. */
 	struct asp_site_use **site_use;
+	/* The site index of the block it freed last, and its entry there:
+	 * frees from one site in a row find it without the chunks. */
+	uint32_t free_site;
+	struct asp_site_use *free_use;
 	/* The stack this thread interned last (stack.c): the same again
 	 * costs a comparison, not a lookup. */
 	uint32_t stack_n;
 	uint32_t stack_id;
+	uint32_t stack_cut;	/* cut at ALLOCSPY_BACKTRACE frames (stack.c) */
 	uintptr_t stack_frames[ASP_THREAD_STACK_MAX];
 	struct asp_stack_cache *stack_cache;	/* stack.c; stays with the record */
 	const struct asp_sc_entry *sc_hot;	/* its entry found or learnt last */
@@ -183,6 +189,10 @@ struct asp_thread {
 	 * account.h). */
 	int64_t sample_left;
 	uint64_t sample_rng;
+	/* ALLOCSPY_GUARD (guard.h): allocations left to the next guarded
+	 * one, and the generator of the draws (0: not seeded yet). */
+	int64_t guard_left;
+	uint64_t guard_rng;
 	double sample_w;
 	/* Count mode: > 0 inside the table of sampled blocks' code; the
 	 * frees of sampled blocks that a signal handler made meanwhile and

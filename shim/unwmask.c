@@ -31,6 +31,7 @@
  * unmapping (at the thread's exit) goes through libunwind's import slot
  * for munmap, which takes it off the list first. */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
@@ -200,6 +201,81 @@ static void redirect(const struct link_map *lm, const char *name, void *fn, void
 		mprotect(page, (size_t)pg, PROT_READ);
 }
 
+/* libunwind's link namespace, when it has one of its own (process.c,
+ * asp__load_private): its link map, and the listing its calls of
+ * dl_iterate_phdr get. The C library lists the caller's namespace alone:
+ * libunwind must see the program's objects, through the shim's listing
+ * (which fork waits for, thread.h), and its own, to unwind its own frames:
+ * those the shim lists from the namespace's link maps, each object's ELF
+ * header read where it is loaded. The loader itself, in both, is listed
+ * once. */
+static const struct link_map *g_private;
+
+static int is_loader(const char *name)
+{
+	const char *base = name != NULL ? strrchr(name, '/') : NULL;
+	return base != NULL && strncmp(base + 1, "ld-linux", 8) == 0;
+}
+
+/* Each object of libunwind's namespace but the loader, with its program
+ * headers; stops where fn returns non-zero, and returns that. */
+static int private_objects(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	const struct link_map *l = g_private;
+	while (l != NULL && l->l_prev != NULL)
+		l = l->l_prev;
+	for (; l != NULL; l = l->l_next) {
+		const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)l->l_addr;
+		if (l->l_name == NULL || l->l_name[0] == '\0' || is_loader(l->l_name) || l->l_addr == 0 ||
+		    memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+			continue;
+		struct dl_phdr_info info;
+		memset(&info, 0, sizeof info);
+		info.dlpi_addr = l->l_addr;
+		info.dlpi_name = l->l_name;
+		info.dlpi_phdr = (const ElfW(Phdr) *)(l->l_addr + eh->e_phoff);
+		info.dlpi_phnum = eh->e_phnum;
+		int r = fn(&info, sizeof info, arg);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+struct forward {
+	int (*cb)(struct dl_phdr_info *, size_t, void *);
+	void *arg;
+};
+
+static int forward_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const struct forward *f = arg;
+	return f->cb(info, size, f->arg);
+}
+
+static int unw_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	struct forward f = { cb, arg };
+	int r = asp__dl_iterate_phdr(forward_cb, &f);
+	return r != 0 ? r : private_objects(cb, arg);
+}
+
+static int tls_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		*(int *)arg += info->dlpi_phdr[i].p_type == PT_TLS;
+	return 0;
+}
+
+int asp__unwmask_tls_modules(void)
+{
+	int n = 0;
+	if (g_private != NULL)
+		private_objects(tls_cb, &n);
+	return n;
+}
+
 void asp__unwmask_init(void *handle)
 {
 #if defined(__x86_64__)
@@ -210,6 +286,28 @@ void asp__unwmask_init(void *handle)
 	redirect(lm, "sigprocmask", (void *)quiet_sigprocmask, (void **)&g_real);
 	redirect(lm, "munmap", (void *)unw_munmap, (void **)&g_real_munmap);
 	redirect(lm, "mmap", (void *)unw_mmap, (void **)&g_real_mmap);
+	/* In a link namespace of its own (process.c, asp__load_private),
+	 * libunwind has its own C library, whose thread keys are numbered
+	 * from 0 again, in the slots every thread's descriptor holds for the
+	 * program's keys (and the shim's): its key and the value it sets come
+	 * from the program's C library, as they would without the namespace.
+	 * Its listings of the loaded objects are the program's objects and
+	 * its own (unw_iterate). */
+	Lmid_t ns = LM_ID_BASE;
+	if (dlinfo(handle, RTLD_DI_LMID, &ns) == 0 && ns != LM_ID_BASE) {
+		static const char *const shared[] = {
+			"pthread_key_create", "pthread_key_delete", "pthread_setspecific",
+			"pthread_getspecific",
+		};
+		for (size_t i = 0; i < ASP_ARRAY_SIZE(shared); i++) {
+			void *fn = dlsym(RTLD_DEFAULT, shared[i]), *real;
+			if (fn != NULL)
+				redirect(lm, shared[i], fn, &real);
+		}
+		g_private = lm;
+		void *real;
+		redirect(lm, "dl_iterate_phdr", (void *)unw_iterate, &real);
+	}
 #else
 	(void)handle;
 #endif

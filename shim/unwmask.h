@@ -6,6 +6,11 @@
 /* After the shim loaded libunwind (handle). */
 void asp__unwmask_init(void *handle);
 
+/* The TLS modules of libunwind's own link namespace (its C library's,
+ * its own), which every thread's vector of TLS blocks has room for; 0
+ * when it shares the program's namespace. */
+int asp__unwmask_tls_modules(void);
+
 /* on: the calling thread, which has no record yet, starts a walk (with
  * every signal blocked); 0: it has ended it. */
 void asp__unwmask_walker(int on);

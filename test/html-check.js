@@ -6,9 +6,9 @@
 // page error and dialog; the timeline's peak marker and hover text; each
 // flame graph's total, and the first split by thread; a zoom into the
 // frame named ZOOM (or the widest
-// below the root's child) and back; a search for SEARCH; the static parts
-// without JavaScript; and a 1200x800 screenshot from the heap over time
-// down.
+// below the root's child) and back; a search for SEARCH; the loss records
+// and heap errors "open all" opens; the static parts without JavaScript;
+// and a 1200x800 screenshot from the heap over time down.
 "use strict";
 const path = require("path");
 const fs = require("fs");
@@ -117,9 +117,11 @@ async function with_js(browser, seen) {
     return { order: th.getAttribute("aria-sort"),
       values: [...t.tBodies[0].rows].map((row) => +row.cells[1].dataset.v) };
   });
-  // "open all" shows every loss record's stack, and so its text.
+  // "open all" shows every loss record's and heap error's stacks, and so
+  // their text.
   for (const b of await page.$$(".rec-open")) await b.click();
   r.records_open = await page.$$eval("details.rec", (v) => [v.filter((d) => d.open).length, v.length]);
+  r.errors_open = await page.$$eval("details.err", (v) => [v.filter((d) => d.open).length, v.length]);
   r.text = await page.evaluate(() => document.body.innerText);
   for (const b of await page.$$(".rec-close")) await b.click();
   if (shot) {
@@ -150,6 +152,7 @@ async function without_js(browser, seen) {
       js: document.documentElement.classList.contains("js"),
       tables: document.querySelectorAll("table").length,
       records: document.querySelectorAll("details.rec").length,
+      errors: document.querySelectorAll("details.err").length,
       timeline: tl ? { time: shown(tl.querySelector(".tl-time")),
         alloc: shown(tl.querySelector(".tl-alloc")),
         area: !!tl.querySelector(".tl-time path.area"),

@@ -4,7 +4,8 @@
 # every start tag, the scripts and style sheets (and whether the page's
 # Content-Security-Policy allows exactly them, by their SHA-256), anything
 # that would load from elsewhere, the data the script reads, the text a
-# reader sees, the timeline's peak marker and bands, and the tables.
+# reader sees, the timeline's peak marker and bands, the loss records and
+# heap errors, and the tables.
 import base64, hashlib, html.parser, json, re, sys
 
 
@@ -24,6 +25,7 @@ class Page(html.parser.HTMLParser):
         self.tables = []
         self.cell = None
         self.records = 0
+        self.errors = []        # each heap error's kind
         self.svg_text = []
 
     def classes(self):
@@ -56,8 +58,10 @@ class Page(html.parser.HTMLParser):
             self.tables[-1]["rows"].append([])
         if tag in ("td", "th"):
             self.cell = []
-        if tag == "details" and "rec" in (a.get("class") or ""):
+        if tag == "details" and "rec" in (a.get("class") or "").split():
             self.records += 1
+        if tag == "details" and "err" in (a.get("class") or "").split():
+            self.errors.append([c[2:] for c in a["class"].split() if c.startswith("k-")][0])
         if tag == "rect" and "bands" in self.classes():
             for g in self.bands:
                 if g in self.classes():
@@ -130,5 +134,6 @@ print(json.dumps({
     "bands": p.bands,
     "band_titles": p.band_titles,
     "records": p.records,
+    "errors": p.errors,
     "tables": p.tables,
 }))

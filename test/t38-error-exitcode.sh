@@ -43,12 +43,13 @@ same_status() {
 args() {
 	case $1 in
 	asp_pvalloc) echo "skip: valgrind 3.19 aborts a program that calls pvalloc" ;;
-	rel_loop | rel_term) echo "skip: runs until it is killed" ;;
+	rel_loop | rel_term | sig_busy) echo "skip: runs until it is killed" ;;
 	par_new_plugin) echo "skip: valgrind aborts when operator new fails (it cannot throw)" ;;
 	asp_refs) echo "3 2000 20" ;;
 	churn) echo "20 10 5" ;;
 	stress) echo "3 20000 1 100" ;;
 	rel_stress) echo "1 200" ;;
+	stack_many) echo "1000" ;;
 	merge_fork) echo "fork" ;;
 	rel_interval) echo "interval.json" ;;
 	leak_realloc_stale) echo "clear" ;;
@@ -61,7 +62,7 @@ args() {
 # The quick tier (make check) compares these programs, which the checks
 # below name, and a few leak shapes; the full tier the whole corpus.
 QUICK_PROGS="leak_definite par_threads par_detached par_tsd cxx_threads cxx_exceptions
-cxx_containers leak_chain leak_interior leak_threads leak_cxx asp_pvalloc rel_loop rel_term
+cxx_containers leak_chain leak_interior leak_threads leak_cxx asp_pvalloc rel_loop rel_term sig_busy
 par_new_plugin"
 n=0
 for path in "$PROGS"/*; do
@@ -83,7 +84,7 @@ for path in "$PROGS"/*; do
 	n=$((n + 1))
 done
 check "the corpus: every program built by make test-progs was compared or skipped with a reason" \
-	"$(find "$PROGS" -maxdepth 1 -type f -perm -u=x | wc -l)" "$((n + 4))"
+	"$(find "$PROGS" -maxdepth 1 -type f -perm -u=x | wc -l)" "$((n + 5))"
 
 # Both outcomes occur: a leaky program fails the run under both; clean
 # ones (threads, C++ threads and exceptions, the API's edge cases) exit

@@ -134,24 +134,31 @@ chk --max-peak 1M --max-leaked 1K "$TMP/less.json"
 check "check: a budget's value as the next word; a dump that leaks nothing is within --max-leaked" \
 	"status 0" "$(result)"
 
-# --max-errors: the dump's "errors" records; none without the key.
+# --max-errors: the errors of the dump's heap error contexts (liballocspy(7),
+# "errors"); a malformed context is a bad dump.
 python3 - "$TMP/base.json" "$TMP/errors.json" "$TMP/baderr.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-d["errors"] = [{"kind": "InvalidFree", "count": 2}, {"kind": "MismatchedFree"}]
+d["errors"] = [
+    {"kind": "invalid_free", "count": 2, "function": "free", "stack": 0, "address": 4096,
+     "where": "unknown"},
+    {"kind": "mismatched_free", "count": 1, "function": "delete", "stack": 0, "address": 80000,
+     "where": "block", "block": {"address": 80000, "offset": 0, "size": 8, "function": "malloc",
+                                 "alloc_stack": 1}}]
+d["error_summary"] = {"errors": 3, "contexts": 2, "suppressed": 0, "suppressed_contexts": 0}
 json.dump(d, open(sys.argv[2], "w"))
-d["errors"] = [{"kind": "InvalidFree", "count": 0}]
+d["errors"][0]["count"] = 0
 json.dump(d, open(sys.argv[3], "w"))
 PY
 chk --max-errors=2 "$TMP/errors.json"
-check "check --max-errors: the counts of the errors records (2 + 1), over" \
+check "check --max-errors: the counts of the error contexts (2 + 1), over" \
 "--max-errors=2: 3 errors, over the budget of 2
 status 1" "$(result)"
 chk --max-errors=3 "$TMP/errors.json"
 check "check --max-errors: at the count, within" "status 0" "$(result)"
 chk --max-errors=0 "$TMP/baderr.json"
-check "check --max-errors: a malformed errors record is a bad dump" \
-"allocspy-report: error: $TMP/baderr.json: --max-errors=0: errors[0].count: expected an integer of 1 or more
+check "check --max-errors: a malformed error context is a bad dump" \
+"allocspy-report: error: $TMP/baderr.json: errors[0].count: 0 is out of range (at least 1)
 status 2" "$(result)"
 
 # The default backtrace, the caller alone: the peak's stack from the peak

@@ -1,6 +1,6 @@
 #!/bin/sh
-# t50-report.sh - allocspy-report: the summary, leaks and compare commands
-# against the golden files in test/golden, loss records symbolized from a
+# t50-report.sh - allocspy-report: the summary, leaks, errors and compare
+# commands against the golden files in test/golden, loss records symbolized from a
 # program built here, the JSON outputs, the exit text against the shim's,
 # and the command line.
 . "$(dirname "$0")/lib.sh"
@@ -41,6 +41,7 @@ golden "summary of a leak check without loss records" noloss.expected noloss.jso
 golden "summary of a dump written during the run: peak bound and time, temporary" \
 	timed.expected timed.json
 golden "summary of a dump written at a fatal signal" signal.expected signal.json
+golden "summary of a dump with heap errors: the ERROR SUMMARY" errors.expected errors.json
 
 # --- leaks -----------------------------------------------------------------------------
 
@@ -55,6 +56,14 @@ golden "leaks: --gen-suppressions" track.supp.expected \
 	leaks --gen-suppressions --show-leak-kinds=definite,possible,reachable track.json
 golden "leaks: nothing left" refs.leaks.expected leaks refs.json
 golden "leaks: no loss records" noloss.leaks.expected leaks noloss.json
+
+# --- errors -----------------------------------------------------------------------------
+
+# errors.json: err_frees under the shim, every kind of heap error, its
+# modules elsewhere (frames without symbols: t41 compares symbolized
+# reports with the shim's exit text).
+golden "errors: every kind of heap error" errors.errors.expected errors errors.json
+golden "errors --gen-suppressions" errors.supp.expected errors --gen-suppressions errors.json
 
 # --- compare ----------------------------------------------------------------------------
 
@@ -170,6 +179,11 @@ for d in track count refs strdup threads noloss timed signal; do
 	json_ok "summary $d" --json $d.json
 done
 json_ok "leaks" leaks --json --show-leak-kinds=all --gen-suppressions track.json
+json_ok "errors" errors --json --gen-suppressions errors.json
+json_ok "summary with an ERROR SUMMARY" --json errors.json
+check "--json summary: the ERROR SUMMARY, or null" \
+	"{'errors': 13, 'contexts': 11, 'suppressed': 0, 'suppressed_contexts': 0} None" \
+	"$(json_get "$TMP/j.json" 'd["error_summary"]') $( (cd "$G" && "$REPORT" --json track.json) | python3 -c 'import json, sys; print(json.load(sys.stdin)["error_summary"])')"
 json_ok "compare" compare --json strdup.json refs.json count.json
 
 (cd "$G" && "$REPORT" --json track.json) >"$TMP/s.json"
@@ -329,7 +343,7 @@ usage() {
 usage "no arguments" "no dump given"
 usage "no dump for leaks" "no dump given" leaks
 usage "two dumps" "one dump only" track.json count.json
-CMDS="(the commands: summary, leaks, compare, timeline, export, merge, html, help)"
+CMDS="(the commands: summary, leaks, errors, compare, check, timeline, export, merge, html, help)"
 FORMATS="(the formats: pprof, gperftools, massif, callgrind, heaptrack, folded, speedscope)"
 usage "a misspelled command" "unknown command 'leak'; did you mean 'leaks'? $CMDS" leak track.json
 usage "a misspelled command alone" "unknown command 'leak'; did you mean 'leaks'? $CMDS" leak
@@ -358,7 +372,7 @@ for h in help -h; do
 	check "$h: exit status 0, the usage on stdout as --help writes it, nothing on stderr" "0||" \
 		"$?|$("$REPORT" --help | cmp - "$TMP/out" 2>&1)|$(cat "$TMP/err")"
 done
-usage "a leaks option for the summary" "--gen-suppressions is an option of the leaks command" \
+usage "a leaks option for the summary" "--gen-suppressions is an option of the leaks and errors commands" \
 	--gen-suppressions track.json
 usage "a leaks option for compare" "--show-leak-kinds is an option of the leaks command" \
 	compare --show-leak-kinds all track.json count.json

@@ -1,6 +1,7 @@
 #!/bin/sh
 # t51-report-hostile.sh - allocspy-report refuses bad dumps: every malformed
-# file, given to the summary, to leaks, to compare and to html, gives exit status 2
+# file (broken track.json, heap-over-time and heap-error keys), given to the
+# summary, to leaks, to errors, to compare and to html, gives exit status 2
 # and exactly one line "allocspy-report: error: FILE: ..." on stderr, never
 # a crash or a hang. Then the loader's fuzzer runs over 200,000 inputs
 # from a fixed seed, when clang is here.
@@ -17,10 +18,11 @@ fi
 # The cases: each is a file in $H and a line "NAME<tab>MESSAGE" in
 # $H/index, MESSAGE being what follows "FILE: " in the error, or "*" when
 # it is jansson's parse error (its wording is jansson's).
-python3 - "$G/track.json" "$H" <<'EOF'
+python3 - "$G/track.json" "$H" "$G/errors.json" <<'EOF'
 import copy, json, os, sys
 
 base = json.load(open(sys.argv[1]))
+errors = json.load(open(sys.argv[3]))
 out = sys.argv[2]
 index = open(os.path.join(out, "index"), "w")
 
@@ -28,8 +30,8 @@ def raw(name, data, msg="*"):
     open(os.path.join(out, name + ".json"), "wb").write(data)
     index.write("%s\t%s\n" % (name, msg))
 
-def mutate(name, change, msg):
-    d = copy.deepcopy(base)
+def mutate(name, change, msg, start=None):
+    d = copy.deepcopy(start or base)
     change(d)
     raw(name, json.dumps(d).encode(), msg)
 
@@ -122,6 +124,77 @@ mutate("module-base-string", lambda d: d["modules"][0].update(base="0x5555"),
        "modules[0].base: expected an integer, found a string")
 mutate("module-end-below", lambda d: d["modules"][0].update(end=1), "modules[0].end: not above base")
 mutate("module-build-id", lambda d: d["modules"][1].update(build_id="xyz"), "modules[1].build_id: not a hex string")
+
+# The heap errors: errors.json (err_frees under the shim: contexts 0 to 4
+# an invalid free of a freed block, inside a block, on the stack, of a
+# global and of a wild pointer; 5 to 7 mismatched frees; 8 a realloc of a
+# freed block; 9 a fishy size; 10 three frees inside a block), each broken
+# in one way.
+def emutate(name, change, msg):
+    mutate(name, change, msg, errors)
+
+def err(i, **kv):
+    return lambda d: d["errors"][i].update(kv)
+
+emutate("errors-object", lambda d: d.update(errors={}), "errors: expected an array, found an object")
+emutate("error-number", lambda d: d["errors"].__setitem__(0, 5), "errors[0]: expected an object, found an integer")
+emutate("error-kind", err(0, kind="double_free"),
+        "errors[0].kind: \"double_free\" is not invalid_free, mismatched_free or fishy_value")
+emutate("error-no-kind", lambda d: d["errors"][1].pop("kind"), "errors[1].kind: missing")
+emutate("error-count-zero", err(10, count=0), "errors[10].count: 0 is out of range (at least 1)")
+emutate("error-count-string", err(10, count="3"), "errors[10].count: expected an integer, found a string")
+emutate("error-no-function", lambda d: d["errors"][0].pop("function"), "errors[0].function: missing")
+emutate("error-function-long", err(0, function="f" * 65),
+        "errors[0].function: string of 65 bytes is too long (at most 64)")
+emutate("error-stack-range", err(4, stack=19), "errors[4].stack: 19 is not an index into stacks (19 stacks)")
+emutate("error-no-stack", lambda d: d["errors"][4].pop("stack"), "errors[4].stack: missing")
+emutate("error-call-pc-negative", err(0, call_pc=-1), "errors[0].call_pc: -1 is negative")
+emutate("error-call-frames-many", err(0, call_frames=["free"] * 5),
+        "errors[0].call_frames: expected at most 4 names")
+emutate("error-call-frames-number", err(0, call_frames=[1]), "errors[0].call_frames: expected at most 4 names")
+emutate("error-call-frames-object", err(0, call_frames={}),
+        "errors[0].call_frames: expected an array, found an object")
+emutate("error-where", err(2, where="heap"),
+        "errors[2].where: \"heap\" is not block, freed, stack, global or unknown")
+emutate("error-no-where", lambda d: d["errors"][4].pop("where"), "errors[4].where: missing")
+emutate("error-no-address", lambda d: d["errors"][4].pop("address"), "errors[4].address: missing")
+emutate("error-address-real", err(4, address=4096.0), "errors[4].address: expected an integer, found a real number")
+emutate("error-mismatch-unknown", err(5, where="unknown"),
+        "errors[5].where: \"unknown\" for a mismatched free, whose address is a block's")
+emutate("error-no-block", lambda d: d["errors"][1].pop("block"), "errors[1].block: missing")
+emutate("error-block-array", err(1, block=[]), "errors[1].block: expected an object, found an array")
+emutate("error-block-offset", lambda d: d["errors"][1]["block"].update(offset=3),
+        "errors[1].block: address + offset is not the error's address")
+emutate("error-block-size", lambda d: d["errors"][1]["block"].update(size=-20), "errors[1].block.size: -20 is negative")
+emutate("error-block-function", lambda d: d["errors"][5]["block"].pop("function"), "errors[5].block.function: missing")
+emutate("error-alloc-stack-range", lambda d: d["errors"][1]["block"].update(alloc_stack=50),
+        "errors[1].block.alloc_stack: 50 is not an index into stacks (19 stacks)")
+emutate("error-alloc-frames", lambda d: d["errors"][5]["block"].update(alloc_frames="_Znam"),
+        "errors[5].block.alloc_frames: expected an array, found a string")
+emutate("error-no-free-stack", lambda d: d["errors"][0]["block"].pop("free_stack"),
+        "errors[0].block.free_stack: missing")
+emutate("error-free-pc", lambda d: d["errors"][8]["block"].update(free_pc="free"),
+        "errors[8].block.free_pc: expected an integer, found a string")
+emutate("error-no-thread", lambda d: d["errors"][2].pop("thread"), "errors[2].thread: missing")
+emutate("error-thread-zero", err(2, thread=0), "errors[2].thread: 0 is out of range (at least 1)")
+emutate("error-no-symbol", lambda d: d["errors"][3].pop("symbol"), "errors[3].symbol: missing")
+emutate("error-symbol-long", err(3, symbol="_Z" + "x" * 5000),
+        "errors[3].symbol: string of 5002 bytes is too long (at most 4096)")
+emutate("error-no-offset", lambda d: d["errors"][3].pop("offset"), "errors[3].offset: missing")
+emutate("error-fishy-positive", err(9, value=5), "errors[9].value: 5 is not negative, and so not fishy")
+emutate("error-fishy-no-value", lambda d: d["errors"][9].pop("value"), "errors[9].value: missing")
+emutate("error-fishy-no-argument", lambda d: d["errors"][9].pop("argument"), "errors[9].argument: missing")
+emutate("errors-above-summary", lambda d: d["error_summary"].update(errors=12),
+        "errors: more errors than error_summary.errors (12)")
+emutate("errors-count-huge", err(10, count=2**63 - 1), "errors: more errors than error_summary.errors (13)")
+emutate("errors-contexts-above", lambda d: d["error_summary"].update(contexts=10),
+        "errors: 11 contexts, more than error_summary.contexts (10)")
+emutate("errors-no-summary", lambda d: d.pop("error_summary"), "error_summary: missing, with errors")
+emutate("summary-no-errors", lambda d: d.pop("errors"), "errors: missing, with error_summary")
+emutate("error-summary-string", lambda d: d["error_summary"].update(suppressed="0"),
+        "error_summary.suppressed: expected an integer, found a string")
+emutate("errors-count-mode", lambda d: d["options"].update(mode="count"), "errors: in a count-mode dump")
+emutate("errors-no-stacks", lambda d: d.pop("stacks"), "errors[0].stack: 0 is not an index into stacks (0 stacks)")
 
 # The keys of the heap over time: track.json with valid ones added, then
 # each broken in one way.
@@ -239,24 +312,30 @@ refused() {
 	[ "$lines" -eq 1 ] || printf '#   stderr: %s\n' "$(head -c 300 "$TMP/err")"
 }
 
-# Every case against four commands: summary, leaks, and compare and html
-# with the bad dump second (a good one first must not hide it).
+# Every case against five commands: summary, leaks, errors, and compare and
+# html with the bad dump second (a good one first must not hide it).
 ncases=0
 while IFS='	' read -r case msg; do
 	f=$H/$case.json
 	refused "$case (summary)" "$f" "$msg" "$f"
 	refused "$case (leaks)" "$f" "$msg" leaks "$f"
+	refused "$case (errors)" "$f" "$msg" errors "$f"
 	refused "$case (compare)" "$f" "$msg" compare "$G/track.json" "$f"
 	refused "$case (html)" "$f" "$msg" html "$G/track.json" "$f" -o "$TMP/page.html"
 	ncases=$((ncases + 1))
 done <"$H/index"
 check "at least 100 malformed dumps were tried" yes "$([ "$ncases" -ge 100 ] && echo yes || echo "no, $ncases")"
 
-# The valid dump those cases broke loads, for every command.
+# The valid dumps those cases broke load, for every command.
 for args in "" leaks "compare $G/track.json" "html -o $TMP/page.html"; do
 	# shellcheck disable=SC2086 # the words are the arguments
 	"$REPORT" $args "$H/timed.json.ok" >/dev/null 2>"$TMP/err"
 	check "the heap-over-time keys, valid: ${args:-summary} exits 0" "0|" "$?|$(grep error "$TMP/err")"
+done
+for args in "" errors "errors --json --gen-suppressions" "compare $G/track.json" "html -o $TMP/page.html"; do
+	# shellcheck disable=SC2086 # the words are the arguments
+	"$REPORT" $args "$G/errors.json" >/dev/null 2>"$TMP/err"
+	check "the heap errors, valid: ${args:-summary} exits 0" "0|" "$?|$(grep error "$TMP/err")"
 done
 
 # Files that are not dumps at all.

@@ -2,10 +2,11 @@
 # t52-html-page.sh - allocspy-report html without a browser: every golden
 # dump gives a self-contained page (nothing that loads from elsewhere, a
 # Content-Security-Policy that allows only its own style sheet and script,
-# by their SHA-256); the page's figures are the dump's; text from a dump
-# full of markup is escaped; a large dump is thinned as the page says; two
-# dumps give the comparison; usage and write errors. The analyzer alone:
-# make check-asan runs it too. t59 opens pages in a browser.
+# by their SHA-256); the page's figures, heap errors and leaks are the
+# dump's; text from a dump full of markup is escaped; a large dump is
+# thinned as the page says; two dumps give the comparison; usage and write
+# errors. The analyzer alone: make check-asan runs it too. t59 opens pages
+# in a browser.
 . "$(dirname "$0")/lib.sh"
 G=$TOP/test/golden
 unset DEBUGINFOD_URLS
@@ -31,7 +32,7 @@ info() { json_get "$TMP/$1.info" "$2" 2>&1 | tail -n 1; }
 # --- every golden dump: a page that needs nothing else -----------------------------
 
 SELF='"external %s, urls %s, csp %s, scripts %s, json-lt %s" % (d["external"], d["urls"], d["csp_allows_exactly"], [s[0] for s in d["scripts"]], d["json_script_has_lt"])'
-for f in track count signal threads refs strdup noloss timed; do
+for f in track count signal threads refs strdup noloss timed errors; do
 	page "$f" "$f.json"
 	check "$f.json: exit 0, nothing on stdout, only warnings on stderr" "0||" \
 		"$(cat "$TMP/$f.rc")|$(cat "$TMP/$f.out")|$(grep -v '^allocspy-report: warning: ' "$TMP/$f.err")"
@@ -88,6 +89,79 @@ check "noloss.json: a leak check without loss records" "yes" \
 check "track.json: without stack_stats, the bytes in use come from the loss records" \
 	"[('inuse_bytes', 'loss_records', $(json_get "$G/track.json" 'd["heap"]["in_use_bytes"]'))]" \
 	"$(info track '[(f["key"], f["source"], f["total"]) for f in d["data"]["dumps"][0]["flames"]]')"
+
+# --- heap errors ----------------------------------------------------------------------
+
+# errors.json: err_frees under the shim. Its part lists each context as
+# the errors command prints it: the heading, what the address is, the
+# frames of the call and of the block (here without symbols, the modules
+# being elsewhere), then the ERROR SUMMARY.
+"$REPORT" --json errors "$G/errors.json" >"$TMP/errors.cmd.json" 2>/dev/null
+check "errors.json: a heap error per context, of its kind, in the dump's order" \
+	"$(json_get "$G/errors.json" '[e["kind"] for e in d["errors"]]')" "$(info errors 'd["errors"]')"
+python3 - "$TMP/errors.cmd.json" "$TMP/errors.info" >"$TMP/errors.order" <<'PY'
+import json, sys
+cmd, page = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+text, at, missing = page["text"], 0, []
+for e in cmd["errors"]:
+    # The summary line, then every frame, what the address is, the block's frames.
+    parts = [e["heading"]] + ["%s: %s" % (f["address"], f["function"] or "???") for f in e["frames"]]
+    parts += [e["description"]] if "description" in e else []
+    b = e.get("block", {})
+    for f in b.get("free_frames", []) + (["Block was alloc'd at"] if "free_frames" in b else []) + b.get("alloc_frames", []):
+        parts.append(f if isinstance(f, str) else "%s: %s" % (f["address"], f["function"] or "???"))
+    for p in parts:
+        k = text.find(p, at)
+        if k < 0:
+            missing.append(p)
+        else:
+            at = k + len(p)
+print("in order" if not missing else "missing: %s" % missing[:3])
+PY
+check "errors.json: each context's heading, frames and address, as the errors command gives them, in order" \
+	"in order" "$(cat "$TMP/errors.order")"
+check "errors.json: the context of three errors says so; the ERROR SUMMARY ends the part" \
+	"1 yes" \
+	"$(info errors 'd["text"]' | grep -o '(3 errors)' | wc -l) $(info errors 'd["text"]' | grep -q 'bytes inside a block of size 20 alloc.d at 0x[0-9a-f]*: malloc (in /home/dev/src/allocspy/build/liballocspy.so) by 0x[0-9a-f]*: ??? (in /home/dev/src/err/err_frees) ERROR SUMMARY: 13 errors from 11 contexts (suppressed: 0 from 0)' && echo yes)"
+check "errors.json: the parts' links name the heap errors" "yes" \
+	"$(grep -q '<a href="#d0-errors">heap errors</a>' "$TMP/errors.html" && echo yes)"
+check "dumps without heap errors: count mode, an older dump, a track dump without any" \
+	"No heap errors in this dump (ALLOCSPY_MODE=count looks for none).|No heap errors in this dump (it was written by an allocspy that did not look for them).|0" \
+	"$(info count 'd["text"]' | grep -o 'No heap errors in this dump ([^)]*).')|$(info track 'd["text"]' | grep -o 'No heap errors in this dump ([^)]*).')|$(info track 'len(d["errors"])')"
+python3 - "$G/errors.json" "$TMP/noerr.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["errors"] = []
+d["error_summary"] = {"errors": 0, "contexts": 0, "suppressed": 2, "suppressed_contexts": 1}
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$REPORT" html "$TMP/noerr.json" -o "$TMP/noerr.html" 2>/dev/null
+python3 "$TOP/test/html-page.py" "$TMP/noerr.html" >"$TMP/noerr.info"
+check "a track dump whose errors were all suppressed: none listed, the ERROR SUMMARY" \
+	"0 yes" \
+	"$(info noerr 'len(d["errors"])') $(info noerr 'd["text"]' | grep -q 'Heap errors No heap errors. ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 2 from 1)' && echo yes)"
+# Markup in the strings of a heap error: shown as text.
+python3 - "$G/errors.json" "$TMP/errmark.json" >"$TMP/errmarks" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+marks = ["<img src=x onerror=alert(11)>", "<script>alert(12)</script>", "<svg onload=alert(13)>",
+         "<b onclick=y>"]
+d["errors"][3]["symbol"] = marks[0]
+d["errors"][9]["argument"] = marks[1]
+d["errors"][9]["function"] = marks[2]
+d["errors"][0]["call_frames"] = [marks[3]]
+json.dump(d, open(sys.argv[2], "w"))
+print("\n".join(marks))
+PY
+"$REPORT" html "$TMP/errmark.json" -o "$TMP/errmark.html" 2>/dev/null
+python3 "$TOP/test/html-page.py" "$TMP/errmark.html" >"$TMP/errmark.info"
+check "markup in a heap error: no element, attribute or script comes of it" \
+	"external [], urls ['http://www.w3.org/2000/svg'], csp True, scripts ['application/json', None], json-lt False, img 0, b 0" \
+	"$(info errmark "$SELF"' + ", img %d, b %d" % (d["tags"].get("img", 0), d["tags"].get("b", 0))')"
+while IFS= read -r s; do
+	check "markup in a heap error: shown as text: $s" "yes" \
+		"$(info errmark 'd["text"]' | grep -qF -- "$s" && echo yes)"
+done <"$TMP/errmarks"
 
 # --- two dumps -------------------------------------------------------------------------
 

@@ -8,7 +8,9 @@
 # graphs' totals are the dump's, their frames the program's own figures;
 # a click zooms a frame to the full width and the root zooms back; the
 # search highlights the matching frames; without JavaScript the tables,
-# the loss records and the timeline are there; a 1200x800 screenshot.
+# the loss records and the timeline are there; a 1200x800 screenshot. On
+# err_frees, the heap errors: each report collapsible, opened by "open all",
+# reading as the errors command prints it.
 # With README_PNG=FILE the screenshot of heapprog's page is copied there
 # (doc/report.png, the README's picture).
 # A missing browser is a failure: scripts/deps.sh and scripts/npm-deps.sh
@@ -140,6 +142,39 @@ check "heapprog: a screenshot: a PNG of 1200x800 pixels, of some substance" \
 	"$(seen heapprog '(lambda s: "%s %d %d %s" % (s["signature"], s["width"], s["height"], 30000 < s["bytes"] < 300000))(d["on"]["screenshot"])')"
 if [ -n "${README_PNG:-}" ] && [ -f "$TMP/heapprog.png" ]; then
 	cp "$TMP/heapprog.png" "$README_PNG"
+fi
+
+# --- heap errors -----------------------------------------------------------------------
+
+# err_frees (every invalid and mismatched free, a fishy size) under the
+# shim with 16 frames: a collapsible report per context, opened by "open
+# all", each with the program's file and line as the errors command gives
+# them; without JavaScript the reports are there, closed.
+if [ -x "$PROGS/err_frees" ]; then
+	(cd "$TMP" && timeout -k 5 60 env ALLOCSPY_BACKTRACE=16 ALLOCSPY_OUTPUT="$TMP/err_frees.json" \
+		LD_PRELOAD="$LIB" "$PROGS/err_frees" >/dev/null 2>&1)
+	"$REPORT" html "$TMP/err_frees.json" -o "$TMP/err_frees.html" 2>"$TMP/err"
+	check "err_frees: html exits 0, nothing on stderr" "0|" "$?|$(cat "$TMP/err")"
+	browse err_frees
+	quiet err_frees
+	check "err_frees: open all opens the 11 heap error reports; no loss record" "[11, 11] [0, 0]" \
+		"$(seen err_frees '"%s %s" % (d["on"]["errors_open"], d["on"]["records_open"])')"
+	"$REPORT" errors "$TMP/err_frees.json" 2>/dev/null |
+		sed -n 's/^==[0-9]*== *//; s/^\(at\|by\) 0x[0-9A-F]*: /\1 /p; /^Address\|^Invalid\|^Mismatched\|^Argument\|^Block\|^ERROR/p' |
+		tr -s ' \n' ' ' | sed 's/ $//' >"$TMP/err_frees.want"
+	seen err_frees 'd["on"]["text"]' | sed -n '/^Heap errors$/,/^ERROR SUMMARY/p' |
+		sed 's/^\(at\|by\) 0x[0-9a-f]*: /\1 /' | grep -Ev '^(Heap errors|open all|close all|[0-9]+ contexts of)' |
+		sed 's/^\(INVALID FREE\|MISMATCHED FREE\|FISHY VALUE\)[[:space:]]*//; s/ (3 errors)$//' |
+		tr -s ' \n' ' ' | sed 's/^ //; s/ $//' >"$TMP/err_frees.got"
+	check "err_frees: the reports read as the errors command prints them (addresses aside)" \
+		"$(cat "$TMP/err_frees.want")" "$(cat "$TMP/err_frees.got")"
+	check "err_frees: the program's lines are there, C++ names demangled" "yes yes yes" \
+		"$(for s in 'main (err_frees.cc:28)' 'operator new[](unsigned long)' 'release(void*) (err_frees.cc:21)'; do
+			seen err_frees 'd["on"]["text"]' | grep -qF "$s" && printf 'yes '; done | sed 's/ $//')"
+	check "err_frees: without JavaScript, the 11 reports, closed" "11 0" \
+		"$(seen err_frees '"%d %d" % (d["off"]["errors"], d["off"]["text"].count("Block was alloc"))')"
+else
+	not_ok "err_frees is built" "run make test-progs"
 fi
 
 # --- markup in the program's names and arguments, two builds ------------------------------

@@ -41,7 +41,11 @@ REAL=$(cd "$TMP" && pwd -P)
 STUB=$REAL/dir/liballocspy.so
 L="$TMP/dir/allocspy"
 unset ALLOCSPY_LIB ALLOCSPY_MODE ALLOCSPY_OUTPUT ALLOCSPY_BACKTRACE ALLOCSPY_UNWIND \
-	ALLOCSPY_LEAK_CHECK ALLOCSPY_LOG_FILE ALLOCSPY_QUIET LD_PRELOAD
+	ALLOCSPY_LEAK_CHECK ALLOCSPY_LOG_FILE ALLOCSPY_QUIET ALLOCSPY_SUPPRESSIONS \
+	ALLOCSPY_FOLLOW_CHILDREN ALLOCSPY_TRACE_CHILDREN_SKIP ALLOCSPY_ERROR_EXITCODE \
+	ALLOCSPY_ERROR_EXITCODE_CHILDREN ALLOCSPY_ERRORS_FOR_LEAK_KINDS ALLOCSPY_SNAPSHOTS \
+	ALLOCSPY_SAMPLE ALLOCSPY_SAMPLE_SEED ALLOCSPY_INTERVAL_MS ALLOCSPY_DUMP_ON_SIGNAL \
+	ALLOCSPY_REF_CROSS LD_PRELOAD
 
 # --- --help and --version ---------------------------------------------------------
 
@@ -62,7 +66,9 @@ syn_opts=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p' "$TOP/man/allocspy.1" 
 	grep -oE '(Fl|\|) -[a-z][a-z-]*' | sed 's/^.* /-/' | sort)
 src_opts=$(grep -oE '^	\{ "[a-z-]+", OPT_' "$TOP/launcher/allocspy.c" |
 	sed 's/^	{ "\([a-z-]*\)".*/--\1/' | sort)
-check "--help lists 11 options" "11" "$(printf '%s\n' "$help_opts" | grep -c .)"
+check "--help lists 25 options" "25" "$(printf '%s\n' "$help_opts" | grep -c .)"
+launch "$LAUNCH" -h
+check "-h prints the same usage" "0|$(sed -n 1p "$TMP/out")|" "$(rc)|$(out | head -n 1)|$(err)"
 check "--help and allocspy(1) OPTIONS list the same options" "$help_opts" "$man_opts"
 check "--help and allocspy(1) SYNOPSIS list the same options" "$help_opts" "$syn_opts"
 check "--help and the launcher's option table agree" "$help_opts" "$src_opts"
@@ -76,7 +82,25 @@ check "--version to a full disk exits 125" \
 refused "an unknown option" 125 "allocspy: error: unknown option '--bogus' (try --help)" --bogus true
 refused "an unknown option with a value" 125 "allocspy: error: unknown option '--bogus' (try --help)" --bogus=1 true
 refused "a short option" 125 "allocspy: error: unknown option '-q' (try --help)" -q true
-refused "a prefix of an option is not it" 125 "allocspy: error: unknown option '--mod' (try --help)" --mod=track true
+refused "a prefix of an option is not it, but it is suggested" 125 \
+	"allocspy: error: unknown option '--mod' (did you mean --mode?)" --mod=track true
+refused "a misspelled option: the closest is suggested" 125 \
+	"allocspy: error: unknown option '--leak-chek' (did you mean --leak-check?)" --leak-chek=full true
+refused "another" 125 \
+	"allocspy: error: unknown option '--trace-childs' (did you mean --trace-children?)" --trace-childs=no true
+refused "a misspelled choice: the closest is suggested" 125 \
+	"allocspy: error: --leak-check: 'ful' is not summary, full or no (did you mean full?)" --leak-check=ful true
+refused "a bad --num-callers" 125 "allocspy: error: --num-callers: '65' is not a number from 0 to 64" \
+	--num-callers=65 true
+refused "a bad --error-exitcode" 125 "allocspy: error: --error-exitcode: '256' is not a number from 0 to 255" \
+	--error-exitcode=256 true
+refused "a bad --sample" 125 \
+	"allocspy: error: --sample: '1099511627777' is not a number from 0 to 1099511627776" \
+	--sample=1099511627777 true
+refused "a bad --trace-children" 125 "allocspy: error: --trace-children: 'maybe' is not yes or no" \
+	--trace-children=maybe true
+refused "a missing --suppressions file" 125 \
+	"allocspy: error: --suppressions: $TMP/none.supp: No such file or directory" --suppressions="$TMP/none.supp" true
 refused "a bad --mode" 125 "allocspy: error: --mode: 'fast' is not track or count" --mode=fast true
 refused "a bad --unwind" 125 "allocspy: error: --unwind: 'dwarf' is not libunwind or fp" --unwind=dwarf true
 refused "a bad --leak-check" 125 "allocspy: error: --leak-check: 'yes' is not summary, full or no" --leak-check=yes true
@@ -272,6 +296,18 @@ check "the last of a repeated option counts" "0|track||||||" "$(rc)|$(out)"
 launch env ALLOCSPY_MODE=count ALLOCSPY_QUIET=1 "$L" --backtrace=2 sh -c "$vars"
 check "variables with no option given are inherited" "0|count||2||||1" "$(rc)|$(out)"
 
+# valgrind's spellings, and the other settings of the library.
+printf '{\n}\n' >"$TMP/a.supp"
+printf '{\n}\n' >"$TMP/other/b.supp"
+launch sh -c "cd '$TMP/other' && '$L' --suppressions=../a.supp --suppressions b.supp sh -c 'echo \"\$ALLOCSPY_SUPPRESSIONS\"'"
+check "--suppressions, twice: both files, made absolute, in ALLOCSPY_SUPPRESSIONS" \
+	"0|$REAL/a.supp:$REAL/other/b.supp" "$(rc)|$(out)"
+vars2='echo "$ALLOCSPY_BACKTRACE|$ALLOCSPY_FOLLOW_CHILDREN|$ALLOCSPY_TRACE_CHILDREN_SKIP|$ALLOCSPY_ERROR_EXITCODE|$ALLOCSPY_ERROR_EXITCODE_CHILDREN|$ALLOCSPY_ERRORS_FOR_LEAK_KINDS|$ALLOCSPY_SNAPSHOTS|$ALLOCSPY_SAMPLE|$ALLOCSPY_SAMPLE_SEED|$ALLOCSPY_INTERVAL_MS|$ALLOCSPY_DUMP_ON_SIGNAL|$ALLOCSPY_REF_CROSS"'
+launch "$L" --num-callers=12 --trace-children=no --trace-children-skip='*/sh,make' --error-exitcode=7 \
+	--error-exitcode-children=yes --errors-for-leak-kinds=all --snapshots=20 --sample=4096 \
+	--sample-seed=5 --interval-ms=100 --dump-on-signal=no --ref-cross=yes -- sh -c "$vars2"
+check "the other options set their variables" "0|12|no|*/sh,make|7|yes|all|20|4096|5|100|no|yes" "$(rc)|$(out)"
+
 # valgrind's --run-libc-freeres and --run-cxx-freeres set ALLOCSPY_FREERES.
 freeres() { launch env "$@" sh -c 'echo "$ALLOCSPY_FREERES"'; echo "$(rc)|$(out)|$(err)"; }
 check "--run-libc-freeres=no --run-cxx-freeres=no: ALLOCSPY_FREERES=no" "0|no|" \
@@ -362,3 +398,28 @@ check "--log-file without %p: a second run appends its summary after the first's
 	"==$first== HEAP SUMMARY:|==$(out)== HEAP SUMMARY:" \
 	"$(grep 'HEAP SUMMARY:$' "$TMP/one.log" | tr '\n' '|' | sed 's/|$//')"
 check "--output=none: no dump" "" "$(ls "$TMP" | grep '^allocspy\..*\.json$')"
+
+# --trace-children-skip: a wrapper script whose shell runs two programs;
+# the shell (its #! names /bin/sh, whatever that is) skipped, or the
+# programs, or both; a skipped process still passes the shim on.
+if [ -x "$PROGS/par_basic" ]; then
+	printf '#!/bin/sh
+"%s" >/dev/null
+"%s" >/dev/null
+exit 0
+' "$PROGS/par_basic" "$PROGS/par_basic" \
+		>"$TMP/wrapper"
+	chmod 755 "$TMP/wrapper"
+	for skip in "" "*/sh" "par_*" "*/sh,*/par_basic"; do
+		rm -rf "$TMP/sk" && mkdir "$TMP/sk"
+		launch timeout -k 5 60 "$LAUNCH" --output="$TMP/sk/%e.%p.json" ${skip:+--trace-children-skip=$skip} \
+			-- "$TMP/wrapper"
+		printf '%s|%s|%s\n' "$(rc)" "$(grep -c 'HEAP SUMMARY' "$TMP/err")" \
+			"$(ls "$TMP/sk" | sed 's/\.[0-9]*\.json$//' | sort | paste -sd' ')"
+	done >"$TMP/skip.res"
+	check "--trace-children-skip: none, the shell, the programs, all" \
+		"0|3|$(basename "$(readlink -f /bin/sh)") par_basic par_basic
+0|2|par_basic par_basic
+0|1|$(basename "$(readlink -f /bin/sh)")
+0|0|" "$(cat "$TMP/skip.res")"
+fi

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "compare.h"
+#include "errors.h"
 #include "fmt.h"
 #include "leaks.h"
 #include "load.h"
@@ -40,6 +41,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			       ASP_KIND_BIT(ASP_LEAK_POSSIBLE) |
 			       ASP_KIND_BIT(ASP_LEAK_REACHABLE), true);
 		put(out, asp_leaks_json(&d, ASP_KINDS_DEFAULT, true));
+	}
+	if (!asp_errors_missing(&d)) {
+		asp_errors_text(out, &d, true);
+		put(out, asp_errors_json(&d, true));
 	}
 	two[0] = d;
 	two[1] = d;

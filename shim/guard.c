@@ -1,0 +1,275 @@
+/* guard.c - guarded sampling (guard.h).
+ *
+ * The pool is one mapping of ASP_GUARD_SLOTS slots, each a data page and a
+ * guard page, every page inaccessible until a slot is handed out: then its
+ * data page alone becomes readable and writable, and the block ends where
+ * the guard page begins (its size rounded up to 16, malloc's alignment:
+ * at most 15 bytes of slack after it). The bytes before the block, and
+ * that slack, hold ASP_GUARD_FILL; its free checks them, makes the page
+ * inaccessible again and gives its memory back (MADV_DONTNEED), and keeps
+ * the slot's record: a later access faults, and is told as a use after
+ * free with the block's stacks.
+ *
+ * Slots are handed out in turn (a counter every thread takes the next of),
+ * so the one freed longest ago is the next reused; a slot whose block is
+ * still live is passed over. Each thread counts down to its next guarded
+ * allocation from a draw of a geometric distribution of mean
+ * ALLOCSPY_GUARD (1: every allocation, while the pool lasts). Only blocks
+ * of one page at most, asked with malloc's alignment, are guarded. */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <ucontext.h>
+
+#include "arena.h"
+#include "errors.h"
+#include "guard.h"
+#include "live.h"
+#include "options.h"
+#include "sample.h"
+#include "sitemap.h"
+
+#define ASP_GUARD_FILL 0xAA
+#define SLOT_BYTES (2 * ASP_GUARD_PAGE)
+
+uint64_t asp__guard_mean;
+uintptr_t asp__guard_lo, asp__guard_hi;
+
+enum { SLOT_FREE, SLOT_LIVE, SLOT_FREED };
+
+struct slot {
+	uint32_t state;
+	uint32_t size;		/* the block's */
+	uint32_t fn;		/* the function that made it */
+	uintptr_t alloc_site;	/* as a live block's site */
+	uintptr_t free_site;	/* its free's caller */
+};
+
+static struct slot g_slots[ASP_GUARD_SLOTS];
+static uint64_t g_next;		/* slots handed out so far */
+static uint64_t g_seed;
+static uint64_t g_guarded;
+
+void asp__guard_init(void)
+{
+	if (asp__opt.guard == 0 || asp__opt.mode != ASP_MODE_TRACK)
+		return;
+	size_t bytes = (size_t)ASP_GUARD_SLOTS * SLOT_BYTES;
+	int saved = errno;
+	void *m = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	errno = saved;
+	if (m == MAP_FAILED)
+		return;
+	asp__arena_adopt(m, bytes);
+	asp__guard_lo = (uintptr_t)m;
+	asp__guard_hi = (uintptr_t)m + bytes;
+	if (getrandom(&g_seed, sizeof g_seed, GRND_NONBLOCK) != (ssize_t)sizeof g_seed)
+		g_seed = asp_now_ns(CLOCK_REALTIME);
+	errno = saved;
+	asp__guard_mean = asp__opt.guard;
+}
+
+static inline uintptr_t page_of(size_t i)
+{
+	return asp__guard_lo + i * SLOT_BYTES;
+}
+
+static inline size_t slot_of(uintptr_t p)
+{
+	return (p - asp__guard_lo) / SLOT_BYTES;
+}
+
+/* Where a block of size bytes starts in its page. */
+static inline uintptr_t block_at(size_t i, size_t size)
+{
+	return page_of(i) + ASP_GUARD_PAGE - ((size + 15) & ~(size_t)15);
+}
+
+/* The thread's next countdown, from a generator of its own (seeded from
+ * the sampling seed, or a random one, and the thread's serial): an
+ * exponential draw of mean asp__guard_mean; 1 for a mean of 1. */
+static int64_t draw(struct asp_thread *t)
+{
+	if (asp__guard_mean <= 1)
+		return 1;
+	uint64_t n = asp__draw_exponential(&t->guard_rng, g_seed ^ t->serial,
+	                                   (double)asp__guard_mean);
+	return n > ((uint64_t)1 << 62) ? (int64_t)1 << 62 : (int64_t)n;
+}
+
+void *asp__guard_alloc_slow(struct asp_thread *t, size_t size, int zero)
+{
+	int first = t->guard_rng == 0;
+	t->guard_left = draw(t);
+	if (first && asp__guard_mean > 1)
+		return NULL;	/* the thread's first turn is its draw's */
+	if (size > ASP_GUARD_PAGE || t->depth != 0)
+		return NULL;
+	for (int tries = 0; tries < 8; tries++) {
+		uint64_t n = asp_atomic_add_relaxed(&g_next, 1) - 1;
+		size_t i = (size_t)(n % ASP_GUARD_SLOTS);
+		uint32_t was = asp_atomic_load_relaxed(&g_slots[i].state);
+		if (was == SLOT_LIVE || !__atomic_compare_exchange_n(&g_slots[i].state, &was, SLOT_LIVE,
+		                                                   0, __ATOMIC_ACQ_REL,
+		                                                   __ATOMIC_RELAXED))
+			continue;
+		int saved = errno;
+		int r = mprotect((void *)page_of(i), ASP_GUARD_PAGE, PROT_READ | PROT_WRITE);
+		errno = saved;
+		if (r != 0) {
+			asp_atomic_store_release(&g_slots[i].state, was);
+			return NULL;
+		}
+		uintptr_t p = block_at(i, size);
+		/* The page comes back zeroed (MADV_DONTNEED at its last free). */
+		memset((void *)page_of(i), ASP_GUARD_FILL, p - page_of(i));
+		memset((void *)(p + size), ASP_GUARD_FILL, page_of(i) + ASP_GUARD_PAGE - (p + size));
+		if (!zero)
+			memset((void *)p, ASP_GUARD_FILL, size);
+		g_slots[i].size = (uint32_t)size;
+		asp_atomic_add_relaxed(&g_guarded, 1);
+		return (void *)p;
+	}
+	return NULL;
+}
+
+/* Notes who made the block at p (the allocation's path, once it knows the
+ * site): the report of a fault names them. */
+void asp__guard_note(const void *p, unsigned fn, uintptr_t site)
+{
+	struct slot *s = &g_slots[slot_of((uintptr_t)p)];
+	s->fn = fn;
+	s->alloc_site = site;
+}
+
+size_t asp__guard_size(const void *p)
+{
+	return g_slots[slot_of((uintptr_t)p)].size;
+}
+
+/* The first byte around the block at p of size bytes that lost its fill,
+ * or 0. */
+static uintptr_t damaged(size_t i, uintptr_t p, size_t size)
+{
+	const unsigned char *c = (const unsigned char *)page_of(i);
+	for (uintptr_t a = page_of(i); a < p; a++)
+		if (c[a - page_of(i)] != ASP_GUARD_FILL)
+			return a;
+	for (uintptr_t a = p + size; a < page_of(i) + ASP_GUARD_PAGE; a++)
+		if (c[a - page_of(i)] != ASP_GUARD_FILL)
+			return a;
+	return 0;
+}
+
+void asp__guard_free(struct asp_thread *t, void *ptr, uintptr_t caller)
+{
+	uintptr_t p = (uintptr_t)ptr;
+	size_t i = slot_of(p);
+	struct slot *s = &g_slots[i];
+	if (asp_atomic_load_acquire(&s->state) != SLOT_LIVE || p != block_at(i, s->size))
+		return;		/* (the table said it was live: not reached) */
+	uintptr_t bad = damaged(i, p, s->size);
+	if (bad != 0 && t != NULL)
+		asp__error_overwritten(t, bad, p, s->size, s->fn, s->alloc_site, caller);
+	s->free_site = caller;
+	int saved = errno;
+	madvise((void *)page_of(i), ASP_GUARD_PAGE, MADV_DONTNEED);
+	mprotect((void *)page_of(i), ASP_GUARD_PAGE, PROT_NONE);
+	errno = saved;
+	asp_atomic_store_release(&s->state, SLOT_FREED);
+}
+
+/* The size of the access the instruction at pc makes, from its encoding:
+ * the common moves, arithmetic and SSE/AVX loads and stores; 0 when it is
+ * none of them. */
+static unsigned access_size(const unsigned char *pc)
+{
+	unsigned opsize = 4, rex_w = 0, vex_l = 0, sse = 0, n = 0;
+	for (;; pc++, n++) {
+		if (n > 14)
+			return 0;
+		if (*pc == 0x66)
+			opsize = 2, sse = 0x66;
+		else if (*pc == 0xF2 || *pc == 0xF3)
+			sse = *pc;
+		else if (*pc == 0xF0 || *pc == 0x2E || *pc == 0x3E || *pc == 0x26 || *pc == 0x64 ||
+		         *pc == 0x65 || *pc == 0x36)
+			;
+		else
+			break;
+	}
+	if ((*pc & 0xF0) == 0x40) {
+		rex_w = (*pc >> 3) & 1;
+		pc++;
+	}
+	if (*pc == 0xC5 || *pc == 0xC4) {	/* VEX: vmovdqu and kin */
+		vex_l = *pc == 0xC5 ? (pc[1] >> 2) & 1 : (pc[2] >> 2) & 1;
+		unsigned op = *pc == 0xC5 ? pc[2] : pc[3];
+		if (op == 0x6F || op == 0x7F || op == 0x10 || op == 0x11 || op == 0x28 || op == 0x29 ||
+		    op == 0xE7 || op == 0x74 || op == 0xD7 || op == 0xDA || op == 0xEB)
+			return vex_l ? 32 : 16;
+		return 0;
+	}
+	unsigned w = rex_w ? 8 : opsize;
+	unsigned op = *pc;
+	if (op == 0x0F) {
+		op = pc[1];
+		switch (op) {
+		case 0xB6: case 0xBE: return 1;		/* movzx, movsx byte */
+		case 0xB7: case 0xBF: return 2;
+		case 0x10: case 0x11:			/* movups/movss/movsd */
+			return sse == 0xF3 ? 4 : sse == 0xF2 ? 8 : 16;
+		case 0x28: case 0x29: case 0x6F: case 0x7F: case 0xE7: case 0x2B:
+			return 16;
+		case 0xD6: case 0x7E: case 0x12: case 0x13: case 0x16: case 0x17:
+			return 8;
+		default: return 0;
+		}
+	}
+	if (op == 0x63)				/* movsxd */
+		return 4;
+	if (op <= 0x3F && (op & 7) <= 3)		/* add, or, adc, sbb, and, sub, xor, cmp */
+		return op & 1 ? w : 1;
+	switch (op) {
+	case 0x88: case 0x8A: case 0xC6: case 0x80: case 0xF6: case 0xFE: case 0x84: case 0x86:
+	case 0xA4: case 0xAA: case 0xAC: case 0xA6: case 0xAE:
+		return 1;
+	case 0x89: case 0x8B: case 0xC7: case 0x81: case 0x83: case 0xF7: case 0xFF: case 0x85:
+	case 0x87: case 0xA5: case 0xAB: case 0xAD: case 0xA7: case 0xAF: case 0xD1: case 0xD3:
+	case 0xC1:
+		return w;
+	default:
+		return 0;
+	}
+}
+
+int asp__guard_fault(const siginfo_t *si, const void *ucontext)
+{
+	uintptr_t a = (uintptr_t)si->si_addr;
+	if (asp__guard_mean == 0 || !asp__guard_owns((void *)a))
+		return 0;
+	const ucontext_t *uc = ucontext;
+	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+	int write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+	unsigned size = access_size((const unsigned char *)pc);
+	/* The slot of the page the access touched: its own data page, or the
+	 * guard page after the one before (past that block's end). */
+	size_t i = slot_of(a);
+	int guard_page = a - page_of(i) >= ASP_GUARD_PAGE;
+	const struct slot *s = &g_slots[i];
+	uint32_t state = asp_atomic_load_acquire(&s->state);
+	asp__error_access(write, size, a, pc, fp, guard_page && state != SLOT_FREE ? ASP_AT_AFTER
+	                  : state == SLOT_FREED ? ASP_AT_FREED : ASP_AT_ELSEWHERE,
+	                  block_at(i, s->size), s->size, s->fn, s->alloc_site, s->free_site);
+	return 1;
+}
+
+void asp__guard_figures(uint64_t *guarded, uint64_t *live)
+{
+	*guarded = asp_atomic_load_relaxed(&g_guarded);
+	*live = 0;
+	for (size_t i = 0; asp__guard_mean != 0 && i < ASP_GUARD_SLOTS; i++)
+		*live += asp_atomic_load_relaxed(&g_slots[i].state) == SLOT_LIVE;
+}
