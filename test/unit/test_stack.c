@@ -1,6 +1,7 @@
 /* test_stack - backtraces over frames the test builds by hand (shim/stack.c):
  * the frame-pointer walk and where it ends, the thread's last stack again,
- * cut stacks, and the stack cache of libunwind mode: what sc_learn learns
+ * cut stacks, the shim's trampolines (kept, not counted), and the stack
+ * cache of libunwind mode: what sc_learn learns
  * (the words the unwinder read), the lookups that use it (capture's and
  * the inline one of stack.h), and the stacks it must not learn.
  *
@@ -12,7 +13,8 @@
  * unit tests are built with them); the last frame's is in chain_end,
  * whose rule marks the return address undefined, as a thread's first
  * frame's does: libunwind's stack ends there, and the frame-pointer walk
- * at its frame pointer, 0. The thread record is the test's own, with the
+ * at its frame pointer, 0. code_9's return address stands for a
+ * trampoline of the shim's. The thread record is the test's own, with the
  * bounds of its stack (self, stack_lo) above and below the frames.
  *
  * stack.o is the shim's own object, linked from the unit archive, not
@@ -60,7 +62,7 @@ static ASP_NOINLINE uintptr_t here(int k)
 		__asm__ volatile("" : "+r"(r)); \
 		return r; \
 	}
-CODE(1) CODE(2) CODE(3) CODE(4) CODE(5) CODE(6) CODE(7) CODE(8)
+CODE(1) CODE(2) CODE(3) CODE(4) CODE(5) CODE(6) CODE(7) CODE(8) CODE(9)
 
 /* The first frame of a stack: no return address. */
 void chain_end(void);
@@ -79,12 +81,13 @@ __asm__(".text\n"
 #define MAXF 10
 
 static uintptr_t ip[MAXF + 1];	/* ip[1] ... ip[8]: code addresses */
+#define TRAMP ip[9]		/* the shim's trampoline's (see setup) */
 
 static void code_addresses(void)
 {
-	uintptr_t (*const fn[8])(void) = { code_1, code_2, code_3, code_4,
-	                                   code_5, code_6, code_7, code_8 };
-	for (int i = 0; i < 8; i++)
+	uintptr_t (*const fn[9])(void) = { code_1, code_2, code_3, code_4, code_5,
+	                                   code_6, code_7, code_8, code_9 };
+	for (int i = 0; i < 9; i++)
 		ip[i + 1] = fn[i]();
 }
 
@@ -130,6 +133,7 @@ struct call {
 	int n;			/* captures */
 	void (*before)(struct call *x, int i);
 	uintptr_t site, fp;	/* target's return address and frame */
+	uintptr_t ret;		/* run's return address */
 	uintptr_t again[8];	/* stack.h's inline lookup before capture i */
 	uintptr_t id[8];
 	uint32_t walks[8];	/* libunwind walks after capture i */
@@ -162,10 +166,15 @@ static ASP_NOINLINE void target(struct call *x)
  * function. */
 static ASP_NOINLINE void run(struct call *x)
 {
+	x->ret = (uintptr_t)__builtin_return_address(0);
 	target(x);
 	__asm__ volatile("" : : : "memory");
 }
 
+/* The shim's text (asp__in_shim: a return address there is one of its
+ * trampolines, kept in a stack but not counted) is the object that holds
+ * stack.o, here the test's own: code_9 alone stands for it, so that every
+ * other frame the test builds is the program's. */
 static void setup(enum asp_unwind unwind, int backtrace)
 {
 	asp__opt.unwind = unwind;
@@ -173,6 +182,14 @@ static void setup(enum asp_unwind unwind, int backtrace)
 	asp__stack_init();
 	ASSERT_EQ(asp__opt.unwind, unwind);	/* libunwind was loaded */
 	code_addresses();
+	ASSERT(asp__in_shim((uintptr_t)asp__stack_capture));
+	ASSERT(asp__in_shim(ip[1]));
+	ASSERT(!asp__in_shim((uintptr_t)dlsym(RTLD_DEFAULT, "dlopen")));
+	asp__shim_lo = (uintptr_t)code_9;
+	asp__shim_hi = TRAMP + 1;
+	for (int i = 1; i <= 8; i++)
+		ASSERT(!asp__in_shim(ip[i]));
+	ASSERT(!asp__in_shim(END));
 }
 
 /* The stack id's frames are site and then want[0 .. n). */
@@ -363,10 +380,10 @@ TEST(inside_a_handler_only_looks)
 	ASSERT_EQ(t.stack_id, 3);
 }
 
-/* ALLOCSPY_BACKTRACE frames are kept: a longer chain is cut, the inline
- * walk takes the cut stack without looking further, and frames past the
- * cut make no other stack. A stack that ended is not taken for a longer
- * one that goes on from it. */
+/* ALLOCSPY_BACKTRACE frames are kept: a longer chain is cut (the walk
+ * asked for more), the inline walk takes the cut stack when a frame goes
+ * on past it, and frames past the cut make no other stack. A stack that
+ * ended is not taken for a longer one that goes on from it. */
 static void cut_case(struct call *x, int i)
 {
 	struct chain *c = x->c;
@@ -387,12 +404,14 @@ TEST(cut_stacks)
 	uintptr_t want[] = { ip[1], ip[2] };
 	ASSERT_EQ(x.id[0], 1);
 	assert_frames(1, x.site, want, 2);
+	ASSERT_EQ(asp__stack_cut(1), 1);
 	ASSERT_EQ(x.again[1], 1);
 	ASSERT_EQ(x.id[1], 1);
 	ASSERT_EQ(x.again[2], 0);
 	ASSERT_EQ(x.id[2], 2);
 	uintptr_t other[] = { ip[1], ip[8] };
 	assert_frames(2, x.site, other, 2);
+	ASSERT_EQ(asp__stack_cut(2), 1);
 }
 
 TEST(an_ended_stack_is_not_a_longer_one)
@@ -415,6 +434,55 @@ TEST(an_ended_stack_is_not_a_longer_one)
 	ASSERT_EQ(x.id[0], 2);
 	uintptr_t longer[] = { ip[1], ip[2], END, ip[5] };
 	assert_frames(2, x.site, longer, 4);
+}
+
+/* The shim's trampolines (main's return address into its main_trampoline,
+ * a thread's into its thread_trampoline) are kept in a stack but not
+ * counted among the ALLOCSPY_BACKTRACE frames. Past the frames kept, a
+ * frame of the program's makes the stack cut; the shim's alone do not, and
+ * the inline walk leaves that to the whole path. */
+TEST(a_trampoline_is_kept_not_counted)
+{
+	setup(ASP_UNWIND_FP, 3);
+	struct chain c;
+	build(&c, 6);
+	c.w[3] = TRAMP;			/* frame 2's return address */
+	bounds(&c);
+	struct call x = { .c = &c, .n = 2 };
+	run(&x);
+	uintptr_t kept[] = { ip[1], TRAMP, ip[3] };
+	assert_frames(1, x.site, kept, 3);
+	ASSERT_EQ(asp__stack_cut(1), 1);
+	ASSERT_EQ(x.again[1], 1);
+	ASSERT_EQ(x.id[1], 1);
+	/* Frame 3's, past the three kept: cut, for the program's frame 4. */
+	build(&c, 5);
+	c.w[5] = TRAMP;
+	x.n = 2;
+	run(&x);
+	uintptr_t want[] = { ip[1], ip[2] };
+	ASSERT_EQ(x.id[0], 2);
+	assert_frames(2, x.site, want, 2);
+	ASSERT_EQ(asp__stack_cut(2), 1);
+	ASSERT_EQ(x.again[1], 0);
+	ASSERT_EQ(x.id[1], 2);
+	/* Frame 3 the last: the shim's frame alone past them, whole. */
+	c.w[4] = 0;
+	x.n = 1;
+	run(&x);
+	ASSERT_EQ(x.again[0], 0);
+	ASSERT_EQ(x.id[0], 3);
+	assert_frames(3, x.site, want, 2);
+	ASSERT_EQ(asp__stack_cut(3), 0);
+	/* Frame 4 again, and five frames: the whole stack, the trampoline a
+	 * sixth. */
+	asp__opt.backtrace = 5;
+	c.w[4] = F(&c, 4);
+	run(&x);
+	uintptr_t whole[] = { ip[1], ip[2], TRAMP, ip[4], END };
+	ASSERT_EQ(x.id[0], 4);
+	assert_frames(4, x.site, whole, 5);
+	ASSERT_EQ(asp__stack_cut(4), 0);
 }
 
 /* libunwind and the stack cache ---------------------------------------------- */
@@ -593,9 +661,10 @@ TEST(unloaded_code_makes_the_cache_stale)
 	ASSERT_EQ(t.sc_hot->gen, asp__code_gen);
 }
 
-/* A cut stack: only the words its frames were unwound from are learnt;
- * past the cut, anything may change. */
-TEST(a_cut_stack_learns_its_frames_only)
+/* A cut stack is learnt down to the frame below the last one kept: a hit
+ * must find a frame there, or the stack would have ended where it was cut.
+ * Past that frame's return address, anything may change. */
+TEST(a_cut_stack_learns_the_frame_below)
 {
 	setup(ASP_UNWIND_LIBUNWIND, 3);
 	struct chain c;
@@ -606,25 +675,75 @@ TEST(a_cut_stack_learns_its_frames_only)
 	ASSERT_EQ(x.walks[1], 2);
 	uintptr_t want[] = { ip[1], ip[2] };
 	assert_frames(1, x.site, want, 2);
+	ASSERT_EQ(asp__stack_cut(1), 1);
 	uintptr_t checks[][2] = {
 		{ x.fp + 8, x.site }, { x.fp, F(&c, 1) },
 		{ F(&c, 1) + 8, ip[1] }, { F(&c, 1), F(&c, 2) },
-		{ F(&c, 2) + 8, ip[2] },
+		{ F(&c, 2) + 8, ip[2] }, { F(&c, 2), F(&c, 3) },
+		{ F(&c, 3) + 8, ip[3] },
 	};
 	assert_checks(t.sc_hot, checks, ASP_ARRAY_SIZE(checks));
 	c.w[4] = (uintptr_t)&c.other[6];	/* frame 3's frame pointer */
-	c.w[5] = ip[8];				/* its return address */
-	c.w[11] = ip[8];			/* frame 6's */
+	c.w[11] = ip[8];			/* frame 6's return address */
 	x.n = 1;
 	run(&x);
 	ASSERT_EQ(x.again[0], 1);
 	ASSERT_EQ(x.id[0], 1);
 	ASSERT_EQ(x.walks[0], 2);
-	c.w[3] = ip[8];				/* frame 2's: inside */
+	/* Frame 3 without a return address: the same frames, whole now. */
+	c.w[5] = 0;
 	run(&x);
 	ASSERT_EQ(x.again[0], 0);
 	ASSERT_EQ(x.id[0], 2);
 	ASSERT_EQ(x.walks[0], 3);
+	assert_frames(2, x.site, want, 2);
+	ASSERT_EQ(asp__stack_cut(2), 0);
+	/* Another frame below the cut: a miss, the same cut stack. */
+	c.w[5] = ip[8];
+	run(&x);
+	ASSERT_EQ(x.again[0], 0);
+	ASSERT_EQ(x.id[0], 1);
+	ASSERT_EQ(x.walks[0], 4);
+	c.w[3] = ip[8];				/* frame 2's: inside */
+	run(&x);
+	ASSERT_EQ(x.again[0], 0);
+	ASSERT_EQ(x.id[0], 3);
+	ASSERT_EQ(x.walks[0], 5);
+}
+
+/* A cut stack with the shim's trampoline below its last frame is learnt
+ * down to the program's frame below the trampoline: without that frame,
+ * the same frames are a whole stack. */
+TEST(a_cut_stack_learns_past_a_trampoline)
+{
+	setup(ASP_UNWIND_LIBUNWIND, 3);
+	struct chain c;
+	build(&c, 4);
+	c.w[5] = TRAMP;			/* frame 3's return address */
+	bounds(&c);
+	struct call x = { .c = &c, .n = 2 };
+	run(&x);
+	ASSERT_EQ(x.walks[1], 2);
+	uintptr_t want[] = { ip[1], ip[2] };
+	assert_frames(1, x.site, want, 2);
+	ASSERT_EQ(asp__stack_cut(1), 1);
+	uintptr_t checks[][2] = {
+		{ x.fp + 8, x.site }, { x.fp, F(&c, 1) },
+		{ F(&c, 1) + 8, ip[1] }, { F(&c, 1), F(&c, 2) },
+		{ F(&c, 2) + 8, ip[2] }, { F(&c, 2), F(&c, 3) },
+		{ F(&c, 3) + 8, TRAMP }, { F(&c, 3), F(&c, 4) },
+		{ F(&c, 4) + 8, END },
+	};
+	assert_checks(t.sc_hot, checks, ASP_ARRAY_SIZE(checks));
+	/* The stack ends at the trampoline: whole. */
+	c.w[7] = 0;
+	x.n = 1;
+	run(&x);
+	ASSERT_EQ(x.again[0], 0);
+	ASSERT_EQ(x.walks[0], 3);
+	ASSERT_EQ(x.id[0], 2);
+	assert_frames(2, x.site, want, 2);
+	ASSERT_EQ(asp__stack_cut(2), 0);
 }
 
 /* Stacks that are never learnt: every capture walks. */
@@ -686,13 +805,35 @@ TEST(not_learnt_off_the_thread_stack)
 
 /* Through a signal frame: its registers all come from memory. target is
  * called from a handler, and the stack goes on through the frame the
- * kernel made. */
+ * kernel made: the handler's return address is the kernel's restorer
+ * (rt_sigreturn), whose frame gives the interrupted one its registers. */
 static struct call g_in_handler;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	run(&g_in_handler);
+	__asm__ volatile("" : : : "memory");	/* not a tail call: a frame */
+}
+
+/* The handler's stack, cut at backtrace frames: site, the handler's
+ * return address, the restorer's, the interrupted frame's. */
+static uintptr_t handler_stack(int backtrace)
+{
+	memset(&t, 0, sizeof t);
+	asp__opt.backtrace = backtrace;
+	t.self = (uintptr_t)pthread_self();
+	raise(SIGUSR1);
+	uintptr_t id = g_in_handler.id[0];
+	const uintptr_t *f;
+	ASSERT_EQ(asp__stack_frames(id, &f), backtrace);
+	ASSERT_EQ(asp__stack_cut(id), 1);
+	ASSERT_EQ(f[0], g_in_handler.site);
+	ASSERT_EQ(f[1], g_in_handler.ret);
+	static const unsigned char rt_sigreturn[] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
+	if (backtrace > 2)
+		ASSERT_EQ(memcmp((const void *)f[2], rt_sigreturn, sizeof rt_sigreturn), 0);
+	return id;
 }
 
 TEST(not_learnt_through_a_signal_frame)
@@ -704,18 +845,26 @@ TEST(not_learnt_through_a_signal_frame)
 	raise(SIGUSR1);
 	ASSERT(g_in_handler.id[0] != 0);
 	assert_never_learnt(&g_in_handler, g_in_handler.id[0]);
-	/* The same handler's, cut at the signal frame: learnt. */
-	memset(&t, 0, sizeof t);
-	asp__opt.backtrace = 3;
-	t.self = (uintptr_t)pthread_self();
-	raise(SIGUSR1);
+	ASSERT_EQ(asp__stack_cut(g_in_handler.id[0]), 0);
+	/* Cut at the interrupted frame: a cut stack is learnt with the frame
+	 * below, which is unwound from the interrupted frame's registers,
+	 * read from the signal frame: never learnt either. */
+	assert_never_learnt(&g_in_handler, handler_stack(4));
+	/* Cut at the restorer: the frame below is the interrupted one, its
+	 * return address a word of the signal frame, checked: learnt. */
+	uintptr_t id = handler_stack(3);
+	ASSERT_EQ(g_in_handler.walks[0], 1);
+	ASSERT_EQ(g_in_handler.walks[1], 2);
 	ASSERT_EQ(g_in_handler.walks[3], 2);
+	ASSERT_EQ(g_in_handler.again[3], id);
+	ASSERT_EQ(g_in_handler.id[3], id);
 }
 
 UNIT_MAIN(UNIT(fp_walk_over_hand_built_frames), UNIT(walks_end_where_the_frames_do),
           UNIT(the_thread_last_stack_again), UNIT(inside_a_handler_only_looks), UNIT(cut_stacks),
-          UNIT(an_ended_stack_is_not_a_longer_one), UNIT(learns_a_stack_on_its_second_miss),
+          UNIT(an_ended_stack_is_not_a_longer_one), UNIT(a_trampoline_is_kept_not_counted),
+          UNIT(learns_a_stack_on_its_second_miss),
           UNIT(a_changed_word_is_a_miss), UNIT(unloaded_code_makes_the_cache_stale),
-          UNIT(a_cut_stack_learns_its_frames_only),
+          UNIT(a_cut_stack_learns_the_frame_below), UNIT(a_cut_stack_learns_past_a_trampoline),
           UNIT(not_learnt_an_end_the_words_do_not_show), UNIT(not_learnt_frames_past_the_stack),
           UNIT(not_learnt_off_the_thread_stack), UNIT(not_learnt_through_a_signal_frame))
