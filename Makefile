@@ -181,13 +181,27 @@ $(B)/test/progs/par_exit_many: test/progs/par_exit_many.c $(B)/test/progs/lib/li
 	$(CC) $(PROG_FLAGS) -std=gnu11 -D_GNU_SOURCE -o $@ $< -L$(B)/test/progs/lib -lexit_many \
 		-Wl,-rpath,'$$ORIGIN/lib'
 
-# test/unit/test_*.c: unit tests linked with the shim's own objects.
+# test/unit/test_*.c: unit tests linked with the shim's own objects, from
+# an archive: a test takes the modules it calls and those they call, no
+# more, so that stack.o's test does not need the rest of the shim (what
+# stack.o calls beyond these, the options and process.c's loader, its
+# test defines). Frame pointers: test_stack builds frames by hand.
 UNIT_SRC := $(wildcard test/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(B)/test/unit/%)
-UNIT_SHIM_OBJ := $(addprefix $(B)/shim/,arena.o live.o next.o sitemap.o sort.o thread.o)
+UNIT_SHIM_OBJ := $(addprefix $(B)/shim/,arena.o live.o loader.o next.o sitemap.o sort.o stack.o \
+	thread.o unwmask.o)
+UNIT_SHIM_LIB := $(B)/test/unit/libshim.a
 
-$(B)/test/unit/%: test/unit/%.c test/unit/unit.h $(UNIT_SHIM_OBJ) | $(B)/test/unit
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -D_GNU_SOURCE -Ishim -Icommon -o $@ $< $(UNIT_SHIM_OBJ) $(JANSSON_LIBS) -ldl -lpthread
+$(UNIT_SHIM_LIB): $(UNIT_SHIM_OBJ) | $(B)/test/unit
+	rm -f $@ && $(AR) rcs $@ $(UNIT_SHIM_OBJ)
+
+$(B)/test/unit/%: test/unit/%.c test/unit/unit.h shim/*.h common/*.h $(UNIT_SHIM_LIB) | $(B)/test/unit
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -fno-omit-frame-pointer -D_GNU_SOURCE -Ishim -Icommon -o $@ $< \
+		$(UNIT_SHIM_LIB) $(JANSSON_LIBS) -ldl -lpthread
+
+# The tests that include the module they test.
+$(B)/test/unit/test_names: shim/envcheck.c common/dwsym.c
+$(B)/test/unit/test_sample: shim/sample.c
 
 # test/soak/*.c and *.cc: the torture cases of test/soak.sh (make soak).
 SOAK_C   := $(wildcard test/soak/*.c)

@@ -338,7 +338,13 @@ static void drain(struct asp_thread *t)
 		if (k == 0 || t->in_sample != 0)
 			return;
 		uintptr_t p = t->sample_defer[k - 1];
-		asp_atomic_store_relaxed(&t->nsample_defer, k - 1);
+		/* A signal handler that lands here finds the thread outside
+		 * the table and drains too: it may have made this free by
+		 * now. The entry is this one's while the count is still k
+		 * (such a handler drains them all; none adds one). */
+		if (!__atomic_compare_exchange_n(&t->nsample_defer, &k, k - 1, 0, __ATOMIC_ACQ_REL,
+		                                 __ATOMIC_RELAXED))
+			continue;
 		struct shard *s = shard_of(p);
 		t->in_sample++;
 		take(s, t, 0);
