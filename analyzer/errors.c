@@ -1,7 +1,9 @@
 /* errors - the errors command: valgrind's heap errors of a track-mode dump
  * (invalid and mismatched frees, fishy sizes: liballocspy(7), "Heap
- * errors"), each context as the shim printed it at exit, symbolized, then
- * the ERROR SUMMARY; on request valgrind's suppressions of them. */
+ * errors"; invalid reads and writes of guarded blocks and bytes written
+ * around them: "Guarded blocks"), each context as the shim printed it at
+ * exit, symbolized, then the ERROR SUMMARY; on request valgrind's
+ * suppressions of them. */
 #include "errors.h"
 
 #include <errno.h>
@@ -44,11 +46,15 @@ static void part_clear(struct part *p)
 
 /* The lines of a call c from the stack of index stack. The interposer's
  * address is an entry point, not a return address: its module is the
- * one holding the byte after it. Returns 0 or -ENOMEM. */
+ * one holding the byte after it. A fault's stack (fault set) begins one
+ * past the faulting instruction, which its first lines show, as the shim
+ * does. Returns 0 or -ENOMEM. */
 static int part_make(struct part *p, asp_symbolizer_t *s, const asp_dump_t *d,
-		     const asp_call_t *c, size_t stack)
+		     const asp_call_t *c, size_t stack, bool fault)
 {
+	const asp_stack_t *st = &d->stacks[stack];
 	asp_line_t at;
+	int rc;
 
 	part_clear(p);
 	if (c->pc) {
@@ -66,7 +72,11 @@ static int part_make(struct part *p, asp_symbolizer_t *s, const asp_dump_t *d,
 			p->call[p->ncall++] = at;
 		}
 	}
-	return asp_stack_lines(s, &d->stacks[stack], &p->prog);
+	rc = asp_stack_lines(s, st, &p->prog);
+	for (size_t j = 0; rc == 0 && fault && st->n > 0 && j < p->prog.n &&
+	     p->prog.v[j].addr == st->frames[0]; j++)
+		p->prog.v[j].addr--;
+	return rc;
 }
 
 static void part_free(struct part *p)
@@ -79,12 +89,12 @@ static void part_free(struct part *p)
 static int shown_make(struct shown *sh, asp_symbolizer_t *s, const asp_dump_t *d,
 		      const asp_heap_error_t *e)
 {
-	int rc = part_make(&sh->call, s, d, &e->call, e->stack);
+	int rc = part_make(&sh->call, s, d, &e->call, e->stack, asp_herr_is_access(e->kind));
 
-	if (rc == 0 && (e->where == ASP_WHERE_BLOCK || e->where == ASP_WHERE_FREED))
-		rc = part_make(&sh->alloc, s, d, &e->alloc, e->alloc_stack);
+	if (rc == 0 && asp_herr_has_block(e->where))
+		rc = part_make(&sh->alloc, s, d, &e->alloc, e->alloc_stack, false);
 	if (rc == 0 && e->where == ASP_WHERE_FREED)
-		rc = part_make(&sh->free, s, d, &e->free, e->free_stack);
+		rc = part_make(&sh->free, s, d, &e->free, e->free_stack, false);
 	return rc;
 }
 
@@ -101,6 +111,19 @@ static const char *heading(char buf[TEXT_MAX], const asp_heap_error_t *e)
 	switch (e->kind) {
 	case ASP_HERR_MISMATCHED_FREE:
 		return "Mismatched free() / delete / delete []";
+	case ASP_HERR_INVALID_READ:
+	case ASP_HERR_INVALID_WRITE:
+		/* no size when the instruction was not known */
+		snprintf(buf, TEXT_MAX, "Invalid %s", e->kind == ASP_HERR_INVALID_READ ?
+			 "read" : "write");
+		if (e->access_size)
+			snprintf(buf + strlen(buf), TEXT_MAX - strlen(buf), " of size %" PRIu64,
+				 e->access_size);
+		return buf;
+	case ASP_HERR_OVERWRITTEN:
+		return e->where == ASP_WHERE_BEFORE ?
+		       "Bytes before a block were written (found at its free)" :
+		       "Bytes after a block were written (found at its free)";
 	case ASP_HERR_FISHY_VALUE:
 		/* value is negative: its magnitude as unsigned, INT64_MIN too */
 		snprintf(buf, TEXT_MAX, "Argument '%s' of function %s has a fishy "
@@ -113,12 +136,17 @@ static const char *heading(char buf[TEXT_MAX], const asp_heap_error_t *e)
 }
 
 /* What the address is, as valgrind says it after a space: "Address
- * 0x4a5d040 is 0 bytes inside a block of size 10 free'd"; "" for a fishy
- * value. */
+ * 0x4a5d040 is 0 bytes inside a block of size 10 free'd", "... is 7 bytes
+ * after a block of size 128 alloc'd"; "" for a fishy value. */
 static const char *description(char buf[TEXT_MAX], const asp_heap_error_t *e)
 {
 	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
 	int n = snprintf(buf, TEXT_MAX, "Address 0x%" PRIx64, e->address);
+	/* valgrind's words: before, inside or after, by the offset */
+	int64_t off = e->block_offset, size = (int64_t)e->block_size;
+	uint64_t delta = off < 0 ? (uint64_t)-off : off >= size ? (uint64_t)(off - size) :
+			 (uint64_t)off;
+	const char *rel = off < 0 ? "before" : off >= size ? "after" : "inside";
 
 	switch (e->where) {
 	case ASP_WHERE_NONE:
@@ -126,8 +154,10 @@ static const char *description(char buf[TEXT_MAX], const asp_heap_error_t *e)
 		break;
 	case ASP_WHERE_BLOCK:
 	case ASP_WHERE_FREED:
-		snprintf(buf + n, TEXT_MAX - (size_t)n, " is %s bytes inside a block of size %s %s",
-			 asp_fmt_count(a, e->block_offset), asp_fmt_count(b, e->block_size),
+	case ASP_WHERE_AFTER:
+	case ASP_WHERE_BEFORE:
+		snprintf(buf + n, TEXT_MAX - (size_t)n, " is %s bytes %s a block of size %s %s",
+			 asp_fmt_count(a, delta), rel, asp_fmt_count(b, e->block_size),
 			 e->where == ASP_WHERE_FREED ? "free'd" : "alloc'd");
 		break;
 	case ASP_WHERE_STACK:
@@ -204,7 +234,7 @@ static void error_text(FILE *out, const asp_dump_t *d, const asp_heap_error_t *e
 		put_part(out, d, &sh->free);
 		put_said(out, d, " ", "Block was alloc'd at");
 	}
-	if (e->where == ASP_WHERE_BLOCK || e->where == ASP_WHERE_FREED)
+	if (asp_herr_has_block(e->where))
 		put_part(out, d, &sh->alloc);
 	asp_summary_prefix(out, d);
 	putc('\n', out);
@@ -278,6 +308,8 @@ static json_t *error_json(const asp_dump_t *d, const asp_heap_error_t *e,
 			      "frames", part_json(d, &sh->call));
 	bool ok = o != NULL;
 
+	if (ok && asp_herr_is_access(e->kind))
+		ok = json_object_set_new(o, "size", json_integer((json_int_t)e->access_size)) == 0;
 	if (ok && e->kind == ASP_HERR_FISHY_VALUE)
 		ok = json_object_set_new(o, "argument", asp_json_text(e->argument)) == 0 &&
 		     json_object_set_new(o, "value", json_integer((json_int_t)e->value)) == 0;
@@ -291,7 +323,7 @@ static json_t *error_json(const asp_dump_t *d, const asp_heap_error_t *e,
 	if (ok && e->where == ASP_WHERE_GLOBAL)
 		ok = json_object_set_new(o, "symbol", asp_json_text(e->symbol)) == 0 &&
 		     json_object_set_new(o, "offset", json_integer((json_int_t)e->offset)) == 0;
-	if (ok && (e->where == ASP_WHERE_BLOCK || e->where == ASP_WHERE_FREED)) {
+	if (ok && asp_herr_has_block(e->where)) {
 		json_t *b = json_pack("{s:o,s:I,s:I,s:o,s:o}",
 				      "address", hex(e->block_address),
 				      "offset", (json_int_t)e->block_offset,

@@ -668,7 +668,8 @@ static int put_flames(FILE *out, struct part *pt)
 static void put_error(FILE *out, const json_t *e)
 {
 	static const char *const label[ASP_HERR_NKINDS] = {
-		"invalid free", "mismatched free", "fishy value"
+		"invalid free", "mismatched free", "fishy value", "invalid read", "invalid write",
+		"overwritten"
 	};
 	const char *kind = json_string_value(json_object_get(e, "kind"));
 	const char *what = json_string_value(json_object_get(e, "description"));
@@ -701,6 +702,20 @@ static void put_error(FILE *out, const json_t *e)
 	fputs("</details>\n", out);
 }
 
+/* ALLOCSPY_GUARD's pool, when the run had one: how many blocks it
+ * guarded, the ones whose overflows and uses after free fault. */
+static void put_guard(FILE *out, const asp_dump_t *d)
+{
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX], e[ASP_NUM_MAX];
+
+	if (!d->has_guard)
+		return;
+	fprintf(out, "<p class=\"note guard\">Guarded blocks (<code>ALLOCSPY_GUARD=%s</code>): "
+		"%s, %s of them live, in a pool of %s slots.</p>\n",
+		asp_fmt_count(a, d->guard_mean), asp_fmt_count(b, d->guard_guarded),
+		asp_fmt_count(c, d->guard_live), asp_fmt_count(e, d->guard_slots));
+}
+
 static int put_errors(FILE *out, struct part *pt)
 {
 	const asp_dump_t *d = pt->d;
@@ -712,13 +727,17 @@ static int put_errors(FILE *out, struct part *pt)
 	if (why) {
 		fputs("<p class=\"note\">No heap errors in this dump (", out);
 		asp_put_xml(out, why);
-		fputs(").</p></section>\n", out);
+		fputs(").</p>\n", out);
+		put_guard(out, d);
+		fputs("</section>\n", out);
 		return 0;
 	}
 	asp_error_summary_line(line, sizeof line, d);
 	if (d->nheap_errors == 0) {
 		fprintf(out, "<p class=\"ok\">No heap errors.</p>\n<p class=\"err-summary\">"
-			"<code>%s</code></p></section>\n", line);
+			"<code>%s</code></p>\n", line);
+		put_guard(out, d);
+		fputs("</section>\n", out);
 		return 0;
 	}
 	errs = asp_errors_json_with(d, pt->p.sym, false, ASP_HTML_ERRORS);
@@ -735,7 +754,9 @@ static int put_errors(FILE *out, struct part *pt)
 	      "<div class=\"records\">\n", out);
 	for (size_t i = 0; i < json_array_size(errs); i++)
 		put_error(out, json_array_get(errs, i));
-	fprintf(out, "</div>\n<p class=\"err-summary\"><code>%s</code></p></section>\n", line);
+	fprintf(out, "</div>\n<p class=\"err-summary\"><code>%s</code></p>\n", line);
+	put_guard(out, d);
+	fputs("</section>\n", out);
 	json_decref(errs);
 	return 0;
 }

@@ -20,11 +20,12 @@ const char *const asp_leak_key[ASP_LEAK_NKINDS] = {
 };
 
 const char *const asp_herr_kind_name[ASP_HERR_NKINDS] = {
-	"invalid_free", "mismatched_free", "fishy_value"
+	"invalid_free", "mismatched_free", "fishy_value", "invalid_read", "invalid_write",
+	"overwritten"
 };
 
 const char *const asp_herr_where_name[ASP_WHERE_N] = {
-	"", "block", "freed", "stack", "global", "unknown"
+	"", "block", "freed", "stack", "global", "unknown", "after", "before"
 };
 
 /* Every function the shim interposes, in the order the reports list them. */
@@ -1147,12 +1148,15 @@ static void load_call(struct rd *r, json_t *v, const char *where,
 	}
 }
 
-/* The block an invalid or mismatched free is about. */
+/* The block an error is about. The frees' addresses are inside it; a
+ * guarded block's invalid read or write may be anywhere in its page, and
+ * bytes written around it, after or before it. */
 static void load_error_block(struct rd *r, asp_dump_t *d, json_t *v,
 			     const char *where, asp_heap_error_t *e)
 {
 	char w[128], buf[128];
 	json_t *b = get_object(r, v, where, "block", true), *x;
+	bool guarded = asp_herr_is_access(e->kind) || e->kind == ASP_HERR_OVERWRITTEN;
 
 	if (!b)
 		return;
@@ -1161,7 +1165,18 @@ static void load_error_block(struct rd *r, asp_dump_t *d, json_t *v,
 	if (x)
 		e->block_address = (uint64_t)check_int(r, x, at(buf, w, "address"), 0,
 						       INT64_MAX);
-	e->block_offset = get_count(r, b, w, "offset", true);
+	if (guarded) {
+		/* within a page of either side: far below 2^62 */
+		x = member(r, b, w, "offset", JSON_INTEGER, "an integer", true);
+		if (x && (json_integer_value(x) < -(json_int_t)INT32_MAX ||
+			  json_integer_value(x) > (json_int_t)INT32_MAX))
+			fail(r, "%s: %" JSON_INTEGER_FORMAT " is out of range (%d to %d)",
+			     at(buf, w, "offset"), json_integer_value(x), -INT32_MAX, INT32_MAX);
+		else if (x)
+			e->block_offset = json_integer_value(x);
+	} else {
+		e->block_offset = (int64_t)get_count(r, b, w, "offset", true);
+	}
 	e->block_size = get_count(r, b, w, "size", true);
 	e->block_function = get_string(r, b, w, "function", 64, true);
 	e->alloc_stack = get_stack_key(r, d, b, w, "alloc_stack");
@@ -1170,10 +1185,45 @@ static void load_error_block(struct rd *r, asp_dump_t *d, json_t *v,
 		e->free_stack = get_stack_key(r, d, b, w, "free_stack");
 		load_call(r, b, w, "free", &e->free);
 	}
-	/* Both below 2^63: the sum cannot overflow. */
-	if (!r->failed && e->block_address + e->block_offset != e->address)
+	if (r->failed)
+		return;
+	/* Both below 2^63, the offset small or below 2^63: the sum, in
+	 * unsigned arithmetic, is the address when it is right. */
+	if (e->block_address + (uint64_t)e->block_offset != e->address)
 		fail(r, "%s: address + offset is not the error's address", w);
+	else if (e->where == ASP_WHERE_AFTER && e->block_offset < (int64_t)e->block_size)
+		fail(r, "%s.offset: %lld is not after the block (size %llu)", w,
+		     (long long)e->block_offset, (unsigned long long)e->block_size);
+	else if (e->where == ASP_WHERE_BEFORE && e->block_offset >= 0)
+		fail(r, "%s.offset: %lld is not before the block", w, (long long)e->block_offset);
 }
+
+/* What where may be for an error of kind k: the frees' addresses, the
+ * guarded blocks' faults and their bytes written around. */
+static bool where_fits(enum asp_herr_kind k, enum asp_herr_where w)
+{
+	switch (k) {
+	case ASP_HERR_MISMATCHED_FREE:
+		return w == ASP_WHERE_BLOCK;
+	case ASP_HERR_INVALID_READ:
+	case ASP_HERR_INVALID_WRITE:
+		return w == ASP_WHERE_AFTER || w == ASP_WHERE_BEFORE || w == ASP_WHERE_FREED ||
+		       w == ASP_WHERE_UNKNOWN;
+	case ASP_HERR_OVERWRITTEN:
+		return w == ASP_WHERE_AFTER || w == ASP_WHERE_BEFORE;
+	default:
+		return w != ASP_WHERE_AFTER && w != ASP_WHERE_BEFORE;
+	}
+}
+
+/* Why not, after "WHERE.where: \"X\" ". */
+static const char *const where_allowed[ASP_HERR_NKINDS] = {
+	[ASP_HERR_INVALID_FREE] = "is for a guarded block's errors, not an invalid free",
+	[ASP_HERR_MISMATCHED_FREE] = "for a mismatched free, whose address is a block's",
+	[ASP_HERR_INVALID_READ] = "is not after, before, freed or unknown, for an invalid read",
+	[ASP_HERR_INVALID_WRITE] = "is not after, before, freed or unknown, for an invalid write",
+	[ASP_HERR_OVERWRITTEN] = "is not after or before, for bytes written around a block",
+};
 
 /* One context of "errors". */
 static void load_error(struct rd *r, asp_dump_t *d, json_t *v, const char *where,
@@ -1189,15 +1239,24 @@ static void load_error(struct rd *r, asp_dump_t *d, json_t *v, const char *where
 		if (strcmp(s, asp_herr_kind_name[k]) == 0)
 			break;
 	if (s && k == ASP_HERR_NKINDS)
-		fail(r, "%s.kind: \"%s\" is not invalid_free, mismatched_free or fishy_value",
-		     where, s);
+		fail(r, "%s.kind: \"%s\" is not invalid_free, mismatched_free, fishy_value, "
+		     "invalid_read, invalid_write or overwritten", where, s);
 	e->kind = (enum asp_herr_kind)k;
 	x = member(r, v, where, "count", JSON_INTEGER, "an integer", true);
 	if (x)
 		e->count = (uint64_t)check_int(r, x, at(buf, where, "count"), 1, ASP_DUMP_MAX);
-	e->function = get_string(r, v, where, "function", 64, true);
-	e->stack = get_stack_key(r, d, v, where, "stack");
-	load_call(r, v, where, "call", &e->call);
+	if (asp_herr_is_access(e->kind)) {
+		/* a fault: the access's size and stack, no call */
+		x = member(r, v, where, "size", JSON_INTEGER, "an integer", true);
+		if (x)
+			e->access_size = (uint64_t)check_int(r, x, at(buf, where, "size"), 0,
+							     ASP_ACCESS_MAX);
+		e->stack = get_stack_key(r, d, v, where, "stack");
+	} else {
+		e->function = get_string(r, v, where, "function", 64, true);
+		e->stack = get_stack_key(r, d, v, where, "stack");
+		load_call(r, v, where, "call", &e->call);
+	}
 	if (r->failed)
 		return;
 	if (e->kind == ASP_HERR_FISHY_VALUE) {
@@ -1219,21 +1278,20 @@ static void load_error(struct rd *r, asp_dump_t *d, json_t *v, const char *where
 		if (strcmp(s, asp_herr_where_name[k]) == 0)
 			break;
 	if (s && k == ASP_WHERE_N)
-		fail(r, "%s.where: \"%s\" is not block, freed, stack, global or unknown",
-		     where, s);
+		fail(r, "%s.where: \"%s\" is not block, freed, stack, global, unknown, after or "
+		     "before", where, s);
 	if (r->failed)
 		return;
 	e->where = (enum asp_herr_where)k;
-	if (e->kind == ASP_HERR_MISMATCHED_FREE && e->where != ASP_WHERE_BLOCK) {
-		fail(r, "%s.where: \"%s\" for a mismatched free, whose address is a block's",
-		     where, s);
+	if (!where_fits(e->kind, e->where)) {
+		fail(r, "%s.where: \"%s\" %s", where, s, where_allowed[e->kind]);
+		return;
+	}
+	if (asp_herr_has_block(e->where)) {
+		load_error_block(r, d, v, where, e);
 		return;
 	}
 	switch (e->where) {
-	case ASP_WHERE_BLOCK:
-	case ASP_WHERE_FREED:
-		load_error_block(r, d, v, where, e);
-		break;
 	case ASP_WHERE_STACK:
 		x = member(r, v, where, "thread", JSON_INTEGER, "an integer", true);
 		if (x)
@@ -1299,6 +1357,41 @@ static void load_errors(struct rd *r, asp_dump_t *d, json_t *root)
 	d->heap_error_total = total;
 }
 
+/* "guard": ALLOCSPY_GUARD's pool (track mode), its mean the option's. */
+static void load_guard(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *o = get_object(r, root, "", "guard", false), *opt, *x;
+	uint64_t option = 0;
+	bool has_option = false;
+	char buf[128];
+
+	opt = json_object_get(root, "options");
+	if (!r->failed && json_object_get(opt, "guard"))
+		has_option = opt_count(r, opt, "options", "guard", &option);
+	if (!o || r->failed)
+		return;
+	if (d->count_mode) {
+		fail(r, "guard: in a count-mode dump");
+		return;
+	}
+	d->has_guard = true;
+	x = member(r, o, "guard", "mean", JSON_INTEGER, "an integer", true);
+	if (x)
+		d->guard_mean = (uint64_t)check_int(r, x, at(buf, "guard", "mean"), 1,
+						    ASP_GUARD_MEAN_MAX);
+	x = member(r, o, "guard", "slots", JSON_INTEGER, "an integer", true);
+	if (x)
+		d->guard_slots = (uint64_t)check_int(r, x, at(buf, "guard", "slots"), 1,
+						     ASP_DUMP_MAX);
+	d->guard_guarded = get_count(r, o, "guard", "guarded", true);
+	d->guard_live = get_count(r, o, "guard", "live", true);
+	check_at_most(r, "guard", "live", d->guard_live, "guard.guarded", d->guard_guarded);
+	check_at_most(r, "guard", "live", d->guard_live, "guard.slots", d->guard_slots);
+	if (!r->failed && has_option && option != d->guard_mean)
+		fail(r, "guard.mean: %llu is not options.guard (%llu)",
+		     (unsigned long long)d->guard_mean, (unsigned long long)option);
+}
+
 /* The checks that come first, so that a file that is not a dump at all
  * says so rather than naming a missing key. */
 static void check_header(struct rd *r, json_t *root)
@@ -1356,6 +1449,7 @@ static int build(asp_dump_t *d, const char *file, json_t *root, char *err)
 	load_modules(&r, d, root);
 	load_records(&r, d, root);
 	load_errors(&r, d, root);
+	load_guard(&r, d, root);
 	load_sample(&r, d, root);
 	load_stack_stats(&r, d, root);
 	load_dump_info(&r, d, root);

@@ -15,6 +15,13 @@
  * sums of a few such values cannot overflow. */
 #define ASP_DUMP_MAX ((uint64_t)INT64_MAX)
 
+/* The largest size of an invalid read or write: a page, far above the
+ * widest load or store. */
+#define ASP_ACCESS_MAX 4096
+
+/* The largest ALLOCSPY_GUARD (2^40). */
+#define ASP_GUARD_MEAN_MAX ((uint64_t)1 << 40)
+
 /* Longest strings accepted, in bytes. */
 #define ASP_PATH_MAX 4096	/* paths, names */
 #define ASP_ARG_MAX 131072	/* one argument (Linux MAX_ARG_STRLEN) */
@@ -89,18 +96,30 @@ typedef struct asp_record {
 } asp_record_t;
 
 /* The heap errors valgrind reports at a free or an allocation ("errors":
- * liballocspy(7), "Heap errors"), in the dump's order. */
+ * liballocspy(7), "Heap errors"), and those of ALLOCSPY_GUARD's guarded
+ * blocks ("Guarded blocks"), in the dump's order. */
 enum asp_herr_kind {
 	ASP_HERR_INVALID_FREE,	/* "Invalid free() / delete / delete[] / realloc()" */
 	ASP_HERR_MISMATCHED_FREE,	/* "Mismatched free() / delete / delete []" */
 	ASP_HERR_FISHY_VALUE,	/* "Argument 'size' of function malloc has a fishy ..." */
+	ASP_HERR_INVALID_READ,	/* "Invalid read of size 8": a fault on a guarded block */
+	ASP_HERR_INVALID_WRITE,	/* "Invalid write of size 8" */
+	ASP_HERR_OVERWRITTEN,	/* "Bytes after a block were written (found at its free)" */
 	ASP_HERR_NKINDS
 };
 
-/* "invalid_free", "mismatched_free", "fishy_value". */
+/* "invalid_free", "mismatched_free", "fishy_value", "invalid_read",
+ * "invalid_write", "overwritten". */
 extern const char *const asp_herr_kind_name[ASP_HERR_NKINDS];
 
-/* What the address of an invalid or mismatched free is ("where"). */
+/* An invalid read or write: a fault, whose stack is the access's, with no
+ * function called. */
+static inline bool asp_herr_is_access(enum asp_herr_kind k)
+{
+	return k == ASP_HERR_INVALID_READ || k == ASP_HERR_INVALID_WRITE;
+}
+
+/* What the address of an error is ("where"). */
 enum asp_herr_where {
 	ASP_WHERE_NONE,		/* a fishy value: no address */
 	ASP_WHERE_BLOCK,	/* inside a live block (a mismatch: the block) */
@@ -108,11 +127,20 @@ enum asp_herr_where {
 	ASP_WHERE_STACK,	/* on the calling thread's stack */
 	ASP_WHERE_GLOBAL,	/* inside a variable of the program or a library */
 	ASP_WHERE_UNKNOWN,	/* nothing known */
+	ASP_WHERE_AFTER,	/* past a guarded block's end */
+	ASP_WHERE_BEFORE,	/* before a guarded block's start */
 	ASP_WHERE_N
 };
 
-/* "", "block", "freed", "stack", "global", "unknown". */
+/* "", "block", "freed", "stack", "global", "unknown", "after", "before". */
 extern const char *const asp_herr_where_name[ASP_WHERE_N];
+
+/* Whether an error at where is about a block (has "block"). */
+static inline bool asp_herr_has_block(enum asp_herr_where w)
+{
+	return w == ASP_WHERE_BLOCK || w == ASP_WHERE_FREED || w == ASP_WHERE_AFTER ||
+	       w == ASP_WHERE_BEFORE;
+}
 
 /* A call of one of the shim's interposers, as valgrind shows its own
  * replacement above the program's frames: "at 0x...: free", or "at
@@ -128,9 +156,13 @@ typedef struct asp_call {
 typedef struct asp_heap_error {
 	enum asp_herr_kind kind;
 	uint64_t count;		/* its errors, 1 or more */
-	const char *function;	/* as "functions" names it: "free", "delete[]" */
-	size_t stack;		/* the call's stack: index into asp_dump_t.stacks */
-	asp_call_t call;
+	const char *function;	/* as "functions" names it: "free", "delete[]";
+				 * NULL for an invalid read or write */
+	size_t stack;		/* the call's stack: index into asp_dump_t.stacks;
+				 * an invalid read's or write's is the access's,
+				 * its first frame one past the instruction */
+	asp_call_t call;	/* none for an invalid read or write */
+	uint64_t access_size;	/* an invalid read or write: its bytes, 0 unknown */
 	/* ASP_HERR_FISHY_VALUE */
 	const char *argument;	/* "size", "nmemb" */
 	int64_t value;		/* negative */
@@ -140,8 +172,10 @@ typedef struct asp_heap_error {
 	uint64_t thread;	/* ASP_WHERE_STACK: valgrind's number, 1 for main */
 	const char *symbol;	/* ASP_WHERE_GLOBAL: the variable's symbol */
 	uint64_t offset;	/* ASP_WHERE_GLOBAL: the address's offset in it */
-	/* ASP_WHERE_BLOCK, ASP_WHERE_FREED: the block */
-	uint64_t block_address, block_offset, block_size;
+	/* ASP_WHERE_BLOCK, _FREED, _AFTER, _BEFORE: the block; the offset
+	 * is negative before it, at least its size after it */
+	uint64_t block_address, block_size;
+	int64_t block_offset;
 	const char *block_function;	/* the function that made it */
 	size_t alloc_stack;	/* index into asp_dump_t.stacks */
 	asp_call_t alloc;
@@ -263,6 +297,8 @@ typedef struct asp_dump {
 	bool has_error_summary;	/* "error_summary" (track mode) */
 	uint64_t errors, error_contexts, errors_suppressed, error_contexts_suppressed;
 	bool has_heap_errors;	/* "errors" (track mode), with error_summary */
+	bool has_guard;		/* "guard": ALLOCSPY_GUARD's pool */
+	uint64_t guard_mean, guard_slots, guard_guarded, guard_live;
 	asp_heap_error_t *heap_errors;	/* the contexts, in the order first seen */
 	size_t nheap_errors;
 	uint64_t heap_error_total;	/* the errors of every context */

@@ -1308,7 +1308,7 @@ static json_t *error_json(struct merge *m, size_t k, size_t i)
 	put(m, o, "stack", jint(in->stack[e->stack]));
 	if (e->call.pc)
 		put(m, o, "call_pc", jint(rebase(m, in, e->call.pc)));
-	if (b && (e->where == ASP_WHERE_BLOCK || e->where == ASP_WHERE_FREED)) {
+	if (b && asp_herr_has_block(e->where)) {
 		put(m, b, "alloc_stack", jint(in->stack[e->alloc_stack]));
 		if (e->alloc.pc)
 			put(m, b, "alloc_pc", jint(rebase(m, in, e->alloc.pc)));
@@ -1487,6 +1487,31 @@ static json_t *options_json(struct merge *m, bool leaks)
 	return o;
 }
 
+/* "guard" when a dump has one (each process has a pool of its own): the
+ * slots, the blocks guarded and those live added up, the mean the first
+ * guarded dump's. */
+static json_t *guard_json(struct merge *m)
+{
+	u128 sum[3] = { 0 };
+	uint64_t mean = 0;
+
+	for (size_t k = 0; k < m->n; k++) {
+		const asp_dump_t *d = &m->d[k];
+
+		if (!d->has_guard)
+			continue;
+		if (mean == 0)
+			mean = d->guard_mean;
+		sum[0] += d->guard_slots;
+		sum[1] += d->guard_guarded;
+		sum[2] += d->guard_live;
+	}
+	if (mean == 0)
+		return NULL;
+	return json_pack("{s:o,s:o,s:o,s:o}", "mean", jint(mean), "slots", jint(sat(sum[0])),
+			 "guarded", jint(sat(sum[1])), "live", jint(sat(sum[2])));
+}
+
 /* "processes": each dump's, or the ones an earlier merge kept. */
 static json_t *processes_json(struct merge *m)
 {
@@ -1522,6 +1547,8 @@ static json_t *processes_json(struct merge *m)
 		put(m, o, "time", json_deep_copy(raw(d, NULL, "time")));
 		v = raw(d, NULL, "dump");
 		put(m, o, "dump", v ? json_deep_copy(v) : json_pack("{s:s}", "reason", "exit"));
+		if ((v = raw(d, NULL, "guard")))
+			put(m, o, "guard", json_deep_copy(v));
 		append(m, a, o);
 	}
 	return a;
@@ -1595,6 +1622,12 @@ static int build(struct merge *m, json_t *root)
 	if (errors_json(m, &errs, &errsum)) {
 		put(m, root, "errors", errs);
 		put(m, root, "error_summary", errsum);
+	}
+	if ((a = guard_json(m))) {
+		/* options.guard says the mean "guard" has */
+		put(m, json_object_get(root, "options"), "guard",
+		    json_deep_copy(json_object_get(a, "mean")));
+		put(m, root, "guard", a);
 	}
 	if (any_has(m, "thread_stacks")) {
 		a = json_array();

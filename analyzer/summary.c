@@ -361,7 +361,7 @@ static void peak_text(FILE *out, const asp_dump_t *d)
 
 void asp_summary_text(FILE *out, const asp_dump_t *d)
 {
-	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX];
+	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX], e[ASP_NUM_MAX];
 
 	asp_summary_exit_text(out, d);
 	functions_text(out, d);
@@ -374,6 +374,10 @@ void asp_summary_text(FILE *out, const asp_dump_t *d)
 			"their thread allocated again\n",
 			asp_fmt_count(a, d->temporary), asp_fmt_count(b, d->allocs),
 			d->allocs ? 100.0 * (double)d->temporary / (double)d->allocs : 0.0);
+	if (d->has_guard)
+		fprintf(out, "Guarded: %s blocks, %s of them live (ALLOCSPY_GUARD=%s, %s slots)\n",
+			asp_fmt_count(a, d->guard_guarded), asp_fmt_count(b, d->guard_live),
+			asp_fmt_count(c, d->guard_mean), asp_fmt_count(e, d->guard_slots));
 	fprintf(out, "Time: %s s wall, %s s user, %s s sys\n",
 		asp_fmt_seconds(a, d->wall_s), asp_fmt_seconds(b, d->user_s),
 		asp_fmt_seconds(c, d->sys_s));
@@ -514,6 +518,12 @@ json_t *asp_summary_json(const asp_dump_t *d)
 			  "contexts", (json_int_t)d->error_contexts,
 			  "suppressed", (json_int_t)d->errors_suppressed,
 			  "suppressed_contexts", (json_int_t)d->error_contexts_suppressed));
+	json_object_set_new(o, "guard", !d->has_guard ? json_null() :
+		json_pack("{s:I,s:I,s:I,s:I}",
+			  "mean", (json_int_t)d->guard_mean,
+			  "slots", (json_int_t)d->guard_slots,
+			  "guarded", (json_int_t)d->guard_guarded,
+			  "live", (json_int_t)d->guard_live));
 	json_object_set_new(o, "refs", json_pack("{s:I,s:I,s:I,s:I,s:o}",
 		"acquires", (json_int_t)d->refs.acquires,
 		"releases", (json_int_t)d->refs.releases,

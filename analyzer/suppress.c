@@ -97,6 +97,22 @@ char *asp_suppression(const asp_record_t *rec, const asp_line_t *lines,
 	return finish(f, &text);
 }
 
+/* valgrind's kind for an invalid read or write of size bytes, or
+ * allocspy's own for a size valgrind has no name for (0: the instruction
+ * was not known). */
+static const char *addr_kind(uint64_t size)
+{
+	switch (size) {
+	case 1: return "Memcheck:Addr1";
+	case 2: return "Memcheck:Addr2";
+	case 4: return "Memcheck:Addr4";
+	case 8: return "Memcheck:Addr8";
+	case 16: return "Memcheck:Addr16";
+	case 32: return "Memcheck:Addr32";
+	default: return "allocspy:Addr";
+	}
+}
+
 char *asp_error_suppression(const asp_heap_error_t *e, const asp_line_t *lines,
 			    size_t n)
 {
@@ -107,17 +123,28 @@ char *asp_error_suppression(const asp_heap_error_t *e, const asp_line_t *lines,
 	if (!f)
 		return NULL;
 	/* valgrind's kinds: Free for the invalid and the mismatched frees,
-	 * FishyValue, with the function and its argument, for a size. */
+	 * FishyValue, with the function and its argument, for a size, Addr1
+	 * to Addr32 for an invalid read or write of that size; allocspy's
+	 * own for bytes written around a guarded block, which valgrind
+	 * reports as the write itself (an entry of another tool than
+	 * Memcheck is skipped by valgrind). */
+	fputs("{\n   <insert_a_suppression_name_here>\n   ", f);
 	if (e->kind == ASP_HERR_FISHY_VALUE) {
-		fputs("{\n   <insert_a_suppression_name_here>\n   Memcheck:FishyValue\n   ", f);
+		fputs("Memcheck:FishyValue\n   ", f);
 		put_name(f, e->function);
 		putc('(', f);
 		put_name(f, e->argument);
 		fputs(")\n", f);
+	} else if (asp_herr_is_access(e->kind)) {
+		fprintf(f, "%s\n", addr_kind(e->access_size));
+	} else if (e->kind == ASP_HERR_OVERWRITTEN) {
+		fputs("allocspy:Overwritten\n", f);
 	} else {
-		fputs("{\n   <insert_a_suppression_name_here>\n   Memcheck:Free\n", f);
+		fputs("Memcheck:Free\n", f);
 	}
-	if (e->call.nframes == 0) {
+	/* the function called; an access has none, its stack is the
+	 * program's alone */
+	if (e->call.nframes == 0 && !asp_herr_is_access(e->kind)) {
 		fputs("   fun:", f);
 		put_name(f, symbol_of(e->function));
 		putc('\n', f);

@@ -323,14 +323,19 @@ static unsigned freer_of(unsigned fn)
 	     : asp_fn_family(fn) == ASP_FAMILY_NEW_ARR ? ASP_FN_DELETE_ARR : ASP_FN_FREE;
 }
 
-/* " Address 0x... is N bytes inside a block of size S alloc'd". */
+/* " Address 0x... is N bytes inside a block of size S alloc'd", or
+ * before or after it: valgrind's words for where the address is (after
+ * for one at its end, as for a block of size 0). */
 static void address_line(struct asp_text *t, const struct asp_heap_error *e, const char *what)
 {
+	int64_t off = (int64_t)(e->addr - e->block);
+	int before = off < 0, after = !before && (uint64_t)off >= e->size;
 	line(t, " Address 0x");
 	asp__text_hex_lower(t, e->addr);
 	asp__text_str(t, " is ");
-	asp__text_commas(t, e->addr - e->block);
-	asp__text_str(t, " bytes inside a block of size ");
+	asp__text_commas(t, before ? (uint64_t)-off : after ? (uint64_t)off - e->size : (uint64_t)off);
+	asp__text_str(t, before ? " bytes before a block of size " : after ? " bytes after a block of size "
+	                                                             : " bytes inside a block of size ");
 	asp__text_commas(t, e->size);
 	asp__text_str(t, what);
 }
@@ -402,17 +407,6 @@ static void errors_text(struct asp_text *t)
 		switch (e->where) {
 		case ASP_AT_AFTER:
 		case ASP_AT_BEFORE:
-			line(t, " Address 0x");
-			asp__text_hex_lower(t, e->addr);
-			asp__text_str(t, " is ");
-			asp__text_commas(t, e->where == ASP_AT_AFTER ? e->addr - (e->block + e->size)
-			                                              : e->block - e->addr);
-			asp__text_str(t, e->where == ASP_AT_AFTER ? " bytes after a block of size "
-			                                          : " bytes before a block of size ");
-			asp__text_commas(t, e->size);
-			asp__text_str(t, " alloc'd\n");
-			call_frames(t, e->block_fn, e->alloc_site, 0);
-			break;
 		case ASP_AT_BLOCK:
 			address_line(t, e, " alloc'd\n");
 			call_frames(t, e->block_fn, e->alloc_site, 0);

@@ -1,9 +1,13 @@
-/* suppress.c - applying suppressions to the loss records at exit.
+/* suppress.c - applying suppressions to the loss records and the heap
+ * errors at exit.
  *
  * ALLOCSPY_SUPPRESSIONS names files separated by ':'. Two formats are
  * read, told apart line by line:
  *   valgrind:  { name  Memcheck:Leak  [match-leak-kinds: k,...]
  *                fun:PATTERN | obj:PATTERN | ...  }
+ *              (and Memcheck:Free, FishyValue and Addr1 to Addr32 for the
+ *              heap errors; allocspy:Addr and allocspy:Overwritten, the
+ *              guarded blocks' that valgrind has no kind for)
  *   LSan:      leak:PATTERN   (a substring of any frame's function or
  *                              object name; * is a wildcard)
  * A record's frames are the allocation functions valgrind would show
@@ -37,10 +41,22 @@ struct supp_line {
 	char *pattern;
 };
 
+/* What an entry suppresses, by its "TOOL:KIND" line. */
+enum supp_kind {
+	SUPP_OTHER,		/* another tool's or kind: nothing here */
+	SUPP_LEAK,		/* Memcheck:Leak: loss records */
+	SUPP_FREE,		/* Memcheck:Free: an invalid or mismatched free */
+	SUPP_FISHY,		/* Memcheck:FishyValue: a fishy argument */
+	SUPP_ADDR,		/* Memcheck:AddrN, allocspy:Addr: an invalid read
+				 * or write of N bytes, of any size */
+	SUPP_OVERWRITTEN,	/* allocspy:Overwritten: bytes written around a
+				 * guarded block */
+};
+
 struct supp {
 	char *name;
-	int free_kind;		/* Memcheck:Free: an invalid or mismatched free */
-	int fishy_kind;		/* Memcheck:FishyValue: a fishy argument */
+	enum supp_kind kind;
+	unsigned addr_size;	/* SUPP_ADDR: N; 0 for any */
 	char *extra;		/* FishyValue's "function(argument)" line */
 	int kinds;		/* ASP_KIND_* bits; 0 for all */
 	int lsan;		/* one "leak:" pattern, matched anywhere */
@@ -103,6 +119,60 @@ static int parse_kinds(const char *v)
 	return bits;
 }
 
+/* Whether the tools of an entry's "TOOL,TOOL:KIND" line, of length len,
+ * name tool. */
+static int names_tool(const char *tools, size_t len, const char *tool)
+{
+	size_t n = strlen(tool);
+	while (len > 0) {
+		size_t k = 0;
+		while (k < len && tools[k] != ',')
+			k++;
+		if (k == n && memcmp(tools, tool, n) == 0)
+			return 1;
+		tools += k + (k < len);
+		len -= k + (k < len);
+	}
+	return 0;
+}
+
+/* The kind of an entry's "TOOL:KIND" line: valgrind's names for
+ * Memcheck's (a list of tools before the colon, as valgrind allows), and
+ * allocspy's own; sets *size for an Addr kind. */
+static enum supp_kind parse_kind(const char *l, unsigned *size)
+{
+	const char *colon = strchr(l, ':');
+	if (colon == NULL)
+		return SUPP_OTHER;
+	size_t len = (size_t)(colon - l);
+	const char *k = colon + 1;
+	*size = 0;
+	if (names_tool(l, len, "Memcheck")) {
+		static const unsigned sizes[] = { 1, 2, 4, 8, 16, 32 };
+		if (strcmp(k, "Leak") == 0)
+			return SUPP_LEAK;
+		if (strcmp(k, "Free") == 0)
+			return SUPP_FREE;
+		if (strcmp(k, "FishyValue") == 0)
+			return SUPP_FISHY;
+		for (size_t i = 0; i < ASP_ARRAY_SIZE(sizes); i++) {
+			char name[8];
+			snprintf(name, sizeof name, "Addr%u", sizes[i]);
+			if (strcmp(k, name) == 0) {
+				*size = sizes[i];
+				return SUPP_ADDR;
+			}
+		}
+	}
+	if (names_tool(l, len, "allocspy")) {
+		if (strcmp(k, "Addr") == 0)
+			return SUPP_ADDR;
+		if (strcmp(k, "Overwritten") == 0)
+			return SUPP_OVERWRITTEN;
+	}
+	return SUPP_OTHER;
+}
+
 static void warn_file(const char *file, const char *what)
 {
 	asp__warn("ALLOCSPY_SUPPRESSIONS: ", file, what);
@@ -159,12 +229,11 @@ static void load_file(const char *file, struct supp **list)
 			cur->name = strdup(l);
 			state = 2;
 		} else if (state == 2) {
-			/* Memcheck:Leak for the loss records, Memcheck:Free for
-			 * the invalid and mismatched frees (errors.h); other
-			 * kinds never match anything the shim finds. */
-			cur->free_kind = strcmp(l, "Memcheck:Free") == 0;
-			cur->fishy_kind = strcmp(l, "Memcheck:FishyValue") == 0;
-			state = strcmp(l, "Memcheck:Leak") == 0 || cur->free_kind || cur->fishy_kind ? 3 : 4;
+			/* Memcheck:Leak for the loss records, the others for
+			 * the heap errors (errors.h); other tools' and kinds
+			 * never match anything the shim finds. */
+			cur->kind = parse_kind(l, &cur->addr_size);
+			state = cur->kind != SUPP_OTHER ? 3 : 4;
 		} else if (state == 3) {
 			if (strncmp(l, "match-leak-kinds:", 17) == 0) {
 				cur->kinds = parse_kinds(trim(l + 17));
@@ -181,7 +250,8 @@ static void load_file(const char *file, struct supp **list)
 				} else {
 					/* FishyValue's "malloc(size)"; src: and the
 					 * like: not ours */
-					if (cur->fishy_kind && cur->extra == NULL && cur->nlines == 0)
+					if (cur->kind == SUPP_FISHY && cur->extra == NULL &&
+					    cur->nlines == 0)
 						cur->extra = strdup(l);
 					continue;
 				}
@@ -413,6 +483,44 @@ static int call_frames(unsigned fn, uintptr_t site, struct frame *frames, int ca
 	return nf;
 }
 
+/* The frames of an invalid read's or write's stack (errors.h): the
+ * faulting instruction's, then its callers', as the exit text shows them;
+ * no function of the shim's above them. */
+static int access_frames(const struct asp_heap_error *e, struct frame *frames, int cap)
+{
+	int nf = 0;
+	for (unsigned k = 0; k < e->npcs && nf < cap; k++) {
+		asp_dwline_t l[16];
+		if (asp__symbols_is_shim(e->pcs[k]))
+			continue;
+		/* pcs[0] is one past the instruction, the others return
+		 * addresses: the byte before each is looked up */
+		size_t nl = asp__symbolize_lines(e->pcs[k] - 1, l, ASP_ARRAY_SIZE(l));
+		for (size_t j = 0; j < nl && nf < cap; j++) {
+			frames[nf++] = (struct frame){ l[j].fn, l[j].raw, l[j].module, l[j].file };
+			if (!l[j].inlined && asp_dwsym_ends_stack(l[j].fn))
+				return nf;
+		}
+	}
+	return nf;
+}
+
+/* Whether an entry of kind s is of e's kind (the frames aside). */
+static int kind_matches(const struct supp *s, const struct asp_heap_error *e, const char *call)
+{
+	switch (e->kind) {
+	case ASP_ERR_FISHY:
+		return s->kind == SUPP_FISHY && s->extra != NULL && glob(s->extra, call);
+	case ASP_ERR_INVALID_READ:
+	case ASP_ERR_INVALID_WRITE:
+		return s->kind == SUPP_ADDR && (s->addr_size == 0 || s->addr_size == e->access);
+	case ASP_ERR_OVERWRITTEN:
+		return s->kind == SUPP_OVERWRITTEN;
+	default:
+		return s->kind == SUPP_FREE;
+	}
+}
+
 void asp__suppress_errors(struct asp_heap_error *v, size_t n)
 {
 	if (asp__opt.suppressions[0] == '\0' || n == 0)
@@ -421,13 +529,14 @@ void asp__suppress_errors(struct asp_heap_error *v, size_t n)
 	static struct frame frames[3 + 4 * ASP_MAX_BACKTRACE];
 	for (size_t i = 0; i < n; i++) {
 		struct asp_heap_error *e = &v[i];
-		int fishy = e->kind == ASP_ERR_FISHY;
-		char call[64];
-		snprintf(call, sizeof call, "%s(%s)", asp__fn_names[e->fn], fishy ? e->arg : "");
-		int nf = call_frames(e->fn, e->site, frames, (int)ASP_ARRAY_SIZE(frames));
+		int access = e->kind == ASP_ERR_INVALID_READ || e->kind == ASP_ERR_INVALID_WRITE;
+		char call[64] = "";
+		if (e->kind == ASP_ERR_FISHY)
+			snprintf(call, sizeof call, "%s(%s)", asp__fn_names[e->fn], e->arg);
+		int nf = access ? access_frames(e, frames, (int)ASP_ARRAY_SIZE(frames))
+		                : call_frames(e->fn, e->site, frames, (int)ASP_ARRAY_SIZE(frames));
 		for (const struct supp *s = list; s; s = s->next) {
-			if (s->lsan || (fishy ? !s->fishy_kind || s->extra == NULL || !glob(s->extra, call)
-			                      : !s->free_kind))
+			if (s->lsan || !kind_matches(s, e, call))
 				continue;
 			if (frames_match(s->lines, s->nlines, frames, nf) == 1) {
 				e->suppressed = 1;
@@ -455,7 +564,7 @@ void asp__suppress_apply(struct asp_leak_result *r)
 		int nf = record_frames(rec, frames, (int)ASP_ARRAY_SIZE(frames), &cut);
 		for (const struct supp *s = list; s; s = s->next) {
 			int kind_bit = 1 << rec->kind;
-			if (s->free_kind || s->fishy_kind || (s->kinds != 0 && !(s->kinds & kind_bit)))
+			if ((!s->lsan && s->kind != SUPP_LEAK) || (s->kinds != 0 && !(s->kinds & kind_bit)))
 				continue;
 			int hit = s->lsan ? lsan_matches(s->lines[0].pattern, frames, nf)
 			                  : frames_match(s->lines, s->nlines, frames, nf);

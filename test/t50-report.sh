@@ -42,6 +42,8 @@ golden "summary of a dump written during the run: peak bound and time, temporary
 	timed.expected timed.json
 golden "summary of a dump written at a fatal signal" signal.expected signal.json
 golden "summary of a dump with heap errors: the ERROR SUMMARY" errors.expected errors.json
+golden "summary of a guarded run: the fatal fault, the ERROR SUMMARY, the guarded blocks" \
+	guard.expected guard.json
 
 # --- leaks -----------------------------------------------------------------------------
 
@@ -64,6 +66,13 @@ golden "leaks: no loss records" noloss.leaks.expected leaks noloss.json
 # reports with the shim's exit text).
 golden "errors: every kind of heap error" errors.errors.expected errors errors.json
 golden "errors --gen-suppressions" errors.supp.expected errors --gen-suppressions errors.json
+# guard.json: test/guard/guarded.c several under the shim with
+# ALLOCSPY_GUARD=1 and 16 frames, its modules elsewhere: bytes written
+# before a block and after one, then a read after free (t42 compares the
+# symbolized reports with the exit text).
+golden "errors: a guarded block's errors" guard.errors.expected errors guard.json
+golden "errors --gen-suppressions: Memcheck:Addr8, allocspy:Overwritten" guard.supp.expected \
+	errors --gen-suppressions guard.json
 
 # --- compare ----------------------------------------------------------------------------
 
@@ -184,6 +193,13 @@ json_ok "summary with an ERROR SUMMARY" --json errors.json
 check "--json summary: the ERROR SUMMARY, or null" \
 	"{'errors': 13, 'contexts': 11, 'suppressed': 0, 'suppressed_contexts': 0} None" \
 	"$(json_get "$TMP/j.json" 'd["error_summary"]') $( (cd "$G" && "$REPORT" --json track.json) | python3 -c 'import json, sys; print(json.load(sys.stdin)["error_summary"])')"
+json_ok "errors of guarded blocks" errors --json --gen-suppressions guard.json
+check "--json errors of guarded blocks: kind, size, function, where, offset" \
+	"overwritten - free before -2|overwritten - free after 14|invalid_read 8 None freed 16" \
+	"$(json_get "$TMP/j.json" '"|".join("%s %s %s %s %d" % (e["kind"], e.get("size", "-"), e["function"], e["where"], e["block"]["offset"]) for e in d["errors"])')"
+json_ok "summary of a guarded run" --json guard.json
+check "--json summary: the guarded blocks" "{'mean': 1, 'slots': 1024, 'guarded': 4, 'live': 1}" \
+	"$(json_get "$TMP/j.json" 'd["guard"]')"
 json_ok "compare" compare --json strdup.json refs.json count.json
 
 (cd "$G" && "$REPORT" --json track.json) >"$TMP/s.json"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # t51-report-hostile.sh - allocspy-report refuses bad dumps: every malformed
-# file (broken track.json, heap-over-time and heap-error keys), given to the
+# file (broken track.json, heap-over-time and heap-error keys, the guarded
+# blocks' errors and pool), given to the
 # summary, to leaks, to errors, to compare and to html, gives exit status 2
 # and exactly one line "allocspy-report: error: FILE: ..." on stderr, never
 # a crash or a hang. Then the loader's fuzzer runs over 200,000 inputs
@@ -18,11 +19,12 @@ fi
 # The cases: each is a file in $H and a line "NAME<tab>MESSAGE" in
 # $H/index, MESSAGE being what follows "FILE: " in the error, or "*" when
 # it is jansson's parse error (its wording is jansson's).
-python3 - "$G/track.json" "$H" "$G/errors.json" <<'EOF'
+python3 - "$G/track.json" "$H" "$G/errors.json" "$G/guard.json" <<'EOF'
 import copy, json, os, sys
 
 base = json.load(open(sys.argv[1]))
 errors = json.load(open(sys.argv[3]))
+guard = json.load(open(sys.argv[4]))
 out = sys.argv[2]
 index = open(os.path.join(out, "index"), "w")
 
@@ -139,7 +141,8 @@ def err(i, **kv):
 emutate("errors-object", lambda d: d.update(errors={}), "errors: expected an array, found an object")
 emutate("error-number", lambda d: d["errors"].__setitem__(0, 5), "errors[0]: expected an object, found an integer")
 emutate("error-kind", err(0, kind="double_free"),
-        "errors[0].kind: \"double_free\" is not invalid_free, mismatched_free or fishy_value")
+        "errors[0].kind: \"double_free\" is not invalid_free, mismatched_free, fishy_value, "
+        "invalid_read, invalid_write or overwritten")
 emutate("error-no-kind", lambda d: d["errors"][1].pop("kind"), "errors[1].kind: missing")
 emutate("error-count-zero", err(10, count=0), "errors[10].count: 0 is out of range (at least 1)")
 emutate("error-count-string", err(10, count="3"), "errors[10].count: expected an integer, found a string")
@@ -155,7 +158,7 @@ emutate("error-call-frames-number", err(0, call_frames=[1]), "errors[0].call_fra
 emutate("error-call-frames-object", err(0, call_frames={}),
         "errors[0].call_frames: expected an array, found an object")
 emutate("error-where", err(2, where="heap"),
-        "errors[2].where: \"heap\" is not block, freed, stack, global or unknown")
+        "errors[2].where: \"heap\" is not block, freed, stack, global, unknown, after or before")
 emutate("error-no-where", lambda d: d["errors"][4].pop("where"), "errors[4].where: missing")
 emutate("error-no-address", lambda d: d["errors"][4].pop("address"), "errors[4].address: missing")
 emutate("error-address-real", err(4, address=4096.0), "errors[4].address: expected an integer, found a real number")
@@ -195,6 +198,75 @@ emutate("error-summary-string", lambda d: d["error_summary"].update(suppressed="
         "error_summary.suppressed: expected an integer, found a string")
 emutate("errors-count-mode", lambda d: d["options"].update(mode="count"), "errors: in a count-mode dump")
 emutate("errors-no-stacks", lambda d: d.pop("stacks"), "errors[0].stack: 0 is not an index into stacks (0 stacks)")
+emutate("error-free-after", err(1, where="after"),
+        "errors[1].where: \"after\" is for a guarded block's errors, not an invalid free")
+
+# The guarded blocks' errors: guard.json (test/guard/guarded.c several:
+# 0 bytes written before a 20-byte block, 1 in the slack after a 13-byte
+# one, both found at their frees; 2 a read of 8 bytes inside a freed
+# 128-byte block), and its pool, each broken in one way.
+def gmutate(name, change, msg):
+    mutate(name, change, msg, guard)
+
+def blk(i, **kv):
+    return lambda d: d["errors"][i]["block"].update(kv)
+
+def moved(i, off):
+    def change(d):
+        e = d["errors"][i]
+        e["block"]["offset"] = off
+        e["address"] = e["block"]["address"] + off
+    return change
+
+gmutate("guard-kind", err(2, kind="invalid_exec"),
+        "errors[2].kind: \"invalid_exec\" is not invalid_free, mismatched_free, fishy_value, "
+        "invalid_read, invalid_write or overwritten")
+gmutate("guard-no-size", lambda d: d["errors"][2].pop("size"), "errors[2].size: missing")
+gmutate("guard-size-string", err(2, size="8"), "errors[2].size: expected an integer, found a string")
+gmutate("guard-size-negative", err(2, size=-8), "errors[2].size: -8 is negative")
+gmutate("guard-size-huge", err(2, size=5000), "errors[2].size: 5000 is out of range (at most 4096)")
+gmutate("guard-access-no-stack", lambda d: d["errors"][2].pop("stack"), "errors[2].stack: missing")
+gmutate("guard-access-stack-range", err(2, stack=8), "errors[2].stack: 8 is not an index into stacks (8 stacks)")
+gmutate("guard-where-bad", err(2, where="beyond"),
+        "errors[2].where: \"beyond\" is not block, freed, stack, global, unknown, after or before")
+gmutate("guard-read-block", err(2, where="block"),
+        "errors[2].where: \"block\" is not after, before, freed or unknown, for an invalid read")
+gmutate("guard-write-stack", err(2, kind="invalid_write", where="stack"),
+        "errors[2].where: \"stack\" is not after, before, freed or unknown, for an invalid write")
+gmutate("guard-overwritten-freed", err(0, where="freed"),
+        "errors[0].where: \"freed\" is not after or before, for bytes written around a block")
+gmutate("guard-overwritten-no-function", lambda d: d["errors"][0].pop("function"), "errors[0].function: missing")
+gmutate("guard-overwritten-call-frames", err(0, call_frames="free"),
+        "errors[0].call_frames: expected an array, found a string")
+gmutate("guard-no-where", lambda d: d["errors"][1].pop("where"), "errors[1].where: missing")
+gmutate("guard-no-block", lambda d: d["errors"][1].pop("block"), "errors[1].block: missing")
+gmutate("guard-after-inside", moved(1, 5), "errors[1].block.offset: 5 is not after the block (size 13)")
+gmutate("guard-before-inside", moved(0, 0), "errors[0].block.offset: 0 is not before the block")
+gmutate("guard-offset-address", blk(0, offset=-3), "errors[0].block: address + offset is not the error's address")
+gmutate("guard-offset-huge", blk(0, offset=-2**40),
+        "errors[0].block.offset: -1099511627776 is out of range (-2147483647 to 2147483647)")
+gmutate("guard-offset-string", blk(0, offset="-2"), "errors[0].block.offset: expected an integer, found a string")
+gmutate("guard-block-size", blk(1, size=-13), "errors[1].block.size: -13 is negative")
+gmutate("guard-no-free-stack", lambda d: d["errors"][2]["block"].pop("free_stack"),
+        "errors[2].block.free_stack: missing")
+gmutate("guard-alloc-stack-range", blk(2, alloc_stack=99),
+        "errors[2].block.alloc_stack: 99 is not an index into stacks (8 stacks)")
+gmutate("guard-array", lambda d: d.update(guard=[]), "guard: expected an object, found an array")
+gmutate("guard-no-mean", lambda d: d["guard"].pop("mean"), "guard.mean: missing")
+gmutate("guard-mean-zero", lambda d: d["guard"].update(mean=0), "guard.mean: 0 is out of range (at least 1)")
+gmutate("guard-mean-huge", lambda d: (d["guard"].update(mean=2**41), d["options"].update(guard=2**41)),
+        "guard.mean: 2199023255552 is out of range (at most 1099511627776)")
+gmutate("guard-slots-zero", lambda d: d["guard"].update(slots=0), "guard.slots: 0 is out of range (at least 1)")
+gmutate("guard-no-live", lambda d: d["guard"].pop("live"), "guard.live: missing")
+gmutate("guard-live-string", lambda d: d["guard"].update(live="1"), "guard.live: expected an integer, found a string")
+gmutate("guard-live-above-guarded", lambda d: d["guard"].update(live=5), "guard.live: 5 is above guard.guarded (4)")
+gmutate("guard-live-above-slots", lambda d: d["guard"].update(guarded=5000, live=2000),
+        "guard.live: 2000 is above guard.slots (1024)")
+gmutate("guard-not-the-option", lambda d: d["options"].update(guard=5), "guard.mean: 1 is not options.guard (5)")
+gmutate("guard-option-string", lambda d: d["options"].update(guard="1"),
+        "options.guard: expected an integer, found a string")
+gmutate("guard-count-mode", lambda d: (d.pop("errors"), d.pop("error_summary"), d["options"].update(mode="count")),
+        "guard: in a count-mode dump")
 
 # The keys of the heap over time: track.json with valid ones added, then
 # each broken in one way.
@@ -332,10 +404,12 @@ for args in "" leaks "compare $G/track.json" "html -o $TMP/page.html"; do
 	"$REPORT" $args "$H/timed.json.ok" >/dev/null 2>"$TMP/err"
 	check "the heap-over-time keys, valid: ${args:-summary} exits 0" "0|" "$?|$(grep error "$TMP/err")"
 done
-for args in "" errors "errors --json --gen-suppressions" "compare $G/track.json" "html -o $TMP/page.html"; do
-	# shellcheck disable=SC2086 # the words are the arguments
-	"$REPORT" $args "$G/errors.json" >/dev/null 2>"$TMP/err"
-	check "the heap errors, valid: ${args:-summary} exits 0" "0|" "$?|$(grep error "$TMP/err")"
+for f in errors guard; do
+	for args in "" errors "errors --json --gen-suppressions" "compare $G/track.json" "html -o $TMP/page.html"; do
+		# shellcheck disable=SC2086 # the words are the arguments
+		"$REPORT" $args "$G/$f.json" >/dev/null 2>"$TMP/err"
+		check "$f.json's heap errors, valid: ${args:-summary} exits 0" "0|" "$?|$(grep error "$TMP/err")"
+	done
 done
 
 # Files that are not dumps at all.

@@ -32,7 +32,7 @@ info() { json_get "$TMP/$1.info" "$2" 2>&1 | tail -n 1; }
 # --- every golden dump: a page that needs nothing else -----------------------------
 
 SELF='"external %s, urls %s, csp %s, scripts %s, json-lt %s" % (d["external"], d["urls"], d["csp_allows_exactly"], [s[0] for s in d["scripts"]], d["json_script_has_lt"])'
-for f in track count signal threads refs strdup noloss timed errors; do
+for f in track count signal threads refs strdup noloss timed errors guard; do
 	page "$f" "$f.json"
 	check "$f.json: exit 0, nothing on stdout, only warnings on stderr" "0||" \
 		"$(cat "$TMP/$f.rc")|$(cat "$TMP/$f.out")|$(grep -v '^allocspy-report: warning: ' "$TMP/$f.err")"
@@ -96,10 +96,12 @@ check "track.json: without stack_stats, the bytes in use come from the loss reco
 # the errors command prints it: the heading, what the address is, the
 # frames of the call and of the block (here without symbols, the modules
 # being elsewhere), then the ERROR SUMMARY.
-"$REPORT" --json errors "$G/errors.json" >"$TMP/errors.cmd.json" 2>/dev/null
-check "errors.json: a heap error per context, of its kind, in the dump's order" \
-	"$(json_get "$G/errors.json" '[e["kind"] for e in d["errors"]]')" "$(info errors 'd["errors"]')"
-python3 - "$TMP/errors.cmd.json" "$TMP/errors.info" >"$TMP/errors.order" <<'PY'
+# in_order NAME: each context of NAME.json, as the errors command gives it
+# (heading, frames, what the address is, the block's frames), is in the
+# page's text, in order.
+in_order() {
+	"$REPORT" --json errors "$G/$1.json" >"$TMP/$1.cmd.json" 2>/dev/null
+	python3 - "$TMP/$1.cmd.json" "$TMP/$1.info" <<'PY'
 import json, sys
 cmd, page = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 text, at, missing = page["text"], 0, []
@@ -118,8 +120,15 @@ for e in cmd["errors"]:
             at = k + len(p)
 print("in order" if not missing else "missing: %s" % missing[:3])
 PY
-check "errors.json: each context's heading, frames and address, as the errors command gives them, in order" \
-	"in order" "$(cat "$TMP/errors.order")"
+}
+for f in errors guard; do
+	check "$f.json: a heap error per context, of its kind, in the dump's order" \
+		"$(json_get "$G/$f.json" '[e["kind"] for e in d["errors"]]')" "$(info $f 'd["errors"]')"
+	check "$f.json: each context's heading, frames and address, as the errors command gives them, in order" \
+		"in order" "$(in_order $f)"
+done
+check "guard.json: the kinds' labels and headings; the pool's figures after the ERROR SUMMARY" "yes yes" \
+	"$(info guard 'd["text"]' | grep -q 'overwritten Bytes before a block were written (found at its free) .*overwritten Bytes after a block were written (found at its free) .*invalid read Invalid read of size 8 ' && echo yes) $(info guard 'd["text"]' | grep -qF 'ERROR SUMMARY: 3 errors from 3 contexts (suppressed: 0 from 0) Guarded blocks ( ALLOCSPY_GUARD=1 ): 4, 1 of them live, in a pool of 1,024 slots.' && echo yes)"
 check "errors.json: the context of three errors says so; the ERROR SUMMARY ends the part" \
 	"1 yes" \
 	"$(info errors 'd["text"]' | grep -o '(3 errors)' | wc -l) $(info errors 'd["text"]' | grep -q 'bytes inside a block of size 20 alloc.d at 0x[0-9a-f]*: malloc (in /home/dev/src/allocspy/build/liballocspy.so) by 0x[0-9a-f]*: ??? (in /home/dev/src/err/err_frees) ERROR SUMMARY: 13 errors from 11 contexts (suppressed: 0 from 0)' && echo yes)"

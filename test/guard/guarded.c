@@ -13,6 +13,13 @@
  *               get it: exits 3 from it), having overflowed nothing
  *   clean       allocate and free blocks of 1 to 4,096 bytes, using all of
  *               each: no error, exit 0
+ *   before-freed read 8 bytes just before a 128-byte block after its free
+ *   wild        read a byte of a slot of the pool that no block has had
+ *   unsized     compare-and-swap 8 bytes of a 128-byte block after its free
+ *               (an instruction whose access size the shim does not read)
+ *   several     write a byte before a 20-byte block and one in the slack of
+ *               a 13-byte block (both found at their frees), then read 8
+ *               bytes of a 128-byte block after its free
  * Built by test/t32-guard.sh, not by make test-progs: natively (and under
  * valgrind) these runs corrupt the heap or read freed memory. */
 #include <signal.h>
@@ -72,6 +79,30 @@ int main(int argc, char **argv)
 		p[0] = 1;
 		*(volatile int *)(uintptr_t)16 = 1;
 		free(p);
+	} else if (strcmp(what, "before-freed") == 0) {
+		long *p = malloc(128);
+		free(p);
+		volatile long v = ((volatile long *)p)[-1];
+		(void)v;
+	} else if (strcmp(what, "wild") == 0) {
+		char *p = malloc(128);
+		volatile char v = ((volatile char *)p)[8192 * 200];
+		(void)v;
+	} else if (strcmp(what, "unsized") == 0) {
+		long *p = malloc(128), old = 0;
+		free(p);
+		__atomic_compare_exchange_n(p, &old, 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	} else if (strcmp(what, "several") == 0) {
+		char *q = malloc(20);
+		poke(q, -2);
+		free(q);
+		char *r = malloc(13);
+		poke(r, 14);
+		free(r);
+		long *p = malloc(128);
+		free(p);
+		volatile long v = ((volatile long *)p)[2];
+		(void)v;
 	} else {
 		for (size_t size = 1; size <= 4096; size = size * 3 + 1) {
 			char *p = malloc(size);
