@@ -250,7 +250,8 @@ check-asan: $(LIB) $(LAUNCH) $(PROG_BIN)
 # cppcheck and clang-tidy (.clang-tidy) over every source; quiet when clean.
 lint:
 	cppcheck --enable=warning,performance,portability --inline-suppr --quiet --error-exitcode=1 \
-		-Iinclude -Ishim -Icommon -D__x86_64__ --suppress=missingIncludeSystem shim analyzer common launcher
+		-Iinclude -Ishim -Icommon -D__x86_64__ -D__linux__ -D__GNUC__ -D__SEG_FS -D__GLIBC__=2 -D__GLIBC_MINOR__=36 \
+		--suppress=missingIncludeSystem shim analyzer common launcher
 	clang-tidy -quiet $(SHIM_SRC) $(ANALYZER_SRC) $(COMMON_SRC) launcher/allocspy.c -- -std=gnu11 -D_GNU_SOURCE \
 		-Iinclude -Ishim -Ianalyzer -Icommon $(JANSSON_CFLAGS) $(DW_CFLAGS) -DASP_VERSION='"$(VERSION)"' \
 		-DASP_LIBDIR='"$(LIBDIR)"' 2>/dev/null

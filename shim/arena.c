@@ -122,7 +122,7 @@ static size_t g_kept_len[ASP_KEPT_SLOTS];
 
 static size_t page_round(size_t size)
 {
-	size_t len = (size + 4095) & ~(size_t)4095;
+	size_t len = ASP_PAGE_UP(size);
 	return len < size ? 0 : len;
 }
 

@@ -1,6 +1,6 @@
-/* glue.h - platform glue: atomics with their order in the name, raw output,
- * clocks, thread ids, branch hints and the export macro. Everything that
- * is Linux- or compiler-specific lives here. */
+/* glue.h - the shim's glue: atomics with their order in the name, raw
+ * output, clocks, thread ids, branch hints and the export macro. What the
+ * shim assumes of its platform is in platform.h, which this includes. */
 #ifndef ASP_GLUE_H
 #define ASP_GLUE_H
 
@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+
+#include "platform.h"
 
 #define ASP_EXTERN __attribute__((visibility("default")))
 /* The shim's own data, declared in one file and defined in another: hidden
@@ -36,26 +38,6 @@
 #define asp_atomic_exchange_relaxed(p, v) __atomic_exchange_n((p), (v), __ATOMIC_RELAXED)
 #define asp_atomic_cas_relaxed(p, expp, v) \
 	__atomic_compare_exchange_n((p), (expp), (v), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)
-
-/* A counter owned by one thread and read by others. On x86-64 it is one
- * add instruction on memory, without a lock prefix: a signal handler that
- * counts in between cannot be lost, and readers never see a torn value.
- * Elsewhere: a relaxed load and store. */
-#if defined(__x86_64__)
-#define asp_owned_add(p, v) \
-	__asm__ __volatile__("addq %1, %0" : "+m"(*(p)) : "er"((uint64_t)(v)))
-#else
-#define asp_owned_add(p, v) asp_atomic_store_relaxed((p), *(p) + (v))
-#endif
-
-static inline void asp_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
 
 static inline pid_t asp_gettid(void)
 {

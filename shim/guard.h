@@ -22,7 +22,7 @@
 
 /* The pool: its slots, each a data page and a guard page. */
 #define ASP_GUARD_SLOTS 1024
-#define ASP_GUARD_PAGE 4096
+#define ASP_GUARD_PAGE ASP_PAGE
 
 /* The largest ALLOCSPY_GUARD. */
 #define ASP_GUARD_MAX ((uint64_t)1 << 40)

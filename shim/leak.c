@@ -486,8 +486,8 @@ static int heuristic(const struct scan *s, uintptr_t ptr, const struct block *b)
 	}
 	if ((ptr & (w - 1)) == 0 && b->size >= w && readable_word(s, ptr)) {
 		uintptr_t inner = *(const uintptr_t *)ptr, first = (uintptr_t)data[0];
-		if ((inner & (w - 1)) == 0 && inner >= 4096 && (first & (w - 1)) == 0 &&
-		    first >= 4096 && is_vtable(s, inner) && is_vtable(s, first))
+		if ((inner & (w - 1)) == 0 && inner >= ASP_PAGE && (first & (w - 1)) == 0 &&
+		    first >= ASP_PAGE && is_vtable(s, inner) && is_vtable(s, first))
 			return HEUR_MULTIPLE_INHERITANCE;
 	}
 	return HEUR_NONE;
@@ -574,20 +574,20 @@ static void scan_words(struct scan *s, const uintptr_t *w, size_t n, int prior_d
 static void resident_runs(struct scan *s, uintptr_t start, uintptr_t end,
                           void (*fn)(struct scan *, uintptr_t, uintptr_t, void *), void *arg)
 {
-	if (end - start <= 16 * 4096) {
+	if (end - start <= 16 * ASP_PAGE) {
 		fn(s, start, end, arg);
 		return;
 	}
 	unsigned char vec[ASP_WINDOW_PAGES];
-	for (uintptr_t w = start & ~(uintptr_t)4095; w < end; w += ASP_WINDOW_PAGES * 4096) {
+	for (uintptr_t w = ASP_PAGE_DOWN(start); w < end; w += ASP_WINDOW_PAGES * ASP_PAGE) {
 		size_t pages = ASP_WINDOW_PAGES;
-		if ((end - w + 4095) / 4096 < pages)
-			pages = (end - w + 4095) / 4096;
-		if (mincore((void *)w, pages * 4096, vec) != 0) {
+		if ((end - w + (ASP_PAGE - 1)) / ASP_PAGE < pages)
+			pages = (end - w + (ASP_PAGE - 1)) / ASP_PAGE;
+		if (mincore((void *)w, pages * ASP_PAGE, vec) != 0) {
 			/* Unmapped in part (the mappings changed since they
 			 * were read): ask page by page. */
 			for (size_t p = 0; p < pages; p++)
-				if (mincore((void *)(w + p * 4096), 4096, &vec[p]) != 0)
+				if (mincore((void *)(w + p * ASP_PAGE), ASP_PAGE, &vec[p]) != 0)
 					vec[p] = 0;
 		}
 		for (size_t p = 0; p < pages;) {
@@ -598,7 +598,7 @@ static void resident_runs(struct scan *s, uintptr_t start, uintptr_t end,
 			size_t q = p;
 			while (q < pages && (vec[q] & 1))
 				q++;
-			uintptr_t a = w + p * 4096, b = w + q * 4096;
+			uintptr_t a = w + p * ASP_PAGE, b = w + q * ASP_PAGE;
 			fn(s, a < start ? start : a, b > end ? end : b, arg);
 			p = q;
 		}
@@ -649,22 +649,22 @@ static size_t root_chunk(const struct scan *s)
 	size_t pages = 1;
 	while (pages < 16 && s->root_pages >= 12 * pages * pages)
 		pages *= 2;
-	return pages * 4096;
+	return pages * ASP_PAGE;
 }
 
 static void scan_root_run(struct scan *s, uintptr_t start, uintptr_t end, void *arg)
 {
 	(void)arg;
-	static uintptr_t buf[16 * 4096 / sizeof(uintptr_t)];
+	static uintptr_t buf[16 * ASP_PAGE / sizeof(uintptr_t)];
 	start = (start + 7) & ~(uintptr_t)7;
 	end &= ~(uintptr_t)7;
 	while (start < end) {
 		size_t chunk = root_chunk(s);
 		size_t len = end - start < chunk ? end - start : chunk;
 		size_t got = safe_read(s, buf, start, len);
-		s->root_pages += (got + 4095) / 4096;
+		s->root_pages += (got + (ASP_PAGE - 1)) / ASP_PAGE;
 		if (got == 0) {
-			start = (start + 4096) & ~(uintptr_t)4095;	/* skip the page */
+			start = ASP_PAGE_DOWN(start + ASP_PAGE);	/* skip the page */
 			continue;
 		}
 		s->in_libc = s->glibc && start >= s->libc_data.start && start < s->libc_data.end;
@@ -692,7 +692,7 @@ static int skip_self_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
 			uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-			skip_range(arg, a & ~(uintptr_t)4095, (a + ph->p_memsz + 4095) & ~(uintptr_t)4095);
+			skip_range(arg, ASP_PAGE_DOWN(a), ASP_PAGE_UP(a + ph->p_memsz));
 		}
 	}
 	return 1;
@@ -713,8 +713,8 @@ static void writable_of(const void *fn, struct range *out)
 		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_W))
 			continue;
 		uintptr_t a = lm->l_addr + ph[i].p_vaddr;
-		uintptr_t e = (a + ph[i].p_memsz + 4095) & ~(uintptr_t)4095;
-		a &= ~(uintptr_t)4095;
+		uintptr_t e = ASP_PAGE_UP(a + ph[i].p_memsz);
+		a = ASP_PAGE_DOWN(a);
 		if (out->end == 0 || a < out->start)
 			out->start = a;
 		if (e > out->end)
@@ -761,7 +761,7 @@ static void skip_glibc_heaps(struct scan *s)
 	uintptr_t brk_end = (uintptr_t)sbrk(0);
 	for (size_t i = 0; i < s->nmaps; i++) {
 		const struct mapping *m = &s->maps[i];
-		if (m->end == ((brk_end + 4095) & ~(uintptr_t)4095) && !m->file && m->w)
+		if (m->end == ASP_PAGE_UP(brk_end) && !m->file && m->w)
 			skip_range(s, m->start, m->end);
 	}
 	/* Large blocks live in their own mappings (chunk flag IS_MMAPPED).

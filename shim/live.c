@@ -17,7 +17,7 @@
 #define ASP_SHARD_BITS 6
 #define ASP_SHARD_MIN_SLOTS 128	/* 3 KiB: one page per shard to start */
 _Static_assert(ASP_SHARDS == 1u << ASP_SHARD_BITS, "shard count");
-_Static_assert(ASP_SHARD_MIN_SLOTS * sizeof(struct asp_live_entry) <= 4096, "first array fits a page");
+_Static_assert(ASP_SHARD_MIN_SLOTS * sizeof(struct asp_live_entry) <= ASP_PAGE, "first array fits a page");
 
 struct asp_shard {
 	uintptr_t holder;	/* 0: free; else the holder's identity */
@@ -129,16 +129,16 @@ static struct asp_live_entry *first_array(const struct asp_shard *s)
 {
 	char *pages = asp_atomic_load_acquire(&g_first_pages);
 	if (pages == NULL) {
-		char *mine = asp__pages_alloc(ASP_SHARDS * 4096);
+		char *mine = asp__pages_alloc(ASP_SHARDS * ASP_PAGE);
 		if (mine == NULL)
 			return NULL;
 		if (__atomic_compare_exchange_n(&g_first_pages, &pages, mine, 0, __ATOMIC_ACQ_REL,
 		                                __ATOMIC_ACQUIRE))
 			pages = mine;
 		else
-			asp__pages_free(mine, ASP_SHARDS * 4096);
+			asp__pages_free(mine, ASP_SHARDS * ASP_PAGE);
 	}
-	return (struct asp_live_entry *)(pages + (size_t)(s - g_shards) * 4096);
+	return (struct asp_live_entry *)(pages + (size_t)(s - g_shards) * ASP_PAGE);
 }
 
 /* The larger array is filled before it is published, and the old one
@@ -174,7 +174,7 @@ static int grow(struct asp_shard *s)
 	s->moving = NULL;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (old != NULL)
-		asp__pages_free(old, old_slots == ASP_SHARD_MIN_SLOTS ? 4096 : old_slots * sizeof *old);
+		asp__pages_free(old, old_slots == ASP_SHARD_MIN_SLOTS ? ASP_PAGE : old_slots * sizeof *old);
 	return 0;
 }
 
@@ -362,8 +362,8 @@ static void leaf_words(size_t leaf_no, const uint64_t *leaf, unsigned char *vec,
 {
 	if (mincore((void *)leaf, LEAF_BYTES, vec) != 0)
 		return;
-	const size_t per_page = 4096 / sizeof(uint64_t);
-	for (size_t pg = 0; pg < LEAF_BYTES / 4096; pg++) {
+	const size_t per_page = ASP_PAGE / sizeof(uint64_t);
+	for (size_t pg = 0; pg < LEAF_BYTES / ASP_PAGE; pg++) {
 		if (!(vec[pg] & 1))
 			continue;
 		for (size_t k = pg * per_page; k < (pg + 1) * per_page; k++) {
@@ -389,7 +389,7 @@ static int by_number(const void *a, const void *b)
 static void shadow_walk(void (*fn)(void *arg, uintptr_t p, uint64_t v), void *arg)
 {
 	unsigned char *vec = NULL;
-	const size_t vec_bytes = LEAF_BYTES / 4096;
+	const size_t vec_bytes = LEAF_BYTES / ASP_PAGE;
 	uint32_t nums[LEAVES_LISTED];
 	uint32_t n = asp_atomic_load_acquire(&g_nleaves), k = 0;
 	for (; n <= LEAVES_LISTED && k < n; k++)

@@ -445,6 +445,12 @@ void asp__options_init(void)
 	}
 	o->sample_seed_set = u64("ALLOCSPY_SAMPLE_SEED", INT64_MAX, "a random seed",
 	                         &o->sample_seed) > 0;
+	/* The live table's leaves, the guard's pages and the leak scan's
+	 * windows are laid out for 4 KiB pages (platform.h). */
+	if (o->mode == ASP_MODE_TRACK && sysconf(_SC_PAGESIZE) != ASP_PAGE) {
+		asp__warn("ALLOCSPY_MODE: track mode needs 4 KiB pages; count is used", "", "");
+		o->mode = ASP_MODE_COUNT;
+	}
 	if (u64("ALLOCSPY_GUARD", ASP_GUARD_MAX, "0 (no guarded blocks)", &o->guard) > 0 &&
 	    o->guard != 0 && o->mode != ASP_MODE_TRACK) {
 		asp__warn("ALLOCSPY_GUARD: blocks are guarded in track mode; ",

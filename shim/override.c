@@ -31,7 +31,8 @@
  * ALLOCSPY_SAMPLE 0.08x on the malloc loop (of 1.41x). Here each path is
  * one taken jump away. The paths that take the call site find it in their
  * second argument, as they would from C; count mode's with
- * ALLOCSPY_SAMPLE reads it itself, when a sample needs it. */
+ * ALLOCSPY_SAMPLE reads it itself, when a sample needs it. x86-64 only, as
+ * the whole shim (platform.h). */
 _Static_assert(ASP_FAST_COUNT == 1 && ASP_FAST_COUNT_SAMPLE == 2 && ASP_FAST_TRACK == 3 &&
                ASP_FAST_STACKS == 4, "the modes' numbers below");
 #define DISPATCH(sym, count, csample, site, track, stacks, any) \

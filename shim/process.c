@@ -470,20 +470,12 @@ static void atfork_child(void)
  * pthread, no TLS of its own, every signal blocked, no allocation): it
  * adds nothing to the program's figures, and it bumps asp__epoch; the
  * next allocation of any thread then does the work (a dump). */
-#if defined(__x86_64__)
-static long raw_syscall2(long n, long a, long b)
-{
-	long r;
-	__asm__ __volatile__("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b) : "rcx", "r11", "memory");
-	return r;
-}
-
 static int ticker_main(void *arg)
 {
 	long half_ms = (long)(intptr_t)arg;
 	struct timespec ts = { half_ms / 1000, (half_ms % 1000) * 1000000 };
 	for (;;) {
-		raw_syscall2(SYS_nanosleep, (long)&ts, 0);
+		asp_raw_syscall2(SYS_nanosleep, (long)&ts, 0);
 		__atomic_add_fetch(&asp__epoch, 1, __ATOMIC_RELAXED);
 	}
 	return 0;
@@ -508,11 +500,6 @@ static void start_ticker(void)
 	errno = saved;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
-#else
-static void start_ticker(void)
-{
-}
-#endif
 
 /* Fatal signals (ALLOCSPY_DUMP_ON_SIGNAL) -------------------------------------
  *

@@ -636,8 +636,11 @@ static struct child_block *child_of(void *p)
 
 static void *child_malloc(size_t size) { return child_aligned(16, size); }
 static void *child_memalign(size_t align, size_t size) { return child_aligned(align, size); }
-static void *child_valloc(size_t size) { return child_aligned(4096, size); }
-static void *child_pvalloc(size_t size) { return child_aligned(4096, (size + 4095) & ~(size_t)4095); }
+static void *child_valloc(size_t size) { return child_aligned(ASP_PAGE, size); }
+static void *child_pvalloc(size_t size)
+{
+	return child_aligned(ASP_PAGE, ASP_PAGE_UP(size));
+}
 
 static void *child_calloc(size_t n, size_t size)
 {
@@ -769,7 +772,7 @@ static void fatal_stack(struct asp_text *t, void *uc)
 	if (uc == NULL)
 		return;
 	const ucontext_t *u = uc;
-	struct object_of o = { (uintptr_t)u->uc_mcontext.gregs[REG_RIP], "" };
+	struct object_of o = { asp_uc_pc(u), "" };
 	asp__loader_list(object_cb, &o);
 	asp_dwline_t l = { .module = o.path[0] ? o.path : NULL };
 	put_frame(t, "   at", o.pc, &l, NULL);

@@ -609,7 +609,7 @@ static ASP_NOINLINE int sc_learn(const struct asp_thread *t, struct sc_entry *e,
 		if (g_unw.step(&c) <= 0)
 			return 0;
 	}
-	if (g_unw.get_reg(&c, UNW_X86_64_RBP, &bp) != 0 || bp != k->bp)
+	if (g_unw.get_reg(&c, ASP_UNW_FP, &bp) != 0 || bp != k->bp)
 		return 0;
 	/* Where the current frame's frame pointer was read from: capture's
 	 * copy of the key's at first. */
@@ -633,9 +633,9 @@ static ASP_NOINLINE int sc_learn(const struct asp_thread *t, struct sc_entry *e,
 		}
 		if (r <= 0 || g_unw.get_reg(&c, UNW_REG_IP, &ip) != 0 || ip != frames[j] ||
 		    g_unw.get_reg(&c, UNW_REG_SP, &sp) != 0 ||
-		    g_unw.get_reg(&c, UNW_X86_64_RBP, &bp) != 0 ||
-		    g_unw.get_save_loc(&c, UNW_X86_64_RIP, &ipl) != 0 ||
-		    g_unw.get_save_loc(&c, UNW_X86_64_RBP, &bpl) != 0 || ipl.type != UNW_SLT_MEMORY ||
+		    g_unw.get_reg(&c, ASP_UNW_FP, &bp) != 0 ||
+		    g_unw.get_save_loc(&c, ASP_UNW_PC, &ipl) != 0 ||
+		    g_unw.get_save_loc(&c, ASP_UNW_FP, &bpl) != 0 || ipl.type != UNW_SLT_MEMORY ||
 		    sc_add(e, ipl.u.addr, lo, hi) != 0 || *(const uintptr_t *)ipl.u.addr != ip)
 			return 0;
 		/* The frame below had its CFA (sp now) from its frame pointer:
@@ -793,7 +793,7 @@ int asp__stack_signal_frames(void *uc, uintptr_t *out, int max)
 	const ucontext_t *u = uc;
 	if (max < 1)
 		return 0;
-	out[0] = (uintptr_t)u->uc_mcontext.gregs[REG_RIP];
+	out[0] = asp_uc_pc(u);
 	if (!g_unw_tried) {
 		g_unw_tried = 1;
 		g_unw_handle = asp__load_private("libunwind.so.8");

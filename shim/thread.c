@@ -146,10 +146,8 @@ static void thread_exit(void *arg)
  * doubt leaves asp__thread_slot 0 and pthread_getspecific in use. */
 static void find_slot(void)
 {
-#if defined(__x86_64__) && defined(__SEG_FS)
 	static char marker[2];
-	uintptr_t tp;
-	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	uintptr_t tp = asp_thread_pointer();
 	uintptr_t words[512];
 	struct iovec local = { words, sizeof words }, remote = { (void *)tp, sizeof words };
 	uintptr_t found = 0;
@@ -175,7 +173,6 @@ static void find_slot(void)
 	}
 	pthread_setspecific(asp__thread_key, NULL);
 	asp__thread_slot = found;
-#endif
 }
 
 static void gate_init(void);

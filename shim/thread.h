@@ -254,22 +254,18 @@ extern ASP_HIDDEN uintptr_t asp__thread_slot;
  * asp__thread_self finds it). Calls nothing. */
 static inline struct asp_thread *asp__thread_peek(void)
 {
-#if defined(__x86_64__) && defined(__SEG_FS)
 	if (ASP_LIKELY(asp__thread_slot != 0))
-		return *(struct asp_thread *__seg_fs *)asp__thread_slot;
-#endif
+		return asp_thread_word(asp__thread_slot);
 	return NULL;
 }
 
 /* The calling thread's record. Never NULL. */
 static inline struct asp_thread *asp__thread_self(void)
 {
-#if defined(__x86_64__) && defined(__SEG_FS)
 	if (ASP_LIKELY(asp__thread_slot != 0)) {
-		struct asp_thread *t = *(struct asp_thread *__seg_fs *)asp__thread_slot;
+		struct asp_thread *t = asp_thread_word(asp__thread_slot);
 		return ASP_LIKELY(t != NULL) ? t : asp__thread_self_slow();
 	}
-#endif
 	if (ASP_LIKELY(asp__thread_key_ok)) {
 		struct asp_thread *t = pthread_getspecific(asp__thread_key);
 		if (ASP_LIKELY(t != NULL))

@@ -145,7 +145,7 @@ static void **import_slot(uintptr_t base, const ElfW(Dyn) *dyn, const char *name
 		for (size_t i = 0; rel[k] != NULL && i < relsz[k] / sizeof(ElfW(Rela)); i++) {
 			unsigned long type = ELF64_R_TYPE(rel[k][i].r_info);
 			size_t sym = ELF64_R_SYM(rel[k][i].r_info);
-			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || sym == 0)
+			if ((type != ASP_R_JUMP_SLOT && type != ASP_R_GLOB_DAT) || sym == 0)
 				continue;
 			if (strcmp(strtab + symtab[sym].st_name, name) == 0)
 				return (void **)(base + rel[k][i].r_offset);
@@ -278,7 +278,6 @@ int asp__unwmask_tls_modules(void)
 
 void asp__unwmask_init(void *handle)
 {
-#if defined(__x86_64__)
 	struct link_map *lm = NULL;
 	if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || lm == NULL)
 		return;
@@ -308,7 +307,4 @@ void asp__unwmask_init(void *handle)
 		void *real;
 		redirect(lm, "dl_iterate_phdr", (void *)unw_iterate, &real);
 	}
-#else
-	(void)handle;
-#endif
 }

@@ -97,8 +97,8 @@ static void on_stop(int sig, siginfo_t *si, void *ctx)
 		errno = saved;
 		return;
 	}
-	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	uintptr_t di = (uintptr_t)uc->uc_mcontext.gregs[REG_RDI];
+	uintptr_t pc = asp_uc_pc(uc);
+	uintptr_t di = asp_uc_arg0(uc);
 	/* Outside every library whose locks matter, or at the approved wait:
 	 * interrupted in it (pc just after the syscall instruction) or about
 	 * to restart it (pc on it). */
@@ -110,9 +110,9 @@ static void on_stop(int sig, siginfo_t *si, void *ctx)
 		errno = saved;
 		return;
 	}
-	for (int r = 0; r < NGREG; r++)
-		w->gregs[r] = (uintptr_t)uc->uc_mcontext.gregs[r];
-	w->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	for (int r = 0; r < ASP_UC_NREGS; r++)
+		w->gregs[r] = asp_uc_reg(uc, r);
+	w->sp = asp_uc_sp(uc);
 	asp_atomic_store_release(&w->state, ASP_WORLD_PARKED);
 	for (;;)
 		syscall(SYS_futex, &g_never, 0 /* FUTEX_WAIT */, 0, NULL, NULL, 0);

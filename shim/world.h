@@ -21,7 +21,7 @@ struct asp_world_thread {
 	int state;		/* enum asp_world_state */
 	int asked;		/* a signal is on its way */
 	uintptr_t sp;		/* 0: unknown */
-	uintptr_t gregs[NGREG];	/* when parked */
+	uintptr_t gregs[ASP_UC_NREGS];	/* when parked */
 	uintptr_t call_pc;	/* the system call it was seen to wait in, */
 	uintptr_t call_arg;	/* and its first argument; 0: none approved */
 };

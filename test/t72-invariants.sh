@@ -2,7 +2,8 @@
 # t72-invariants.sh - process.c's written invariants held against the
 # code: the lock list names every lock the shim defines and nothing else,
 # fork's prepare handler takes them in the list's order, and the process's
-# state (asp__state) is changed by process.c's three functions only.
+# state (asp__state) is changed by process.c's three functions only; and
+# platform.h, which alone names the machine, stops other platforms.
 . "$(dirname "$0")/lib.sh"
 cd "$TOP" || exit 1
 
@@ -62,3 +63,18 @@ check "process.c changes it in asp__init_slow, asp__counting_stop and asp__count
 asp__counting_stop
 asp__counting_restart" "$(cat "$TMP/storers")"
 check "no asp__fast, the second state it once had" "" "$(grep -nw 'asp__fast' shim/*.c shim/*.h)"
+
+# --- the platform ---------------------------------------------------------------------
+
+# Another platform stops the build in platform.h, before anything else.
+CC=${CC:-cc}
+for m in __x86_64__ __linux__; do
+	$CC -fsyntax-only -U$m -D_GNU_SOURCE -x c shim/platform.h >"$TMP/plat" 2>&1
+	check "without $m the build stops with platform.h's error" "1" \
+		"$(grep -c 'error: #error "liballocspy builds for x86-64 Linux only' "$TMP/plat")"
+done
+check "on this platform platform.h builds" "" "$($CC -fsyntax-only -D_GNU_SOURCE -x c shim/platform.h 2>&1)"
+# The machine's registers, relocations and instructions are named in
+# platform.h and platform.c only.
+check "no register, x86-64 relocation, libunwind x86-64 name or %fs outside platform.h" "" \
+	"$(grep -nE 'REG_R[A-Z0-9]+|REG_ERR|R_X86_64_|UNW_X86_64_|%fs:|__seg_fs|__x86_64__' shim/*.c shim/*.h | grep -v '^shim/platform\.[ch]:')"
