@@ -49,6 +49,7 @@ struct asp_options {
 	uint64_t sample_seed;		/* ALLOCSPY_SAMPLE_SEED */
 	int sample_seed_set;
 	int secure;			/* AT_SECURE: no paths from the environment */
+	int live;			/* ALLOCSPY_LIVE: the live view for allocspy top */
 	char exe[PATH_MAX];		/* /proc/self/exe */
 };
 

@@ -71,6 +71,7 @@
 #include "leak.h"
 #include "loader.h"
 #include "live.h"
+#include "liveview.h"
 #include "lock.h"
 #include "next.h"
 #include "options.h"
@@ -152,6 +153,7 @@ int asp__init_slow(void)
 		asp__sample_init();
 		asp__snapshot_init();
 		asp__stack_init();
+		asp__liveview_init();
 		/* Looked up now: a failed dlsym allocates its message. */
 		g_cxx_freeres = (void (*)(void))dlsym(RTLD_DEFAULT, "_ZN9__gnu_cxx9__freeresEv");
 		g_loading = 0;
@@ -425,14 +427,17 @@ static void atfork_child(void)
 	unlock_after_fork(1);
 	asp__live_repair(skipped);
 	asp__sample_atfork_child();
+	asp__liveview_atfork_child();
 	start_ticker();
 }
 
 /* The ticker: ALLOCSPY_INTERVAL_MS asks for work every so often whether or
- * not the program allocates much. A thread of the kernel's kind only (no
- * pthread, no TLS of its own, every signal blocked, no allocation): it
- * adds nothing to the program's figures, and it bumps asp__epoch; the
- * next allocation of any thread then does the work (a dump). */
+ * not the program allocates much, and the live view (liveview.c) is
+ * updated every second. A thread of the kernel's kind only (no pthread,
+ * no TLS of its own, every signal blocked, no allocation): it adds nothing
+ * to the program's figures. It bumps asp__epoch, and the next allocation
+ * of any thread then does the work (a dump); the live view it writes
+ * itself. */
 #if defined(__x86_64__)
 static long raw_syscall2(long n, long a, long b)
 {
@@ -443,24 +448,30 @@ static long raw_syscall2(long n, long a, long b)
 
 static int ticker_main(void *arg)
 {
-	long half_ms = (long)(intptr_t)arg;
-	struct timespec ts = { half_ms / 1000, (half_ms % 1000) * 1000000 };
+	long half_ms = (long)(intptr_t)arg;	/* 0: the live view only */
+	long step = half_ms > 0 && half_ms < 1000 ? half_ms : 1000, since = 0;
+	struct timespec ts = { step / 1000, (step % 1000) * 1000000 };
 	for (;;) {
 		raw_syscall2(SYS_nanosleep, (long)&ts, 0);
-		__atomic_add_fetch(&asp__epoch, 1, __ATOMIC_RELAXED);
+		since += step;
+		if (half_ms > 0 && since >= half_ms) {
+			since = 0;
+			__atomic_add_fetch(&asp__epoch, 1, __ATOMIC_RELAXED);
+		}
+		asp__liveview_tick();
 	}
 	return 0;
 }
 
 static void start_ticker(void)
 {
-	if (asp__opt.interval_ms <= 0)
+	if (asp__opt.interval_ms <= 0 && !asp__liveview_wanted())
 		return;
 	size_t size = 64 * 1024;
 	char *stack = asp__pages_alloc(size);
 	if (stack == NULL)
 		return;
-	long half = asp__opt.interval_ms / 2 > 0 ? asp__opt.interval_ms / 2 : 1;
+	long half = asp__opt.interval_ms <= 0 ? 0 : asp__opt.interval_ms / 2 > 0 ? asp__opt.interval_ms / 2 : 1;
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
