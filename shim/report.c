@@ -26,11 +26,13 @@
 #include "arena.h"
 #include "leak.h"
 #include "live.h"
+#include "liveview.h"
 #include "loader.h"
 #include "next.h"
 #include "options.h"
 #include "process.h"
 #include "report.h"
+#include "rss.h"
 #include "sample.h"
 #include "snapshot.h"
 #include "sort.h"
@@ -1059,6 +1061,9 @@ static json_t *dump_json(const struct figures *f)
 		asp__snapshots_free(&sl);
 		stack_index_done(&x, root);
 	}
+	json_t *rss = f->reason == REASON_EXIT ? asp__rss_json() : NULL;
+	if (rss != NULL)
+		json_object_set_new(root, "rss", rss);
 	json_object_set_new(root, "modules", modules_json());
 	return root;
 }
@@ -1215,7 +1220,12 @@ void asp__finish(void)
 		return;
 	}
 	int sig = asp__fatal_signal();
+	asp__liveview_end();
 	gather(f, sig ? REASON_SIGNAL : REASON_EXIT, 1);
+	/* Before the leak scan reads the blocks: a read of a page never
+	 * written would map one. */
+	if (!sig && f->tracked)
+		asp__rss_measure(f->entries, f->nentries);
 	leak_check(f);
 	asp_atomic_store_release(&asp__frozen, 0);
 	write_dump(f);
