@@ -558,6 +558,14 @@ int asp_top_main(int argc, char **argv)
 		struct timespec ts = { 0, 100000000 };
 		nanosleep(&ts, NULL);
 	}
+	/* A view left by this pid's previous program, which ran one that is
+	 * not traced. */
+	if (proc_traced(pid) == 0) {
+		top_error("top: pid %ld (%s) is not traced by allocspy: it has no live view "
+			  "(%s is its previous program's)", pid, name, path);
+		munmap((void *)page, ASP_LIVE_BYTES);
+		return TOP_NOT_TRACED;
+	}
 	for (int tries = 0; view_copy(page, &v, pid) != 0 || v.updates == 0; tries++) {
 		if (tries == 30) {
 			top_error("top: %s is not a live view of pid %ld from this version of allocspy",
@@ -599,10 +607,17 @@ int asp_top_main(int argc, char **argv)
 			shown_at = now;
 			if (iterations > 0 && ++done >= iterations)
 				break;
-		} else if (now - shown_at >= 1500000000u && g_screen) {
-			/* No update for a while: the same figures, older. */
-			render(&nm, &cur, have_prev ? &prev : NULL, name, now,
-			       "(no update: the program may be stopped)");
+		} else if (now - shown_at >= 1500000000u) {
+			/* No update for a while: stopped, or it ran another program. */
+			if (proc_traced(pid) == 0) {
+				screen_restore();
+				printf("allocspy top: pid %ld (%s) ran a program that is not traced\n",
+				       pid, name);
+				break;
+			}
+			if (g_screen)
+				render(&nm, &cur, have_prev ? &prev : NULL, name, now,
+				       "(no update: the program may be stopped)");
 			shown_at = now;
 		}
 		if (g_stop)

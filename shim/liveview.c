@@ -1,10 +1,10 @@
 /* liveview.c - the live view for `allocspy top`: the figures of the heap
  * and its largest sites now, in a page shared with whoever reads it.
  *
- * The ticker writes it (process.c): a thread of the kernel's kind that
- * runs whether or not the program allocates, so the view keeps up with a
- * program that only frees, or waits. That thread has no TLS of its own
- * (its thread pointer is its creator's): everything here makes its system
+ * The ticker writes it (process.c): a process of the shim's that shares
+ * the program's memory and runs whether or not the program allocates, so
+ * the view keeps up with a program that only frees, or waits. It has no
+ * TLS of its own (its thread pointer is its creator's): everything here makes its system
  * calls raw, never touches errno, takes no lock and allocates nothing. It
  * reads what the threads keep for themselves as they run, as a reader of
  * the figures would (asp__threads_sum_nolock, account.h's sites in use):

@@ -11,7 +11,7 @@
  * left (an exec) removed. */
 void asp__liveview_init(void);
 
-/* From the ticker (process.c), a thread of the kernel's kind with no TLS
+/* From the ticker (process.c), which shares the program's memory, with no TLS
  * of its own: system calls are made raw, nothing here touches errno or
  * allocates. The first call a second after start-up creates and maps the
  * file; each call a second or more after the last update updates it. */

@@ -64,6 +64,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "account.h"
@@ -433,26 +434,54 @@ static void atfork_child(void)
 
 /* The ticker: ALLOCSPY_INTERVAL_MS asks for work every so often whether or
  * not the program allocates much, and the live view (liveview.c) is
- * updated every second. A thread of the kernel's kind only (no pthread,
- * no TLS of its own, every signal blocked, no allocation): it adds nothing
- * to the program's figures. It bumps asp__epoch, and the next allocation
- * of any thread then does the work (a dump); the live view it writes
- * itself. */
+ * updated every second. It bumps asp__epoch, and the next allocation of
+ * any thread then does the work (a dump); the live view it writes itself.
+ *
+ * It shares the program's memory but is not one of its threads: a process
+ * of its own made with clone(CLONE_VM) and no exit signal, so that a
+ * program that counts its threads (waits until it has one left, or warns
+ * before a fork when it has more) finds only its own, and no wait(2) of
+ * the program sees it end. Every signal blocked, no TLS of its own (its
+ * thread pointer is its creator's): system calls raw, no errno, no
+ * allocation; it adds nothing to the program's figures. It closes the
+ * descriptors it was made with (a pipe the program closes must reach its
+ * end), and ends with the thread that made it (PR_SET_PDEATHSIG: the
+ * process's end, or the thread's), or when that process no longer has
+ * this memory (it ran execve: kcmp). */
 #if defined(__x86_64__)
-static long raw_syscall2(long n, long a, long b)
+static long raw_syscall5(long n, long a, long b, long c, long d, long e)
 {
 	long r;
-	__asm__ __volatile__("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b) : "rcx", "r11", "memory");
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	__asm__ __volatile__("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10),
+	                     "r"(r8) : "rcx", "r11", "memory");
 	return r;
 }
+
+static pid_t g_ticker_parent;
+
+#define KCMP_VM_TYPE 1		/* <linux/kcmp.h>'s KCMP_VM */
 
 static int ticker_main(void *arg)
 {
 	long half_ms = (long)(intptr_t)arg;	/* 0: the live view only */
 	long step = half_ms > 0 && half_ms < 1000 ? half_ms : 1000, since = 0;
 	struct timespec ts = { step / 1000, (step % 1000) * 1000000 };
+	pid_t parent = g_ticker_parent;
+	raw_syscall5(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (raw_syscall5(SYS_getppid, 0, 0, 0, 0, 0) != parent)
+		raw_syscall5(SYS_exit, 0, 0, 0, 0, 0);
+	raw_syscall5(SYS_prctl, PR_SET_NAME, (long)"allocspy-tick", 0, 0, 0);
+	if (raw_syscall5(SYS_close_range, 0, ~0u, 0, 0, 0) != 0)
+		for (long fd = 0; fd < 4096; fd++)
+			raw_syscall5(SYS_close, fd, 0, 0, 0, 0);
+	long self = raw_syscall5(SYS_getpid, 0, 0, 0, 0, 0);
 	for (;;) {
-		raw_syscall2(SYS_nanosleep, (long)&ts, 0);
+		raw_syscall5(SYS_nanosleep, (long)&ts, 0, 0, 0, 0);
+		if (raw_syscall5(SYS_getppid, 0, 0, 0, 0, 0) != parent ||
+		    raw_syscall5(SYS_kcmp, parent, self, KCMP_VM_TYPE, 0, 0) > 0)
+			raw_syscall5(SYS_exit, 0, 0, 0, 0, 0);
 		since += step;
 		if (half_ms > 0 && since >= half_ms) {
 			since = 0;
@@ -476,9 +505,9 @@ static void start_ticker(void)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	int saved = errno;
-	int tid = clone(ticker_main, stack + size, CLONE_VM | CLONE_FS | CLONE_FILES |
-	                CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM, (void *)(intptr_t)half);
-	asp__world_ticker = tid > 0 ? tid : 0;
+	g_ticker_parent = getpid();
+	int pid = clone(ticker_main, stack + size, CLONE_VM, (void *)(intptr_t)half);
+	asp__world_ticker = pid > 0 ? pid : 0;
 	errno = saved;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
