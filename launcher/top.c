@@ -421,7 +421,7 @@ static void render(struct names *nm, const struct asp_live_view *v, const struct
 			 commas(c, (uint64_t)v->peak_bytes));
 	else
 		put_line(&o, "in use     ? (ALLOCSPY_MODE=count keeps no sizes)");
-	if (dt > 0 && v->allocs >= prev->allocs && v->frees >= prev->frees)
+	if (prev && dt > 0 && v->allocs >= prev->allocs && v->frees >= prev->frees)
 		put_line(&o, "allocs     %s, %s/s    frees %s, %s/s", commas(a, v->allocs),
 			 commas(b, (uint64_t)((double)(v->allocs - prev->allocs) / dt + 0.5)),
 			 commas(c, v->frees),

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <time.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -85,9 +86,9 @@ void asp__liveview_init(void)
 {
 	if (!asp__liveview_wanted())
 		return;
-	size_t n = strlen(ASP_LIVE_DIR "/" ASP_LIVE_PREFIX);
-	memcpy(g_path, ASP_LIVE_DIR "/" ASP_LIVE_PREFIX, n);
-	u64_str(g_path + n, (uint64_t)getpid());
+	static const char dir[] = ASP_LIVE_DIR "/" ASP_LIVE_PREFIX;
+	memcpy(g_path, dir, sizeof dir);
+	u64_str(g_path + sizeof dir - 1, (uint64_t)getpid());
 	/* The pid's previous program (it exec'd this one) may have left its
 	 * view: it is this process's to remove. */
 	int saved = errno;
@@ -119,7 +120,7 @@ static struct asp_live_view *make_view(void)
 	if (raw6(SYS_ftruncate, fd, ASP_LIVE_BYTES, 0, 0, 0, 0) == 0)
 		p = raw6(SYS_mmap, 0, ASP_LIVE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	raw6(SYS_close, fd, 0, 0, 0, 0, 0);
-	if (p < 0 && p > -4096) {
+	if ((p < 0 && p > -4096) || p == 0) {
 		raw6(SYS_unlink, (long)g_path, 0, 0, 0, 0, 0);
 		return NULL;
 	}
@@ -236,7 +237,13 @@ void asp__liveview_tick(void)
 	if (__atomic_compare_exchange_n(&g_state, &s, LV_MAKING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		struct asp_live_view *v = make_view();
 		asp_atomic_store_release(&g_view, v);
-		asp_atomic_store_release(&g_state, v != NULL ? LV_OPEN : LV_ENDED);
+		s = LV_MAKING;
+		if (!__atomic_compare_exchange_n(&g_state, &s, v != NULL ? LV_OPEN : LV_ENDED, 0,
+		                                 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) && v != NULL) {
+			/* The exit report gave up waiting, and ended it. */
+			raw6(SYS_unlink, (long)g_path, 0, 0, 0, 0, 0);
+			return;
+		}
 		s = v != NULL ? LV_OPEN : LV_ENDED;
 	}
 	if (s != LV_OPEN ||
@@ -254,18 +261,28 @@ void asp__liveview_tick(void)
 
 void asp__liveview_end(void)
 {
+	/* The ticker is a moment from done, unless it was killed: a second
+	 * at most, then the view is ended as it is. */
 	int s;
-	for (;;) {
+	for (int waits = 0;; waits++) {
 		s = asp_atomic_load_acquire(&g_state);
-		if (s == LV_MAKING || s == LV_WRITING) {
-			sched_yield();
+		if ((s == LV_MAKING || s == LV_WRITING) && waits < 1000) {
+			struct timespec ms = { 0, 1000000 };
+			nanosleep(&ms, NULL);
 			continue;
 		}
 		if (__atomic_compare_exchange_n(&g_state, &s, LV_ENDED, 0, __ATOMIC_ACQ_REL,
 		                                __ATOMIC_ACQUIRE))
 			break;
 	}
-	if (s != LV_OPEN)
+	if (s == LV_MAKING) {
+		/* Killed while it made the file: whether it is there is unknown. */
+		int saved = errno;
+		unlink(g_path);
+		errno = saved;
+		return;
+	}
+	if (s != LV_OPEN && s != LV_WRITING)
 		return;
 	struct asp_live_view *v = g_view;
 	uint32_t seq = v->seq;
@@ -290,8 +307,7 @@ void asp__liveview_atfork_child(void)
 	}
 	g_state = LV_NONE;
 	if (asp__liveview_wanted()) {
-		size_t n = strlen(ASP_LIVE_DIR "/" ASP_LIVE_PREFIX);
-		u64_str(g_path + n, (uint64_t)getpid());
+		u64_str(g_path + strlen(ASP_LIVE_DIR "/" ASP_LIVE_PREFIX), (uint64_t)getpid());
 		g_start_ns = g_last_ns = asp_now_ns(CLOCK_MONOTONIC);
 	}
 }

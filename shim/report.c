@@ -1222,9 +1222,9 @@ void asp__finish(void)
 	int sig = asp__fatal_signal();
 	asp__liveview_end();
 	gather(f, sig ? REASON_SIGNAL : REASON_EXIT, 1);
-	/* Before the leak scan reads the blocks: a read of a page never
-	 * written would map one. */
-	if (!sig && f->tracked)
+	/* For the dump alone; before the leak scan reads the blocks: a read
+	 * of a page never written would map one. */
+	if (!sig && f->tracked && asp__opt.output[0] != '\0')
 		asp__rss_measure(f->entries, f->nentries);
 	leak_check(f);
 	asp_atomic_store_release(&asp__frozen, 0);
