@@ -64,7 +64,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "account.h"
@@ -437,17 +439,19 @@ static void atfork_child(void)
  * updated every second. It bumps asp__epoch, and the next allocation of
  * any thread then does the work (a dump); the live view it writes itself.
  *
- * It shares the program's memory but is not one of its threads: a process
- * of its own made with clone(CLONE_VM) and no exit signal, so that a
- * program that counts its threads (waits until it has one left, or warns
- * before a fork when it has more) finds only its own, and no wait(2) of
- * the program sees it end. Every signal blocked, no TLS of its own (its
- * thread pointer is its creator's): system calls raw, no errno, no
+ * It shares the program's memory but is neither one of its threads nor
+ * one of its children: a program that counts its threads (waits until it
+ * has one left, or warns before a fork when it has more) finds only its
+ * own, and one that waits for every child, as strace waits for every
+ * clone it knows (__WALL), is not kept waiting. So it is made as a daemon
+ * is, twice: clone(CLONE_VM) makes a first process that makes the ticker
+ * the same way and ends at once, reaped here; the ticker's parent is then
+ * init (or the nearest subreaper). Every signal blocked, no TLS of its own
+ * (its thread pointer is its creator's): system calls raw, no errno, no
  * allocation; it adds nothing to the program's figures. It closes the
  * descriptors it was made with (a pipe the program closes must reach its
- * end), and ends with the thread that made it (PR_SET_PDEATHSIG: the
- * process's end, or the thread's), or when that process no longer has
- * this memory (it ran execve: kcmp). */
+ * end), waits on a pidfd of the program, and ends when the program does,
+ * or when the program no longer has this memory (it ran execve: kcmp). */
 #if defined(__x86_64__)
 static long raw_syscall5(long n, long a, long b, long c, long d, long e)
 {
@@ -459,28 +463,53 @@ static long raw_syscall5(long n, long a, long b, long c, long d, long e)
 	return r;
 }
 
-static pid_t g_ticker_parent;
-
+#define TICKER_STACK (64 * 1024)
 #define KCMP_VM_TYPE 1		/* <linux/kcmp.h>'s KCMP_VM */
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+static pid_t g_ticker_parent;	/* the program */
+static char *g_ticker_stack;
+
+/* Whether the program is gone, or runs another program than this one. */
+static int ticker_orphan(long pidfd, long self)
+{
+	struct pollfd p = { (int)pidfd, POLLIN, 0 };
+	struct timespec none = { 0, 0 };
+	if (pidfd >= 0 && raw_syscall5(SYS_ppoll, (long)&p, 1, (long)&none, 0, 8) != 0)
+		return 1;
+	long k = raw_syscall5(SYS_kcmp, g_ticker_parent, self, KCMP_VM_TYPE, 0, 0);
+	return k > 0 || k == -ESRCH || raw_syscall5(SYS_kill, g_ticker_parent, 0, 0, 0, 0) == -ESRCH;
+}
 
 static int ticker_main(void *arg)
 {
 	long half_ms = (long)(intptr_t)arg;	/* 0: the live view only */
 	long step = half_ms > 0 && half_ms < 1000 ? half_ms : 1000, since = 0;
 	struct timespec ts = { step / 1000, (step % 1000) * 1000000 };
-	pid_t parent = g_ticker_parent;
-	raw_syscall5(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (raw_syscall5(SYS_getppid, 0, 0, 0, 0, 0) != parent)
-		raw_syscall5(SYS_exit, 0, 0, 0, 0, 0);
+	long pidfd = raw_syscall5(SYS_pidfd_open, g_ticker_parent, 0, 0, 0, 0);
+	long self = raw_syscall5(SYS_getpid, 0, 0, 0, 0, 0);
 	raw_syscall5(SYS_prctl, PR_SET_NAME, (long)"allocspy-tick", 0, 0, 0);
-	if (raw_syscall5(SYS_close_range, 0, ~0u, 0, 0, 0) != 0)
+	if (pidfd >= 0) {
+		/* every descriptor but the pidfd */
+		if ((pidfd > 0 && raw_syscall5(SYS_close_range, 0, pidfd - 1, 0, 0, 0) != 0) ||
+		    raw_syscall5(SYS_close_range, pidfd + 1, ~0u, 0, 0, 0) != 0)
+			for (long fd = 0; fd < 4096; fd++)
+				if (fd != pidfd)
+					raw_syscall5(SYS_close, fd, 0, 0, 0, 0);
+	} else if (raw_syscall5(SYS_close_range, 0, ~0u, 0, 0, 0) != 0) {
 		for (long fd = 0; fd < 4096; fd++)
 			raw_syscall5(SYS_close, fd, 0, 0, 0, 0);
-	long self = raw_syscall5(SYS_getpid, 0, 0, 0, 0, 0);
+	}
 	for (;;) {
-		raw_syscall5(SYS_nanosleep, (long)&ts, 0, 0, 0, 0);
-		if (raw_syscall5(SYS_getppid, 0, 0, 0, 0, 0) != parent ||
-		    raw_syscall5(SYS_kcmp, parent, self, KCMP_VM_TYPE, 0, 0) > 0)
+		/* The pidfd turns readable when the program ends. */
+		struct pollfd p = { (int)pidfd, POLLIN, 0 };
+		if (pidfd >= 0)
+			raw_syscall5(SYS_ppoll, (long)&p, 1, (long)&ts, 0, 8);
+		else
+			raw_syscall5(SYS_nanosleep, (long)&ts, 0, 0, 0, 0);
+		if (ticker_orphan(pidfd, self))
 			raw_syscall5(SYS_exit, 0, 0, 0, 0, 0);
 		since += step;
 		if (half_ms > 0 && since >= half_ms) {
@@ -492,12 +521,19 @@ static int ticker_main(void *arg)
 	return 0;
 }
 
+/* The first process: it makes the ticker, on the upper part of the
+ * stack, and ends. */
+static int ticker_maker(void *arg)
+{
+	clone(ticker_main, g_ticker_stack + TICKER_STACK, CLONE_VM, arg);
+	return 0;
+}
+
 static void start_ticker(void)
 {
 	if (asp__opt.interval_ms <= 0 && !asp__liveview_wanted())
 		return;
-	size_t size = 64 * 1024;
-	char *stack = asp__pages_alloc(size);
+	char *stack = asp__pages_alloc(TICKER_STACK);
 	if (stack == NULL)
 		return;
 	long half = asp__opt.interval_ms <= 0 ? 0 : asp__opt.interval_ms / 2 > 0 ? asp__opt.interval_ms / 2 : 1;
@@ -506,8 +542,11 @@ static void start_ticker(void)
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	int saved = errno;
 	g_ticker_parent = getpid();
-	int pid = clone(ticker_main, stack + size, CLONE_VM, (void *)(intptr_t)half);
-	asp__world_ticker = pid > 0 ? pid : 0;
+	g_ticker_stack = stack;
+	int pid = clone(ticker_maker, stack + TICKER_STACK / 4, CLONE_VM, (void *)(intptr_t)half);
+	if (pid > 0)
+		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
 	errno = saved;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

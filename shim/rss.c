@@ -631,6 +631,151 @@ static int load_block(struct walk *wk, struct blk *b)
 	return 1;
 }
 
+/* The shim's own: every mapping it made, its image's anonymous part (its
+ * .bss), its live view. */
+static void find_shim(struct owners *o)
+{
+	struct ranges *shim = &o->r[OWN_SHIM];
+	asp__arena_ranges(add_range, shim);
+	struct range img = shim_image();
+	range_add(shim, img.start, img.end);
+	uintptr_t lv_start;
+	size_t lv_len;
+	if (asp__liveview_mapping(&lv_start, &lv_len))
+		range_add(shim, lv_start, lv_start + lv_len);
+	asp__sort(shim->v, shim->n, sizeof *shim->v, by_start);
+}
+
+/* The stacks: the main thread's, and each live thread's mapping up to its
+ * descriptor (glibc puts it at the top; the mapping above may be another
+ * one that the kernel merged). */
+static void find_stacks(struct owners *o)
+{
+	struct ranges *stacks = &o->r[OWN_STACK];
+	pid_t pid = getpid();
+	for (size_t i = 0; i < o->nvmas; i++)
+		if (o->vmas[i].stack)
+			range_add(stacks, o->vmas[i].start, o->vmas[i].end);
+	for (const struct asp_thread *t = asp__threads_list(); t != NULL; t = t->next) {
+		if (t->state != ASP_THREAD_ACTIVE || t->self == 0 || t->tid == pid)
+			continue;
+		const struct vma *v = vma_find(o->vmas, o->nvmas, t->self);
+		uintptr_t top = page_up(t->self + 1);
+		if (v != NULL && !v->file && v->rw)
+			range_add(stacks, v->start, top < v->end ? top : v->end);
+	}
+	asp__sort(stacks->v, stacks->n, sizeof *stacks->v, by_start);
+}
+
+/* The allocator's heaps: brk's, and glibc's other arenas'. */
+static void find_heaps(struct owners *o)
+{
+	struct ranges *heaps = &o->r[OWN_HEAP];
+	for (size_t i = 0; i < o->nvmas; i++) {
+		const struct vma *v = &o->vmas[i];
+		if (v->heap) {
+			range_add(heaps, v->start, v->end);
+			continue;
+		}
+		if (!o->glibc || v->file || !v->rw || v->rss == 0 || v->stack)
+			continue;
+		for (uintptr_t a = (v->start + HEAP_MAX - 1) & ~(HEAP_MAX - 1); a >= v->start && a < v->end;
+		     a += HEAP_MAX) {
+			size_t k = 0;
+			if (!in_ranges(&o->r[OWN_SHIM], &k, a) && page_resident(a) && heap_info_at(a))
+				range_add(heaps, a, a + HEAP_MAX);
+		}
+	}
+	asp__sort(heaps->v, heaps->n, sizeof *heaps->v, by_start);
+}
+
+/* What the walk finds: each owner's resident bytes, the blocks' resident
+ * bytes on its pages, the file mappings' (the shim's apart). */
+struct tally {
+	uint64_t res[OWNERS], in_blocks[OWNERS];
+	uint64_t file, shim_file;
+};
+
+/* The file mappings' resident bytes, from the list. */
+static void tally_files(const struct owners *o, struct tally *t)
+{
+	t->file = t->shim_file = 0;
+	for (size_t i = 0; i < o->nvmas; i++) {
+		size_t k = 0;
+		if (!o->vmas[i].file)
+			continue;
+		if (in_ranges(&o->r[OWN_SHIM], &k, o->vmas[i].start))
+			t->shim_file += o->vmas[i].rss;
+		else
+			t->file += o->vmas[i].rss;
+	}
+}
+
+/* The resident pages of anonymous mapping v, window by window, each to
+ * its owner, and the bytes of the blocks on them, the blocks loaded as
+ * the walk reaches them (*b, *have). */
+static void walk_mapping(const struct vma *v, struct pages *pg, struct ocur *pages_at,
+                         struct ocur *blocks_at, struct walk *wk, struct blk *b, int *have,
+                         struct tally *t)
+{
+	const uintptr_t window = (uintptr_t)WINDOW_PAGES * g_page;
+	uint64_t vres[OWNERS] = { 0 };
+	for (uintptr_t ws = v->start; ws < v->end; ws += window) {
+		uintptr_t we = v->end - ws > window ? ws + window : v->end;
+		size_t np = (we - ws) / g_page;
+		if (resident(pg, ws, np, pg->vec) != 0) {
+			/* Unreadable: its resident size goes to its first owner. */
+			if (ws == v->start) {
+				vres[owner_of(pages_at, ws)] += v->rss;
+				break;
+			}
+			memset(pg->vec, 0, np);
+		}
+		for (size_t k = 0; k < np; k++)
+			if (pg->vec[k] & 1)
+				vres[owner_of(pages_at, ws + k * g_page)] += g_page;
+		for (; *have && b->s < we; *have = load_block(wk, b)) {
+			if (b->e <= ws)
+				continue;
+			uintptr_t a = b->s > ws ? b->s : ws, end = b->e < we ? b->e : we;
+			while (a < end) {
+				uintptr_t pa = a & ~(g_page - 1), next = pa + g_page < end ? pa + g_page : end;
+				if (pg->vec[(pa - ws) / g_page] & 1)
+					t->in_blocks[owner_of(blocks_at, pa)] += next - a;
+				a = next;
+			}
+			if (b->e > we)
+				break;	/* on into the next window */
+		}
+	}
+	zero_pages(vres, v->rss);
+	for (int k = 0; k < OWNERS; k++)
+		t->res[k] += vres[k];
+}
+
+/* Every mapping with resident pages, and every block. */
+static void walk_all(const struct owners *o, struct work *w, struct walk *wk, struct tally *t)
+{
+	struct pages pg = { open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC), w->regions, w->vec };
+	struct ocur pages_at, blocks_at;
+	struct blk b;
+	ocur_init(&pages_at, o);
+	ocur_init(&blocks_at, o);
+	*wk = (struct walk){ .vc = { o->vmas, o->nvmas, 0 } };
+	blocks_init(&wk->it, o);
+	int have = load_block(wk, &b);
+	for (size_t i = 0; i < o->nvmas; i++)
+		if (o->vmas[i].rss != 0 && !o->vmas[i].file)
+			walk_mapping(&o->vmas[i], &pg, &pages_at, &blocks_at, wk, &b, &have, t);
+	while (have)
+		have = load_block(wk, &b);
+	tally_files(o, t);
+	g.pages_from = pg.pagemap >= 0 ? "pagemap" : "mincore";
+	if (pg.pagemap >= 0)
+		close(pg.pagemap);
+	g.large = pages_at.nlarge;
+}
+
 void asp__rss_measure(const struct asp_live_entry *entries, size_t n)
 {
 	if (g.done || (entries == NULL && n > 0))
@@ -638,7 +783,6 @@ void asp__rss_measure(const struct asp_live_entry *entries, size_t n)
 	long ps = sysconf(_SC_PAGESIZE);
 	if (ps > 0)
 		g_page = (uintptr_t)ps;
-	pid_t pid = getpid();
 	size_t nthreads = 0;
 	for (const struct asp_thread *t = asp__threads_list(); t != NULL; t = t->next)
 		nthreads++;
@@ -655,7 +799,7 @@ void asp__rss_measure(const struct asp_live_entry *entries, size_t n)
 
 	/* smaps, with everything this needs mapped before it is read. */
 	struct work w;
-	size_t len = 0, nvmas = 0;
+	size_t nvmas = 0;
 	for (size_t cap = (count_lines("/proc/self/maps") + 64) * 1024;; cap *= 2) {
 		if (cap > ((size_t)1 << 32) || work_alloc(&w, cap, n - nsorted, nthreads) != 0)
 			return;
@@ -664,8 +808,8 @@ void asp__rss_measure(const struct asp_live_entry *entries, size_t n)
 			work_free(&w);
 			return;
 		}
-		len = (size_t)got;
-		if (len < w.text_cap && (nvmas = parse_smaps(w.text, len, w.vmas, w.vma_cap)) <= w.vma_cap)
+		if ((size_t)got < w.text_cap &&
+		    (nvmas = parse_smaps(w.text, (size_t)got, w.vmas, w.vma_cap)) <= w.vma_cap)
 			break;
 		work_free(&w);
 	}
@@ -673,139 +817,19 @@ void asp__rss_measure(const struct asp_live_entry *entries, size_t n)
 		w.tail[i - nsorted] = (struct span){ entries[i].ptr, entries[i].size };
 	asp__sort(w.tail, n - nsorted, sizeof *w.tail, by_ptr);
 
-	struct owners o;
-	memset(&o, 0, sizeof o);
-	o.entries = entries;
-	o.nsorted = nsorted;
-	o.tail = w.tail;
-	o.ntail = n - nsorted;
-	o.vmas = w.vmas;
-	o.nvmas = nvmas;
-	o.glibc = !asp__live_shared;
+	struct owners o = { .entries = entries, .nsorted = nsorted, .tail = w.tail,
+	                    .ntail = n - nsorted, .vmas = w.vmas, .nvmas = nvmas,
+	                    .glibc = !asp__live_shared };
 	for (int k = 0; k < OWNERS; k++)
 		o.r[k] = (struct ranges){ w.ranges[k], 0, w.caps[k] };
+	find_shim(&o);
+	find_stacks(&o);
+	find_heaps(&o);
 
-	/* The shim's. */
-	struct ranges *shim = &o.r[OWN_SHIM];
-	asp__arena_ranges(add_range, shim);
-	struct range img = shim_image();
-	range_add(shim, img.start, img.end);
-	uintptr_t lv_start;
-	size_t lv_len;
-	if (asp__liveview_mapping(&lv_start, &lv_len))
-		range_add(shim, lv_start, lv_start + lv_len);
-	asp__sort(shim->v, shim->n, sizeof *shim->v, by_start);
-
-	/* The stacks: the main thread's, and each live thread's. */
-	struct ranges *stacks = &o.r[OWN_STACK];
-	for (size_t i = 0; i < nvmas; i++)
-		if (w.vmas[i].stack)
-			range_add(stacks, w.vmas[i].start, w.vmas[i].end);
-	for (const struct asp_thread *t = asp__threads_list(); t != NULL; t = t->next) {
-		if (t->state != ASP_THREAD_ACTIVE || t->self == 0 || t->tid == pid)
-			continue;
-		const struct vma *v = vma_find(w.vmas, nvmas, t->self);
-		if (v != NULL && !v->file && v->rw)
-			range_add(stacks, v->start, page_up(t->self + 1) < v->end ? page_up(t->self + 1) : v->end);
-	}
-	asp__sort(stacks->v, stacks->n, sizeof *stacks->v, by_start);
-	g.stacks = stacks->n;
-
-	/* The allocator's heaps: brk's, and glibc's other arenas'. */
-	struct ranges *heaps = &o.r[OWN_HEAP];
-	for (size_t i = 0; i < nvmas; i++) {
-		const struct vma *v = &w.vmas[i];
-		if (v->heap) {
-			range_add(heaps, v->start, v->end);
-			continue;
-		}
-		if (!o.glibc || v->file || !v->rw || v->rss == 0 || v->stack)
-			continue;
-		for (uintptr_t a = (v->start + HEAP_MAX - 1) & ~(HEAP_MAX - 1); a >= v->start && a < v->end;
-		     a += HEAP_MAX) {
-			size_t k = 0;
-			if (in_ranges(shim, &k, a) || !page_resident(a) || !heap_info_at(a))
-				continue;
-			range_add(heaps, a, a + HEAP_MAX);
-		}
-	}
-	asp__sort(heaps->v, heaps->n, sizeof *heaps->v, by_start);
-	g.heaps = heaps->n;
-
-	/* The pages, and the blocks beside them. */
-	struct pages pg = { open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC), w.regions, w.vec };
-	struct ocur pages_at, blocks_at;
-	ocur_init(&pages_at, &o);
-	ocur_init(&blocks_at, &o);
-	struct walk wk = { .vc = { w.vmas, nvmas, 0 } };
-	blocks_init(&wk.it, &o);
-	uint64_t res[OWNERS] = { 0 }, in_blocks[OWNERS] = { 0 }, file = 0, shim_file = 0;
-	struct blk b;
-	int have = load_block(&wk, &b);
-	for (size_t i = 0; i < nvmas; i++) {
-		const struct vma *v = &w.vmas[i];
-		if (v->rss == 0)
-			continue;
-		if (v->file) {
-			size_t k = 0;
-			if (in_ranges(shim, &k, v->start))
-				shim_file += v->rss;
-			else
-				file += v->rss;
-			continue;
-		}
-		uint64_t vres[OWNERS] = { 0 };
-		for (uintptr_t ws = v->start; ws < v->end; ws += (uintptr_t)WINDOW_PAGES * g_page) {
-			uintptr_t we = v->end - ws > (uintptr_t)WINDOW_PAGES * g_page ?
-			               ws + (uintptr_t)WINDOW_PAGES * g_page : v->end;
-			size_t np = (we - ws) / g_page;
-			if (resident(&pg, ws, np, w.vec) != 0) {
-				/* Unreadable: its resident size goes to its first owner. */
-				if (ws == v->start) {
-					vres[owner_of(&pages_at, ws)] += v->rss;
-					break;
-				}
-				memset(w.vec, 0, np);
-			}
-			for (size_t k = 0; k < np; k++)
-				if (w.vec[k] & 1)
-					vres[owner_of(&pages_at, ws + k * g_page)] += g_page;
-			for (; have && b.s < we; have = load_block(&wk, &b)) {
-				if (b.e <= ws)
-					continue;
-				uintptr_t a = b.s > ws ? b.s : ws, ce = b.e < we ? b.e : we;
-				while (a < ce) {
-					uintptr_t pa = a & ~(g_page - 1), next = pa + g_page < ce ? pa + g_page : ce;
-					if (w.vec[(pa - ws) / g_page] & 1)
-						in_blocks[owner_of(&blocks_at, pa)] += next - a;
-					a = next;
-				}
-				if (b.e > we)
-					break;	/* on into the next window */
-			}
-		}
-		zero_pages(vres, v->rss);
-		for (int k = 0; k < OWNERS; k++)
-			res[k] += vres[k];
-	}
-	while (have)
-		have = load_block(&wk, &b);
-	g.pages_from = pg.pagemap >= 0 ? "pagemap" : "mincore";
-	if (pg.pagemap >= 0)
-		close(pg.pagemap);
-
-	g.glibc = o.glibc;
-	g.in_use = wk.in_use;
-	g.slack = wk.slack;
-	uint64_t resident_blocks = 0;
-	for (int k = 0; k < OWNERS; k++) {
-		resident_blocks += in_blocks[k];
-		g.own[k] = res[k] > in_blocks[k] ? res[k] - in_blocks[k] : 0;
-	}
-	g.own[OWN_SHIM] += shim_file;
-	g.not_resident = g.in_use + g.slack - resident_blocks;
-	g.file = file;
-	g.large = pages_at.nlarge;
+	struct walk wk;
+	struct tally t;
+	memset(&t, 0, sizeof t);
+	walk_all(&o, &w, &wk, &t);
 
 	/* The file mappings again, with the pages the walk's own code brought
 	 * in (a fault maps up to 16 neighbouring pages of a file), then the
@@ -813,25 +837,29 @@ void asp__rss_measure(const struct asp_live_entry *entries, size_t n)
 	got = read_file("/proc/self/smaps", w.text, w.text_cap);
 	if (got > 0 && (size_t)got < w.text_cap) {
 		size_t again = parse_smaps(w.text, (size_t)got, w.vmas, w.vma_cap);
-		uint64_t f = 0, sf = 0;
-		for (size_t i = 0; again <= w.vma_cap && i < again; i++) {
-			size_t k = 0;
-			if (!w.vmas[i].file)
-				continue;
-			if (in_ranges(shim, &k, w.vmas[i].start))
-				sf += w.vmas[i].rss;
-			else
-				f += w.vmas[i].rss;
-		}
 		if (again <= w.vma_cap) {
-			g.own[OWN_SHIM] += sf - shim_file;
-			g.file = f;
+			o.nvmas = again;
+			tally_files(&o, &t);
 		}
 	}
 	got = read_file("/proc/self/smaps_rollup", small, sizeof small);
 	g.rss = got > 0 ? kb_field(small, (size_t)got, "Rss:") : 0;
 	got = read_file("/proc/self/status", small, sizeof small);
 	g.peak_rss = got > 0 ? kb_field(small, (size_t)got, "VmHWM:") : 0;
+
+	uint64_t resident_blocks = 0;
+	for (int k = 0; k < OWNERS; k++) {
+		resident_blocks += t.in_blocks[k];
+		g.own[k] = t.res[k] > t.in_blocks[k] ? t.res[k] - t.in_blocks[k] : 0;
+	}
+	g.own[OWN_SHIM] += t.shim_file;
+	g.file = t.file;
+	g.glibc = o.glibc;
+	g.in_use = wk.in_use;
+	g.slack = wk.slack;
+	g.not_resident = g.in_use + g.slack - resident_blocks;
+	g.stacks = o.r[OWN_STACK].n;
+	g.heaps = o.r[OWN_HEAP].n;
 	work_free(&w);
 	g.done = g.rss > 0;
 }
