@@ -259,6 +259,19 @@ void asp__liveview_tick(void)
 }
 #endif
 
+#if defined(__x86_64__)
+void asp__liveview_gone(void)
+{
+	int s = LV_OPEN;
+	if (__atomic_compare_exchange_n(&g_state, &s, LV_ENDED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		raw6(SYS_unlink, (long)g_path, 0, 0, 0, 0, 0);
+}
+#else
+void asp__liveview_gone(void)
+{
+}
+#endif
+
 void asp__liveview_end(void)
 {
 	/* The ticker is a moment from done, unless it was killed: a second

@@ -20,6 +20,10 @@ void asp__liveview_tick(void);
 /* Whether the ticker must run for the live view. */
 int asp__liveview_wanted(void);
 
+/* From the ticker, once the program is gone without its exit report
+ * (killed): the file is removed. */
+void asp__liveview_gone(void);
+
 /* At the exit report: marks the view ended and removes the file. */
 void asp__liveview_end(void);
 

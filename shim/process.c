@@ -472,15 +472,18 @@ static long raw_syscall5(long n, long a, long b, long c, long d, long e)
 static pid_t g_ticker_parent;	/* the program */
 static char *g_ticker_stack;
 
-/* Whether the program is gone, or runs another program than this one. */
+/* 2 when the program is gone, 1 when it runs another program than this
+ * one, else 0. */
 static int ticker_orphan(long pidfd, long self)
 {
 	struct pollfd p = { (int)pidfd, POLLIN, 0 };
 	struct timespec none = { 0, 0 };
 	if (pidfd >= 0 && raw_syscall5(SYS_ppoll, (long)&p, 1, (long)&none, 0, 8) != 0)
-		return 1;
+		return 2;
 	long k = raw_syscall5(SYS_kcmp, g_ticker_parent, self, KCMP_VM_TYPE, 0, 0);
-	return k > 0 || k == -ESRCH || raw_syscall5(SYS_kill, g_ticker_parent, 0, 0, 0, 0) == -ESRCH;
+	if (k == -ESRCH || raw_syscall5(SYS_kill, g_ticker_parent, 0, 0, 0, 0) == -ESRCH)
+		return 2;
+	return k > 0;
 }
 
 static int ticker_main(void *arg)
@@ -509,8 +512,14 @@ static int ticker_main(void *arg)
 			raw_syscall5(SYS_ppoll, (long)&p, 1, (long)&ts, 0, 8);
 		else
 			raw_syscall5(SYS_nanosleep, (long)&ts, 0, 0, 0, 0);
-		if (ticker_orphan(pidfd, self))
+		int gone = ticker_orphan(pidfd, self);
+		if (gone) {
+			/* Killed before its exit report: the view goes too. (Not
+			 * after an exec: the new program's may be there.) */
+			if (gone == 2)
+				asp__liveview_gone();
 			raw_syscall5(SYS_exit, 0, 0, 0, 0, 0);
+		}
 		since += step;
 		if (half_ms > 0 && since >= half_ms) {
 			since = 0;

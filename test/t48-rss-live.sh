@@ -164,9 +164,10 @@ live() {
 live a 8
 live b 8 ALLOCSPY_LIVE=0
 live c 4 ALLOCSPY_MODE=count
+live k 8
 sleep 60 &
 D=$!
-A=$(cat "$TMP/a.pid") B=$(cat "$TMP/b.pid") C=$(cat "$TMP/c.pid")
+A=$(cat "$TMP/a.pid") B=$(cat "$TMP/b.pid") C=$(cat "$TMP/c.pid") K=$(cat "$TMP/k.pid")
 V=/dev/shm/allocspy.$A
 # A traced program without a view is waited for, 3 s, meanwhile.
 ("$LAUNCH" top "$B" >"$TMP/topb" 2>"$TMP/topb.err"; echo $? >"$TMP/topb.rc") &
@@ -175,6 +176,13 @@ check "the live view is made, readable and writable by its user only" "600 $(id 
 	"$(stat -c '%a %u' "$V" 2>&1)"
 check "ALLOCSPY_LIVE=0: no live view" "absent" \
 	"$([ -e "/dev/shm/allocspy.$B" ] && echo there || echo absent)"
+check "the ticker is neither a thread of the program nor its child" "1|0" \
+	"$(sed -n 's/^Threads:[[:space:]]*//p' "/proc/$A/status")|$(ps -o pid= --ppid "$A" | wc -l)"
+kill -KILL "$K"
+i=0
+while [ -e "/dev/shm/allocspy.$K" ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
+check "a program killed (no exit report): its ticker removes the live view" "absent" \
+	"$([ -e "/dev/shm/allocspy.$K" ] && echo there || echo absent)"
 "$LAUNCH" top -n 1 "$C" >"$TMP/topc" 2>&1 </dev/null
 check "count mode: no bytes in use, no sites" \
 	"in use     ? (ALLOCSPY_MODE=count keeps no sizes)|(no sites in count mode)" \
