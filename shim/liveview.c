@@ -36,6 +36,7 @@ enum { LV_NONE, LV_MAKING, LV_OPEN, LV_WRITING, LV_ENDED };
 
 static int g_state;
 static struct asp_live_view *g_view;
+static uint64_t g_ino;		/* the file's, as made */
 static char g_path[64];
 static uint64_t g_start_ns, g_last_ns;
 
@@ -117,6 +118,9 @@ static struct asp_live_view *make_view(void)
 	if (fd < 0)
 		return NULL;
 	long p = -1;
+	struct stat st;
+	if (raw6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) == 0)
+		g_ino = (uint64_t)st.st_ino;
 	if (raw6(SYS_ftruncate, fd, ASP_LIVE_BYTES, 0, 0, 0, 0) == 0)
 		p = raw6(SYS_mmap, 0, ASP_LIVE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	raw6(SYS_close, fd, 0, 0, 0, 0, 0);
@@ -260,15 +264,24 @@ void asp__liveview_tick(void)
 #endif
 
 #if defined(__x86_64__)
-void asp__liveview_gone(void)
+void asp__liveview_gone(int exec)
 {
 	int s = LV_OPEN;
-	if (__atomic_compare_exchange_n(&g_state, &s, LV_ENDED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		raw6(SYS_unlink, (long)g_path, 0, 0, 0, 0, 0);
+	if (!__atomic_compare_exchange_n(&g_state, &s, LV_ENDED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	/* After an exec, a traced program removed this file at its start
+	 * (and makes its own, another file, a second later): one that is
+	 * still this file is an untraced program's to leave. */
+	struct stat st;
+	if (exec && (raw6(SYS_stat, (long)g_path, (long)&st, 0, 0, 0, 0) != 0 ||
+	             (uint64_t)st.st_ino != g_ino))
+		return;
+	raw6(SYS_unlink, (long)g_path, 0, 0, 0, 0, 0);
 }
 #else
-void asp__liveview_gone(void)
+void asp__liveview_gone(int exec)
 {
+	(void)exec;
 }
 #endif
 

@@ -21,8 +21,9 @@ void asp__liveview_tick(void);
 int asp__liveview_wanted(void);
 
 /* From the ticker, once the program is gone without its exit report
- * (killed): the file is removed. */
-void asp__liveview_gone(void);
+ * (killed), or ran another program (exec set): the file is removed, but
+ * when a traced program of the same pid may have made it anew. */
+void asp__liveview_gone(int exec);
 
 /* At the exit report: marks the view ended and removes the file. */
 void asp__liveview_end(void);

@@ -514,10 +514,9 @@ static int ticker_main(void *arg)
 			raw_syscall5(SYS_nanosleep, (long)&ts, 0, 0, 0, 0);
 		int gone = ticker_orphan(pidfd, self);
 		if (gone) {
-			/* Killed before its exit report: the view goes too. (Not
-			 * after an exec: the new program's may be there.) */
-			if (gone == 2)
-				asp__liveview_gone();
+			/* Killed before its exit report, or it ran another
+			 * program: the view goes too. */
+			asp__liveview_gone(gone == 1);
 			raw_syscall5(SYS_exit, 0, 0, 0, 0, 0);
 		}
 		since += step;
