@@ -119,6 +119,7 @@ static struct asp_live_view *make_view(void)
 		return NULL;
 	long p = -1;
 	struct stat st;
+	memset(&st, 0, sizeof st);
 	if (raw6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) == 0)
 		g_ino = (uint64_t)st.st_ino;
 	if (raw6(SYS_ftruncate, fd, ASP_LIVE_BYTES, 0, 0, 0, 0) == 0)
@@ -270,9 +271,10 @@ void asp__liveview_gone(int exec)
 	if (!__atomic_compare_exchange_n(&g_state, &s, LV_ENDED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	/* After an exec, a traced program removed this file at its start
-	 * (and makes its own, another file, a second later): one that is
-	 * still this file is an untraced program's to leave. */
+	 * (and makes its own, another file, a second later); an untraced one
+	 * left it, and it goes. */
 	struct stat st;
+	memset(&st, 0, sizeof st);
 	if (exec && (raw6(SYS_stat, (long)g_path, (long)&st, 0, 0, 0, 0) != 0 ||
 	             (uint64_t)st.st_ino != g_ino))
 		return;
