@@ -478,7 +478,7 @@ static int ticker_orphan(long pidfd, long self)
 {
 	struct pollfd p = { (int)pidfd, POLLIN, 0 };
 	struct timespec none = { 0, 0 };
-	if (pidfd >= 0 && raw_syscall5(SYS_ppoll, (long)&p, 1, (long)&none, 0, 8) != 0)
+	if (pidfd >= 0 && raw_syscall5(SYS_ppoll, (long)&p, 1, (long)&none, 0, 8) > 0)
 		return 2;
 	long k = raw_syscall5(SYS_kcmp, g_ticker_parent, self, KCMP_VM_TYPE, 0, 0);
 	if (k == -ESRCH || raw_syscall5(SYS_kill, g_ticker_parent, 0, 0, 0, 0) == -ESRCH)
@@ -506,10 +506,12 @@ static int ticker_main(void *arg)
 			raw_syscall5(SYS_close, fd, 0, 0, 0, 0);
 	}
 	for (;;) {
-		/* The pidfd turns readable when the program ends. */
+		/* The pidfd turns readable when the program ends. (ppoll
+		 * leaves what was left of the time in its argument: a copy.) */
 		struct pollfd p = { (int)pidfd, POLLIN, 0 };
+		struct timespec left = ts;
 		if (pidfd >= 0)
-			raw_syscall5(SYS_ppoll, (long)&p, 1, (long)&ts, 0, 8);
+			raw_syscall5(SYS_ppoll, (long)&p, 1, (long)&left, 0, 8);
 		else
 			raw_syscall5(SYS_nanosleep, (long)&ts, 0, 0, 0, 0);
 		int gone = ticker_orphan(pidfd, self);
