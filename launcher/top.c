@@ -329,6 +329,9 @@ static void screen_start(void)
 		g_raw = tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0;
 	}
 	if (isatty(STDOUT_FILENO)) {
+		/* A whole screen in one write: no half-drawn frame. */
+		static char buf[64 * 1024];
+		setvbuf(stdout, buf, _IOFBF, sizeof buf);
 		fputs("\033[?1049h\033[?25l", stdout);
 		g_screen = 1;
 	}

@@ -164,7 +164,7 @@ live() {
 live a 8
 live b 8 ALLOCSPY_LIVE=0
 live c 4 ALLOCSPY_MODE=count
-live k 8
+live k 9
 sleep 60 &
 D=$!
 A=$(cat "$TMP/a.pid") B=$(cat "$TMP/b.pid") C=$(cat "$TMP/c.pid") K=$(cat "$TMP/k.pid")
@@ -178,6 +178,12 @@ check "ALLOCSPY_LIVE=0: no live view" "absent" \
 	"$([ -e "/dev/shm/allocspy.$B" ] && echo there || echo absent)"
 check "the ticker is neither a thread of the program nor its child" "1|0" \
 	"$(sed -n 's/^Threads:[[:space:]]*//p' "/proc/$A/status")|$(ps -o pid= --ppid "$A" | wc -l)"
+# The ticker: the allocspy-tick whose command line (the program's memory)
+# is A's. It sleeps between its updates: a few milliseconds of CPU at most.
+TICK=
+for t in $(ps -C allocspy-tick -o pid=); do
+	[ "$(tr '\0' ' ' <"/proc/$t/cmdline" 2>/dev/null)" = "$(tr '\0' ' ' <"/proc/$A/cmdline")" ] && TICK=$t
+done
 kill -KILL "$K"
 i=0
 while [ -e "/dev/shm/allocspy.$K" ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
@@ -193,7 +199,7 @@ if command -v tmux >/dev/null 2>&1; then
 	T="tmux -L allocspy-t48-$$ -f /dev/null"
 	$T new-session -d -s top -x 110 -y 30 "$LAUNCH top $A; echo \$? >$TMP/tmux.rc; sleep 60"
 	i=0
-	while ! $T capture-pane -p -t top | grep -q '^allocspy top: pid' && [ $i -lt 50 ]; do
+	while ! $T capture-pane -p -t top | grep -q 'keep_name' && [ $i -lt 50 ]; do
 		sleep 0.1; i=$((i + 1))
 	done
 	$T capture-pane -p -t top >"$TMP/cap1"
@@ -221,6 +227,9 @@ if command -v tmux >/dev/null 2>&1; then
 else
 	ok "allocspy top in tmux # SKIP tmux is not installed (make test-deps)"
 fi
+
+check "the ticker used less than 20 ms of CPU in the program's first 5 s" "yes" \
+	"$(cut -d' ' -f1 "/proc/${TICK:-0}/schedstat" 2>&1 | awk '{ print ($1 ~ /^[0-9]+$/ && $1 < 20000000) ? "yes" : "no: " $0 }')"
 
 # Without a terminal: a block per refresh; -n stops.
 "$LAUNCH" top -n 2 "$A" >"$TMP/top2" 2>"$TMP/top2.err" </dev/null
