@@ -134,15 +134,20 @@ $(REPORT): $(ANALYZER_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $(ANALYZER_OBJ) $(JANSSON_LIBS) $(DW_LIBS) $(Z_LIBS) -lstdc++ -lm
 
 # --- the launcher ---------------------------------------------------------
-$(LAUNCH): launcher/allocspy.c | $(B)
-	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE -DASP_LIBDIR='"$(LIBDIR)"' -o $@ $<
+# allocspy top names addresses with common/dwsym.c through a libdw.so.1 it
+# dlopens: the launcher links neither libdw nor libstdc++, so that running
+# a program through it loads nothing more.
+LAUNCH_SRC := launcher/allocspy.c launcher/top.c common/dwsym.c
+LAUNCH_FLAGS = $(ALL_CFLAGS) -D_GNU_SOURCE -Icommon $(DW_CFLAGS) -DASP_LIBDIR='"$(LIBDIR)"'
+$(LAUNCH): $(LAUNCH_SRC) launcher/*.h common/*.h | $(B)
+	$(CC) $(LAUNCH_FLAGS) $(LDFLAGS) -o $@ $(LAUNCH_SRC) -ldl
 
 # The launcher make install installs: it preloads the library from LIBDIR.
 # libdir.txt changes when LIBDIR does, so that it is built again then.
 $(B)/libdir.txt: FORCE | $(B)
 	@echo '$(LIBDIR)' | cmp -s - $@ || echo '$(LIBDIR)' >$@
-$(B)/allocspy.installed: launcher/allocspy.c $(B)/libdir.txt | $(B)
-	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE -DASP_LIBDIR='"$(LIBDIR)"' -DASP_INSTALLED -o $@ $<
+$(B)/allocspy.installed: $(LAUNCH_SRC) launcher/*.h common/*.h $(B)/libdir.txt | $(B)
+	$(CC) $(LAUNCH_FLAGS) -DASP_INSTALLED $(LDFLAGS) -o $@ $(LAUNCH_SRC) -ldl
 .PHONY: FORCE
 FORCE:
 
@@ -252,8 +257,8 @@ lint:
 	cppcheck --enable=warning,performance,portability --inline-suppr --quiet --error-exitcode=1 \
 		-Iinclude -Ishim -Icommon -D__x86_64__ -D__linux__ -D__GNUC__ -D__SEG_FS -D__GLIBC__=2 -D__GLIBC_MINOR__=36 \
 		--suppress=missingIncludeSystem shim analyzer common launcher
-	clang-tidy -quiet $(SHIM_SRC) $(ANALYZER_SRC) $(COMMON_SRC) launcher/allocspy.c -- -std=gnu11 -D_GNU_SOURCE \
-		-Iinclude -Ishim -Ianalyzer -Icommon $(JANSSON_CFLAGS) $(DW_CFLAGS) -DASP_VERSION='"$(VERSION)"' \
+	clang-tidy -quiet $(SHIM_SRC) $(ANALYZER_SRC) $(COMMON_SRC) launcher/allocspy.c launcher/top.c -- -std=gnu11 -D_GNU_SOURCE \
+		-Iinclude -Ishim -Ianalyzer -Icommon -Ilauncher $(JANSSON_CFLAGS) $(DW_CFLAGS) -DASP_VERSION='"$(VERSION)"' \
 		-DASP_LIBDIR='"$(LIBDIR)"' 2>/dev/null
 
 # --- the seed comparison and the benches -------------------------------------

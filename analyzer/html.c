@@ -20,6 +20,7 @@
 #include "leaks.h"
 #include "peak.h"
 #include "profile.h"
+#include "rss.h"
 #include "summary.h"
 #include "timeline.h"
 
@@ -1031,6 +1032,45 @@ static int put_tables(FILE *out, struct part *pt)
 	return 0;
 }
 
+/* The resident memory at exit, in rows that add up to it: a bar for each
+ * row's share, the taken-off rows (negative) without one. */
+static void put_rss(FILE *out, const struct part *pt)
+{
+	const asp_dump_t *d = pt->d;
+	asp_rss_row_t rows[ASP_RSS_ROWS];
+	char a[ASP_NUM_MAX];
+
+	fprintf(out, "<section id=\"d%zu-rss\"><h3>Resident memory at exit</h3>\n", pt->i);
+	if (!d->has_rss) {
+		fprintf(out, "<p class=\"note\">No resident memory in this dump (%s).</p></section>\n",
+			d->count_mode ? "ALLOCSPY_MODE=count measures none" :
+			d->reason != ASP_REASON_EXIT ? "it is measured at exit only" :
+			"it was written without it");
+		return;
+	}
+	size_t n = asp_rss_rows(d, rows);
+	uint64_t rss = d->rss.rss_bytes;
+
+	fprintf(out, "<p>%s bytes resident (the kernel's high-water mark: ",
+		asp_fmt_count(a, rss));
+	fprintf(out, "%s bytes), split by what holds them:</p>\n",
+		asp_fmt_count(a, d->rss.peak_rss_bytes));
+	fputs("<table class=\"rss\"><thead><tr><th>memory</th><th class=\"n\">bytes</th>"
+	      "<th class=\"n\">share</th><th></th></tr></thead><tbody>", out);
+	for (size_t i = 0; i < n; i++) {
+		double share = rss ? 100.0 * (double)rows[i].bytes / (double)rss : 0.0;
+
+		fprintf(out, "<tr><td>%s</td><td class=\"n\" data-v=\"%" PRId64 "\">%s",
+			rows[i].label, rows[i].bytes, rows[i].bytes < 0 ? "\u2212" : "");
+		put_count(out, rows[i].bytes < 0 ? (uint64_t)0 - (uint64_t)rows[i].bytes :
+			  (uint64_t)rows[i].bytes);
+		fprintf(out, "</td><td class=\"n\">%.1f%%</td><td><svg class=\"bar\" width=\"200\" "
+			"height=\"10\"><rect width=\"%.1f\" height=\"10\"/></svg></td></tr>\n", share,
+			share > 0 ? (share < 100 ? 2.0 * share : 200.0) : 0.0);
+	}
+	fputs("</tbody></table></section>\n", out);
+}
+
 /* --- two dumps ------------------------------------------------------------------------------- */
 
 static void put_ratio(FILE *out, const json_t *a, const json_t *b)
@@ -1223,6 +1263,7 @@ static void put_nav(FILE *out, size_t i, const char *label)
 	static const char *const parts[][2] = {
 		{ "summary", "summary" }, { "timeline", "heap over time" },
 		{ "flame", "flame graphs" }, { "errors", "heap errors" }, { "leaks", "leaks" },
+		{ "rss", "resident memory" },
 		{ "tables", "tables" },
 	};
 
@@ -1253,8 +1294,10 @@ static int put_part(FILE *out, struct part *pt, const asp_dump_t *d, size_t n)
 	put_exit_text(out, pt->d);
 	fputs("</section>\n", out);
 	if ((rc = put_timeline(out, pt)) < 0 || (rc = put_flames(out, pt)) < 0 ||
-	    (rc = put_errors(out, pt)) < 0 || (rc = put_leaks(out, pt)) < 0 ||
-	    (rc = put_tables(out, pt)) < 0)
+	    (rc = put_errors(out, pt)) < 0 || (rc = put_leaks(out, pt)) < 0)
+		return rc;
+	put_rss(out, pt);
+	if ((rc = put_tables(out, pt)) < 0)
 		return rc;
 	fputs("</section>\n", out);
 	return 0;

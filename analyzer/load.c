@@ -1037,6 +1037,38 @@ static void load_snapshot_info(struct rd *r, asp_dump_t *d, json_t *root)
 	d->detail_callers = detail && strcmp(detail, "callers") == 0;
 }
 
+/* "rss": the resident memory at exit. */
+static void load_rss(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *o = get_object(r, root, "", "rss", false);
+	asp_rss_t *x = &d->rss;
+	const struct {
+		const char *key;
+		uint64_t *v;
+	} keys[] = {
+		{ "rss_bytes", &x->rss_bytes }, { "peak_rss_bytes", &x->peak_rss_bytes },
+		{ "heap_in_use_bytes", &x->heap_in_use }, { "slack_bytes", &x->slack },
+		{ "not_resident_bytes", &x->not_resident },
+		{ "allocator_free_bytes", &x->allocator_free },
+		{ "large_blocks_bytes", &x->large_blocks },
+		{ "thread_stacks_bytes", &x->thread_stacks },
+		{ "allocspy_bytes", &x->allocspy },
+		{ "other_anonymous_bytes", &x->other_anonymous }, { "file_bytes", &x->file },
+		{ "arena_heaps", &x->arena_heaps }, { "large_blocks", &x->nlarge_blocks },
+		{ "thread_stacks", &x->nthread_stacks },
+	};
+
+	if (!o)
+		return;
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+		*keys[i].v = get_count(r, o, "rss", keys[i].key, true);
+	x->allocator = get_string(r, o, "rss", "allocator", 16, true);
+	x->pages_from = get_string(r, o, "rss", "pages_from", 16, true);
+	check_at_most(r, "rss", "not_resident_bytes", x->not_resident,
+		      "rss.heap_in_use_bytes + rss.slack_bytes", x->heap_in_use + x->slack);
+	d->has_rss = !r->failed;
+}
+
 static void load_records(struct rd *r, asp_dump_t *d, json_t *root)
 {
 	json_t *recs = get_array(r, root, "", "loss_records", false);
@@ -1456,6 +1488,7 @@ static int build(asp_dump_t *d, const char *file, json_t *root, char *err)
 	load_thread_stacks(&r, d, root);
 	load_snapshots(&r, d, root);
 	load_snapshot_info(&r, d, root);
+	load_rss(&r, d, root);
 	if (r.failed) {
 		asp_dump_free(d);
 		return -EINVAL;

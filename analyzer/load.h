@@ -249,6 +249,17 @@ typedef struct asp_refs {
 	bool has_cross_thread;	/* false: not counted (null in the dump) */
 } asp_refs_t;
 
+/* The resident memory at exit ("rss"), by what holds it. Every figure is
+ * in bytes but the three counts at the end. */
+typedef struct asp_rss {
+	uint64_t rss_bytes, peak_rss_bytes;
+	const char *allocator;	/* "glibc" or "other" */
+	const char *pages_from;	/* "pagemap" or "mincore" */
+	uint64_t heap_in_use, slack, not_resident, allocator_free, large_blocks;
+	uint64_t thread_stacks, allocspy, other_anonymous, file;
+	uint64_t arena_heaps, nlarge_blocks, nthread_stacks;
+} asp_rss_t;
+
 typedef struct asp_dump {
 	const char *file;	/* the name it was loaded from */
 	const char *label;	/* compare's and html's name for it (--label),
@@ -319,6 +330,8 @@ typedef struct asp_dump {
 	bool has_snapshot_info;
 	uint64_t snapshot_max;	/* snapshot_info.max */
 	bool detail_callers;	/* snapshot_info.detail is "callers" */
+	bool has_rss;		/* "rss": written at exit in track mode */
+	asp_rss_t rss;
 	uint64_t *frames;	/* storage for every stack's frames */
 	asp_module_t *modules;
 	size_t nmodules;

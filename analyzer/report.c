@@ -21,6 +21,7 @@
 #include "merge.h"
 #include "msg.h"
 #include "peak.h"
+#include "rss.h"
 #include "summary.h"
 #include "timeline.h"
 
@@ -32,6 +33,7 @@ static const char usage_text[] =
 "       allocspy-report [--json] compare [--label NAME]... [--fail-if=EXPR] DUMP1 DUMP2\n"
 "                             [DUMP...]\n"
 "       allocspy-report [--json] check BUDGET... DUMP\n"
+"       allocspy-report [--json] rss DUMP\n"
 "       allocspy-report timeline [--svg FILE] [--json] DUMP\n"
 "       allocspy-report export --format=FORMAT [--weight=WEIGHT] [-o FILE] DUMP\n"
 "       allocspy-report merge [-o FILE] DUMP...\n"
@@ -57,6 +59,10 @@ static const char usage_text[] =
 "                     exit 1 with one line per budget the dump exceeds (the\n"
 "                     figure, the budget, the stack that holds most of it),\n"
 "                     0 within every budget\n"
+"  rss DUMP           the resident memory at exit, in rows that add up to it:\n"
+"                     the heap in use, the allocator's slack and free memory,\n"
+"                     large blocks, thread stacks, allocspy's own memory,\n"
+"                     other anonymous memory, file mappings, unexplained\n"
 "  timeline DUMP      the heap in use over time as a chart, then the stacks\n"
 "                     that held the peak\n"
 "  export DUMP        the dump in another tool's format, on stdout or in FILE\n"
@@ -114,7 +120,7 @@ static const char usage_text[] =
 
 enum command {
 	CMD_SUMMARY, CMD_LEAKS, CMD_ERRORS, CMD_COMPARE, CMD_TIMELINE, CMD_EXPORT, CMD_MERGE, CMD_HTML,
-	CMD_CHECK
+	CMD_CHECK, CMD_RSS
 };
 
 /* The commands, and how many dumps each takes. */
@@ -131,6 +137,7 @@ static const struct command_info {
 	[CMD_MERGE] = { "merge", 1, SIZE_MAX },
 	[CMD_HTML] = { "html", 1, 2 },
 	[CMD_CHECK] = { "check", 1, 1 },
+	[CMD_RSS] = { "rss", 1, 1 },
 };
 
 struct opts {
@@ -704,6 +711,18 @@ static int run(const struct opts *o, asp_dump_t *d)
 		return compare(o, d);
 	case CMD_CHECK:
 		return check(o, d);
+	case CMD_RSS:
+		if (!d->has_rss) {
+			asp_error(d->file, "no resident memory in this dump (%s)",
+				  d->count_mode ? "ALLOCSPY_MODE=count measures none" :
+				  d->reason != ASP_REASON_EXIT ? "it is measured at exit only" :
+				  "it was written without it");
+			return ASP_EXIT_USAGE;
+		}
+		if (o->json)
+			return put_json(asp_rss_json(d));
+		asp_rss_text(stdout, d);
+		return ASP_EXIT_OK;
 	case CMD_TIMELINE:
 		return timeline(o, d);
 	case CMD_EXPORT:

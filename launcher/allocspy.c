@@ -1,4 +1,5 @@
-/* allocspy - run a program with liballocspy.so preloaded.
+/* allocspy - run a program with liballocspy.so preloaded, or, as
+ * `allocspy top PID`, watch one that runs so (top.c).
  *
  * Turns its options into ALLOCSPY_* environment variables, puts the
  * absolute path of the shim in front of LD_PRELOAD and execs the program,
@@ -21,6 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "top.h"
+
 #ifndef ASP_VERSION
 #define ASP_VERSION "unknown"
 #endif
@@ -39,6 +42,7 @@ enum asp_exit {
 static void usage(FILE *f)
 {
 	fputs("usage: allocspy [options] [--] program [argument ...]\n"
+	      "       allocspy top [-n N] PID\n"
 	      "\n"
 	      "Runs program with " LIB_NAME " preloaded. At exit the program prints a\n"
 	      "heap summary (as valgrind does) and writes a JSON dump for allocspy-report.\n"
@@ -88,6 +92,9 @@ static void usage(FILE *f)
 	      "  --quiet                 print no summary; the dump is still written\n"
 	      "  --help, -h              print this help and exit\n"
 	      "  --version               print the version and exit\n"
+	      "\n"
+	      "allocspy top PID shows the heap of PID, a program running under allocspy,\n"
+	      "live (allocspy top --help); to trace a program named top: allocspy -- top.\n"
 	      "\n"
 	      "Exit status: the program's; 125 an allocspy error, 126 the program cannot\n"
 	      "be run or traced (statically linked), 127 the program was not found.\n"
@@ -838,6 +845,8 @@ int main(int argc, char **argv)
 	const char *prog;
 	int i = 0, r;
 
+	if (argc > 1 && strcmp(argv[1], "top") == 0)
+		return asp_top_main(argc - 1, argv + 1);
 	r = parse_options(argc, argv, &i);
 	if (r != RUN)
 		return r;

@@ -11,10 +11,11 @@ set -eu
 build="gcc g++ make pkg-config libunwind-dev libjansson-dev libdw-dev libglib2.0-dev
 zlib1g-dev"
 # The tests: valgrind is the reference; the others are the readers of the
-# exports, the second allocators, the real programs and the linters.
+# exports, the second allocators, the real programs, the linters, and tmux
+# (a terminal for allocspy top).
 test="$build valgrind mandoc cppcheck clang-tidy clang libclang-rt-14-dev
 libgoogle-perftools-dev google-perftools libjemalloc2 sqlite3 mawk git libc6-dbg golang-go
-heaptrack chromium fonts-dejavu-core strace"
+heaptrack chromium fonts-dejavu-core strace tmux"
 bench="$build hyperfine heaptrack sqlite3 libc6-dbg"
 
 group=${1:-all}

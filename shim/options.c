@@ -393,6 +393,7 @@ void asp__options_init(void)
 	o->dump_on_signal = boolean("ALLOCSPY_DUMP_ON_SIGNAL", 1);
 	o->interval_ms = integer("ALLOCSPY_INTERVAL_MS", 0, 86400000, 0, "0 (no periodic dumps)");
 	o->ref_cross = boolean("ALLOCSPY_REF_CROSS", 0);
+	o->live = boolean("ALLOCSPY_LIVE", 1);
 	o->snapshots = integer("ALLOCSPY_SNAPSHOTS", 0, 100000, 100, NULL);
 	static const char *const freeres[] = { "yes", "no", "libc", "cxx" };
 	static const int freeres_bits[] = { ASP_FREERES_LIBC | ASP_FREERES_CXX, 0,

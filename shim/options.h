@@ -57,6 +57,7 @@ struct asp_options {
 	int secure;			/* AT_SECURE: no paths from the environment */
 	int skipped;			/* ALLOCSPY_TRACE_CHILDREN_SKIP names this
 					 * program: counted, never reported */
+	int live;			/* ALLOCSPY_LIVE: the live view for allocspy top */
 	char exe[PATH_MAX];		/* /proc/self/exe */
 };
 

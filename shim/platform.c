@@ -66,9 +66,13 @@ unsigned asp_access_size(const unsigned char *pc)
 	}
 }
 
-long asp_raw_syscall2(long n, long a, long b)
+long asp_raw_syscall(long n, long a, long b, long c, long d, long e, long f)
 {
 	long r;
-	__asm__ __volatile__("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b) : "rcx", "r11", "memory");
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	__asm__ __volatile__("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10),
+	                     "r"(r8), "r"(r9) : "rcx", "r11", "memory");
 	return r;
 }

@@ -7,8 +7,9 @@
  *
  * x86-64
  *   - The instructions below: the thread pointer (%fs:0), the owned
- *     counter's add to memory, the spin loop's pause, the raw system call
- *     of the ticker (platform.c). No fallback: x86-64 is required.
+ *     counter's add to memory, the spin loop's pause, the raw system calls
+ *     of the ticker and the live view (platform.c). No fallback: x86-64
+ *     is required.
  *   - The System V calling convention and frame layout: malloc's and
  *     free's dispatch reads the return address at (%rsp) and passes the
  *     call site in %rsi (override.c); a frame pointer walk reads the
@@ -162,9 +163,10 @@ static inline uintptr_t asp_uc_reg(const ucontext_t *uc, int r)
 #define ASP_R_GLOB_DAT R_X86_64_GLOB_DAT
 
 /* platform.c: the size in bytes of the memory access the instruction at
- * pc makes, 0 when it cannot tell; a system call of two arguments without
- * the C library (no errno, no cancellation point). */
+ * pc makes, 0 when it cannot tell; a system call without the C library
+ * (no errno, no cancellation point: the ticker, which has no thread of its
+ * own, makes its calls so), its result or -errno. */
 unsigned asp_access_size(const unsigned char *pc);
-long asp_raw_syscall2(long n, long a, long b);
+long asp_raw_syscall(long n, long a, long b, long c, long d, long e, long f);
 
 #endif

@@ -73,6 +73,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "account.h"
@@ -81,6 +84,7 @@
 #include "leak.h"
 #include "loader.h"
 #include "live.h"
+#include "liveview.h"
 #include "lock.h"
 #include "next.h"
 #include "options.h"
@@ -167,6 +171,7 @@ int asp__init_slow(void)
 		asp__sample_init();
 		asp__snapshot_init();
 		asp__stack_init();
+		asp__liveview_init();
 		/* Looked up now: a failed dlsym allocates its message. */
 		g_cxx_freeres = (void (*)(void))dlsym(RTLD_DEFAULT, "_ZN9__gnu_cxx9__freeresEv");
 		g_loading = 0;
@@ -462,41 +467,122 @@ static void atfork_child(void)
 	unlock_after_fork(1);
 	asp__live_repair(skipped);
 	asp__sample_atfork_child();
+	asp__liveview_atfork_child();
 	start_ticker();
 }
 
 /* The ticker: ALLOCSPY_INTERVAL_MS asks for work every so often whether or
- * not the program allocates much. A thread of the kernel's kind only (no
- * pthread, no TLS of its own, every signal blocked, no allocation): it
- * adds nothing to the program's figures, and it bumps asp__epoch; the
- * next allocation of any thread then does the work (a dump). */
+ * not the program allocates much, and the live view (liveview.c) is
+ * updated every second. It bumps asp__epoch, and the next allocation of
+ * any thread then does the work (a dump); the live view it writes itself.
+ *
+ * It shares the program's memory but is neither one of its threads nor
+ * one of its children: a program that counts its threads (waits until it
+ * has one left, or warns before a fork when it has more) finds only its
+ * own, and one that waits for every child, as strace waits for every
+ * clone it knows (__WALL), is not kept waiting. So it is made as a daemon
+ * is, twice: clone(CLONE_VM) makes a first process that makes the ticker
+ * the same way and ends at once, reaped here; the ticker's parent is then
+ * init (or the nearest subreaper). Every signal blocked, no TLS of its own
+ * (its thread pointer is its creator's): system calls raw, no errno, no
+ * allocation; it adds nothing to the program's figures. It closes the
+ * descriptors it was made with (a pipe the program closes must reach its
+ * end), waits on a pidfd of the program, and ends when the program does,
+ * or when the program no longer has this memory (it ran execve: kcmp). */
+#define TICKER_STACK (64 * 1024)
+#define KCMP_VM_TYPE 1		/* <linux/kcmp.h>'s KCMP_VM */
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+static pid_t g_ticker_parent;	/* the program */
+static char *g_ticker_stack;
+
+/* 2 when the program is gone, 1 when it runs another program than this
+ * one, else 0. */
+static int ticker_orphan(long pidfd, long self)
+{
+	struct pollfd p = { (int)pidfd, POLLIN, 0 };
+	struct timespec none = { 0, 0 };
+	if (pidfd >= 0 && asp_raw_syscall(SYS_ppoll, (long)&p, 1, (long)&none, 0, 8, 0) > 0)
+		return 2;
+	long k = asp_raw_syscall(SYS_kcmp, g_ticker_parent, self, KCMP_VM_TYPE, 0, 0, 0);
+	if (k == -ESRCH || asp_raw_syscall(SYS_kill, g_ticker_parent, 0, 0, 0, 0, 0) == -ESRCH)
+		return 2;
+	return k > 0;
+}
+
 static int ticker_main(void *arg)
 {
-	long half_ms = (long)(intptr_t)arg;
-	struct timespec ts = { half_ms / 1000, (half_ms % 1000) * 1000000 };
-	for (;;) {
-		asp_raw_syscall2(SYS_nanosleep, (long)&ts, 0);
-		__atomic_add_fetch(&asp__epoch, 1, __ATOMIC_RELAXED);
+	long half_ms = (long)(intptr_t)arg;	/* 0: the live view only */
+	long step = half_ms > 0 && half_ms < 1000 ? half_ms : 1000, since = 0;
+	struct timespec ts = { step / 1000, (step % 1000) * 1000000 };
+	long pidfd = asp_raw_syscall(SYS_pidfd_open, g_ticker_parent, 0, 0, 0, 0, 0);
+	long self = asp_raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	asp_raw_syscall(SYS_prctl, PR_SET_NAME, (long)"allocspy-tick", 0, 0, 0, 0);
+	if (pidfd >= 0) {
+		/* every descriptor but the pidfd */
+		if ((pidfd > 0 && asp_raw_syscall(SYS_close_range, 0, pidfd - 1, 0, 0, 0, 0) != 0) ||
+		    asp_raw_syscall(SYS_close_range, pidfd + 1, ~0u, 0, 0, 0, 0) != 0)
+			for (long fd = 0; fd < 4096; fd++)
+				if (fd != pidfd)
+					asp_raw_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+	} else if (asp_raw_syscall(SYS_close_range, 0, ~0u, 0, 0, 0, 0) != 0) {
+		for (long fd = 0; fd < 4096; fd++)
+			asp_raw_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
 	}
+	for (;;) {
+		/* The pidfd turns readable when the program ends. (ppoll
+		 * leaves what was left of the time in its argument: a copy.) */
+		struct pollfd p = { (int)pidfd, POLLIN, 0 };
+		struct timespec left = ts;
+		if (pidfd >= 0)
+			asp_raw_syscall(SYS_ppoll, (long)&p, 1, (long)&left, 0, 8, 0);
+		else
+			asp_raw_syscall(SYS_nanosleep, (long)&ts, 0, 0, 0, 0, 0);
+		int gone = ticker_orphan(pidfd, self);
+		if (gone) {
+			/* Killed before its exit report, or it ran another
+			 * program: the view goes too. */
+			asp__liveview_gone(gone == 1);
+			asp_raw_syscall(SYS_exit, 0, 0, 0, 0, 0, 0);
+		}
+		since += step;
+		if (half_ms > 0 && since >= half_ms) {
+			since = 0;
+			__atomic_add_fetch(&asp__epoch, 1, __ATOMIC_RELAXED);
+		}
+		asp__liveview_tick();
+	}
+	return 0;
+}
+
+/* The first process: it makes the ticker, on the upper part of the
+ * stack, and ends. */
+static int ticker_maker(void *arg)
+{
+	clone(ticker_main, g_ticker_stack + TICKER_STACK, CLONE_VM, arg);
 	return 0;
 }
 
 static void start_ticker(void)
 {
-	if (asp__opt.interval_ms <= 0)
+	if (asp__opt.interval_ms <= 0 && !asp__liveview_wanted())
 		return;
-	size_t size = 64 * 1024;
-	char *stack = asp__pages_alloc(size);
+	char *stack = asp__pages_alloc(TICKER_STACK);
 	if (stack == NULL)
 		return;
-	long half = asp__opt.interval_ms / 2 > 0 ? asp__opt.interval_ms / 2 : 1;
+	long half = asp__opt.interval_ms <= 0 ? 0 : asp__opt.interval_ms / 2 > 0 ? asp__opt.interval_ms / 2 : 1;
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	int saved = errno;
-	int tid = clone(ticker_main, stack + size, CLONE_VM | CLONE_FS | CLONE_FILES |
-	                CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM, (void *)(intptr_t)half);
-	asp__world_ticker = tid > 0 ? tid : 0;
+	g_ticker_parent = getpid();
+	g_ticker_stack = stack;
+	int pid = clone(ticker_maker, stack + TICKER_STACK / 4, CLONE_VM, (void *)(intptr_t)half);
+	if (pid > 0)
+		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
 	errno = saved;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

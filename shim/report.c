@@ -31,11 +31,13 @@
 #include "guard.h"
 #include "leak.h"
 #include "live.h"
+#include "liveview.h"
 #include "loader.h"
 #include "next.h"
 #include "options.h"
 #include "process.h"
 #include "report.h"
+#include "rss.h"
 #include "sample.h"
 #include "snapshot.h"
 #include "sort.h"
@@ -1974,6 +1976,9 @@ static int dump_out(int fd, const struct figures *f)
 			snapshots_json(root, &sl, &x);
 		}
 	}
+	json_t *rss = f->reason == REASON_EXIT ? asp__rss_json() : NULL;
+	if (rss != NULL)
+		json_object_set_new(root, "rss", rss);
 	json_object_set_new(root, "modules", modules_json());
 	char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 	json_decref(root);
@@ -2204,7 +2209,12 @@ void asp__finish(void)
 		return;
 	}
 	int sig = asp__fatal_signal();
+	asp__liveview_end();
 	gather(f, sig ? REASON_SIGNAL : REASON_EXIT, 1);
+	/* For the dump alone; before the leak scan reads the blocks: a read
+	 * of a page never written would map one. */
+	if (!sig && f->tracked && asp__opt.output[0] != '\0')
+		asp__rss_measure(f->entries, f->nentries);
 	leak_check(f);
 	size_t nerrors;
 	uint64_t all_errors;

@@ -17,12 +17,14 @@ if [ ! -x "$REPORT" ] || [ ! -f "$LIB" ]; then
 fi
 
 # The README's commands run in a directory of their own, where build/ holds
-# the project's programs and test/ is the project's.
+# the project's programs (and the test programs) and test/ is the project's.
 W=$TMP/readme
 mkdir -p "$W/build"
 ln -s "$REPORT" "$W/build/allocspy-report"
 ln -s "$LIB" "$W/build/liballocspy.so"
 ln -s "$LAUNCH" "$W/build/allocspy"
+mkdir -p "$W/build/test"
+ln -s "$PROGS" "$W/build/test/progs"
 ln -s "$TOP/test" "$W/test"
 for v in $(env | sed -n 's/^\(ALLOCSPY_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 python3 "$TOP/test/readme-check.py" "$TOP/README.md" "$W"

@@ -132,7 +132,7 @@ check "heapprog: open all opens every loss record" "True" \
 check "heapprog: a table sorts by a column of numbers" "descending True" \
 	"$(seen heapprog '"%s %s" % (d["on"]["sorted"]["order"], d["on"]["sorted"]["values"] == sorted(d["on"]["sorted"]["values"], reverse=True))')"
 check "heapprog: without JavaScript: tables, loss records, the timeline at its time axis" \
-	"False 5 $(json_get "$D" 'sum(not r["suppressed"] for r in d["loss_records"])') True False True 0 0" \
+	"False 6 $(json_get "$D" 'sum(not r["suppressed"] for r in d["loss_records"])') True False True 0 0" \
 	"$(seen heapprog '(lambda o: "%s %d %d %s %s %s %d %d" % (o["js"], o["tables"], o["records"], o["timeline"]["time"], o["timeline"]["alloc"], o["timeline"]["area"], o["controls"], o["flame_svgs"]))(d["off"])')"
 check "heapprog: without JavaScript: the peak's figures, a title per snapshot, the flame graphs' note" \
 	"True True yes" \

@@ -325,7 +325,8 @@ refused "--run-cxx-freeres=maybe" 125 "allocspy: error: --run-cxx-freeres: 'mayb
 mkdir -p "$TMP/inst/lib"
 cp "$TMP/dir/liballocspy.so" "$TMP/inst/lib/"
 if $CC -std=gnu11 -D_GNU_SOURCE -DASP_VERSION="\"$VERSION\"" -DASP_INSTALLED \
-	-DASP_LIBDIR="\"$TMP/inst/lib\"" -o "$TMP/inst/allocspy" "$TOP/launcher/allocspy.c"; then
+	-DASP_LIBDIR="\"$TMP/inst/lib\"" -I"$TOP/common" $(pkg-config --cflags libdw 2>/dev/null) \
+	-o "$TMP/inst/allocspy" "$TOP/launcher/allocspy.c" "$TOP/launcher/top.c" "$TOP/common/dwsym.c" -ldl; then
 	launch "$TMP/inst/allocspy" sh -c 'echo "$LD_PRELOAD"'
 	check "an installed launcher preloads from ASP_LIBDIR" "0|$REAL/inst/lib/liballocspy.so" "$(rc)|$(out)"
 	launch env ALLOCSPY_LIB="$STUB" "$TMP/inst/allocspy" sh -c 'echo "$LD_PRELOAD"'

@@ -89,16 +89,23 @@ if command -v python3 >/dev/null 2>&1; then
 	mkdir -p "$TMP/pool"
 	cat >"$TMP/pool/pool.py" <<'EOF'
 import multiprocessing as mp, os, sys, time
+def init(q):
+    global started
+    started = q
 def work(n):
     data = [bytes(1000) for _ in range(n)]
     print("worker", os.getpid(), flush=True)
+    started.put(os.getpid())
     time.sleep(60)
     return len(data)
 if __name__ == "__main__":
     mp.set_start_method("fork")
-    with mp.Pool(2) as pool:
+    q = mp.Queue()
+    with mp.Pool(2, initializer=init, initargs=(q,)) as pool:
         r = pool.map_async(work, [100, 200], chunksize=1)
-        time.sleep(1.5)
+        # both workers at work, however slow the machine
+        q.get(timeout=40), q.get(timeout=40)
+        time.sleep(0.2)
         pool.terminate()
     print("terminated", flush=True)
 EOF
