@@ -13,7 +13,7 @@
 # directories (a path is its last component), the chart of the heap over
 # time (its rows, not what is drawn in them), and the resident sizes the
 # machine decides in allocspy-report rss (the whole, stacks, the shim's
-# own, other anonymous memory, files). A README line "..."
+# own, other anonymous memory, files) with every row's share of it. A README line "..."
 # (alone, or before a comment) stands for any number of lines.
 #
 # Prints one TAP line per block, "ok - README example N: FIRST COMMAND" or
@@ -79,6 +79,9 @@ def mask(lines, pids):
                    r"\1: N bytes", l)
         l = re.sub(r"^(  (?:thread stacks|allocspy's own memory|other anonymous memory|file mappings)"
                    r"\s+)[\d,]+\s+[\d.]+%$", r"\1N", l)
+        # and so every row's share of the whole
+        l = re.sub(r"^(  (?:heap in use|slack in live|in use but not|free inside|large blocks'|unexplained)"
+                   r".*\s)[\d.]+%$", r"\1N%", l)
         # Which snapshots are detailed depends on when the peak's is taken.
         l = re.sub(r"\b\d+ detailed \(@\)", "N detailed (@)", l)
         l = re.sub(r"(?<![\w.])/(?:[^\s:()/]+/)*([^\s:()/]+)", r".../\1", l)
