@@ -859,6 +859,13 @@ static void summary_text(struct asp_text *t, const struct figures *f)
 	asp__text_str(t, " frees, ");
 	asp__text_commas(t, f->tot.bytes_allocated);
 	asp__text_str(t, " bytes allocated\n");
+	/* valgrind's "rerun with" line: count mode keeps no table, so it
+	 * looks for neither leaks nor heap errors. */
+	if (!f->tracked) {
+		line(t, "\n");
+		line(t, "Leaks and heap errors are not looked for in count mode: rerun with "
+		        "ALLOCSPY_MODE=track\n");
+	}
 
 	if (f->tracked && asp__opt.leak_check != ASP_LEAK_NO) {
 		line(t, "\n");
