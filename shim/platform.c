@@ -3,8 +3,8 @@
 #include "platform.h"
 
 /* The size of the access the instruction at pc makes, from its encoding:
- * the common moves, arithmetic and SSE/AVX loads and stores; 0 when it is
- * none of them. */
+ * the common moves, arithmetic and SSE/AVX/AVX-512 loads and stores (a
+ * masked store counted whole); 0 when it is none of them. */
 unsigned asp_access_size(const unsigned char *pc)
 {
 	unsigned opsize = 4, rex_w = 0, vex_l = 0, sse = 0, n = 0;
@@ -31,6 +31,13 @@ unsigned asp_access_size(const unsigned char *pc)
 		if (op == 0x6F || op == 0x7F || op == 0x10 || op == 0x11 || op == 0x28 || op == 0x29 ||
 		    op == 0xE7 || op == 0x74 || op == 0xD7 || op == 0xDA || op == 0xEB)
 			return vex_l ? 32 : 16;
+		return 0;
+	}
+	if (*pc == 0x62 && (pc[1] & 3) == 1) {	/* EVEX, map 0F: AVX-512's moves */
+		unsigned op = pc[4], ll = (pc[3] >> 5) & 3;
+		if (ll < 3 && (op == 0x6F || op == 0x7F || op == 0x10 || op == 0x11 || op == 0x28 ||
+		               op == 0x29 || op == 0xE7 || op == 0x2B))
+			return 16u << ll;
 		return 0;
 	}
 	unsigned w = rex_w ? 8 : opsize;
