@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "check.h"
 #include "compare.h"
@@ -91,6 +92,7 @@ static const char usage_text[] =
 "                     alloc_bytes (the default), allocs, inuse_bytes (at the\n"
 "                     end), peak_bytes or temporary\n"
 "  -o FILE            export, merge, html: write to FILE instead of stdout\n"
+"                     (export: a FILE ending in .gz is written gzipped)\n"
 "  --label NAME       compare, html: the name of the next dump, in the order\n"
 "                     the dumps are given (default: its file name)\n"
 "  --fail-if=EXPR     compare: exit 1 naming each rise of a figure from DUMP1\n"
@@ -492,6 +494,38 @@ static int timeline(const struct opts *o, const asp_dump_t *d)
 	return asp_timeline_text(stdout, d) < 0 ? out_of_memory() : ASP_EXIT_OK;
 }
 
+/* A FILE that writes gzip to path, as heaptrack's own files are: export's
+ * -o FILE.gz of a text format. */
+static ssize_t gz_write(void *gz, const char *buf, size_t n)
+{
+	return n == 0 ? 0 : gzwrite(gz, buf, (unsigned)n) > 0 ? (ssize_t)n : -1;
+}
+
+static int gz_close(void *gz)
+{
+	return gzclose(gz) == Z_OK ? 0 : -1;
+}
+
+static FILE *gz_open(const char *path)
+{
+	gzFile gz = gzopen(path, "wb");
+	FILE *f;
+
+	if (!gz)
+		return NULL;
+	f = fopencookie(gz, "w", (cookie_io_functions_t){ NULL, gz_write, NULL, gz_close });
+	if (!f)
+		gzclose(gz);
+	return f;
+}
+
+static bool gz_name(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 3 && strcmp(path + n - 3, ".gz") == 0;
+}
+
 static int export(const struct opts *o, const asp_dump_t *d)
 {
 	char err[ASP_ERR_MAX];
@@ -503,8 +537,10 @@ static int export(const struct opts *o, const asp_dump_t *d)
 			  "standard output", "pprof");
 		return ASP_EXIT_USAGE;
 	}
-	if (o->output && !(f = fopen(o->output, "w"))) {
-		asp_error(o->output, "cannot write: %s", strerror(errno));
+	/* pprof's format is gzipped already */
+	if (o->output && !(f = gz_name(o->output) && !asp_export_binary(o->format) ?
+			   gz_open(o->output) : fopen(o->output, "w"))) {
+		asp_error(o->output, "cannot write: %s", strerror(errno ? errno : ENOMEM));
 		return ASP_EXIT_OUTPUT;
 	}
 	rc = asp_export(f, d, o->format, o->weight, err);

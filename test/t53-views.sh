@@ -265,6 +265,11 @@ for n in prog peaks merged py; do
 		"$(json_get "$TMP/$n.json" '"%d %d %d %d" % (d["heap"]["allocs"], d["heap"]["temporary"], d["heap"]["peak_bytes"], d["heap"]["in_use_bytes"])')" \
 		"$(ht $n)"
 done
+"$REPORT" export --format=heaptrack -o "$TMP/py.gz" "$TMP/py.json" 2>/dev/null
+timeout 60 heaptrack_print -f "$TMP/py.gz" >"$TMP/pygz.htp" 2>&1
+check "heaptrack's export to FILE.gz is gzipped, and heaptrack_print reads it as the plain one" \
+	"1f8b $(grep -E '^(calls to allocation|temporary memory|peak heap|total memory leaked)' "$TMP/py.htp" | tr '\n' '|')" \
+	"$(head -c 2 "$TMP/py.gz" | od -An -tx1 | tr -d ' \n') $(grep -E '^(calls to allocation|temporary memory|peak heap|total memory leaked)' "$TMP/pygz.htp" | tr '\n' '|')"
 check "prog: heaptrack_print's peak line and its one temporary allocation, strdup's in main" \
 	"peak heap memory consumption: 106B|1 temporary allocations of 1 allocations in total (100.00%) from|main|  at prog.c:13" \
 	"$(grep '^peak heap memory' "$TMP/prog.htp")|$(grep -A2 -m1 'temporary allocations of' "$TMP/prog.htp" | tr '\n' '|' | sed 's/|$//')"
