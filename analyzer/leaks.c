@@ -33,13 +33,9 @@ int asp_leaks_parse_kinds(const char *spec, unsigned *kinds)
 		return 0;
 	for (;;) {
 		size_t len = strcspn(p, ",");
-		int k;
+		int k = asp_leak_kind_of(p, len);
 
-		for (k = 0; k < ASP_LEAK_SUPPRESSED; k++)
-			if (strlen(asp_leak_kind_name[k]) == len &&
-			    strncmp(p, asp_leak_kind_name[k], len) == 0)
-				break;
-		if (k == ASP_LEAK_SUPPRESSED)
+		if (k < 0)
 			return -EINVAL;
 		*kinds |= ASP_KIND_BIT(k);
 		if (!p[len])

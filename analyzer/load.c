@@ -10,14 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-const char *const asp_leak_kind_name[ASP_LEAK_NKINDS] = {
-	"definite", "indirect", "possible", "reachable", "suppressed"
-};
-
-const char *const asp_leak_key[ASP_LEAK_NKINDS] = {
-	"definitely_lost", "indirectly_lost", "possibly_lost",
-	"still_reachable", "suppressed"
-};
+#include "fns.h"
 
 const char *const asp_herr_kind_name[ASP_HERR_NKINDS] = {
 	"invalid_free", "mismatched_free", "fishy_value", "invalid_read", "invalid_write",
@@ -28,43 +21,53 @@ const char *const asp_herr_where_name[ASP_WHERE_N] = {
 	"", "block", "freed", "stack", "global", "unknown", "after", "before"
 };
 
-/* Every function the shim interposes, in the order the reports list them. */
+/* Every function the shim interposes (common/fns.h), in the dump's order. */
 static const struct fn_info {
 	const char *name;
-	enum asp_fn_class cls;
-	bool strdup_family;
+	const char *symbol;
+	enum asp_fn_role role;
+	enum asp_family family;
+	bool strdup_family;	/* valgrind shows malloc above it */
 } fn_table[] = {
-	{"malloc", ASP_FN_ALLOC, false},
-	{"calloc", ASP_FN_ALLOC, false},
-	{"realloc", ASP_FN_ALLOC, false},
-	{"reallocarray", ASP_FN_ALLOC, false},
-	{"posix_memalign", ASP_FN_ALLOC, false},
-	{"aligned_alloc", ASP_FN_ALLOC, false},
-	{"memalign", ASP_FN_ALLOC, false},
-	{"valloc", ASP_FN_ALLOC, false},
-	{"pvalloc", ASP_FN_ALLOC, false},
-	{"strdup", ASP_FN_ALLOC, true},
-	{"strndup", ASP_FN_ALLOC, true},
-	{"wcsdup", ASP_FN_ALLOC, true},
-	{"g_strdup", ASP_FN_ALLOC, true},
-	{"g_strndup", ASP_FN_ALLOC, true},
-	{"g_memdup2", ASP_FN_ALLOC, true},
-	{"new", ASP_FN_ALLOC, false},
-	{"new[]", ASP_FN_ALLOC, false},
-	{"new_nothrow", ASP_FN_ALLOC, false},
-	{"new[]_nothrow", ASP_FN_ALLOC, false},
-	{"new_aligned", ASP_FN_ALLOC, false},
-	{"new[]_aligned", ASP_FN_ALLOC, false},
-	{"free", ASP_FN_FREE, false},
-	{"delete", ASP_FN_FREE, false},
-	{"delete[]", ASP_FN_FREE, false},
-	{"delete_sized", ASP_FN_FREE, false},
-	{"delete[]_sized", ASP_FN_FREE, false},
-	{"delete_aligned", ASP_FN_FREE, false},
-	{"delete[]_aligned", ASP_FN_FREE, false},
-	{"malloc_usable_size", ASP_FN_QUERY, false},
+#define FN_INFO(id, name, role, family, sym, a0, a1) \
+	{ name, #sym, ASP_ROLE_##role, ASP_FAMILY_##family, sizeof(a0) > 1 },
+	ASP_FNS(FN_INFO)
+#undef FN_INFO
 };
 #define FN_TABLE_N (sizeof fn_table / sizeof fn_table[0])
+
+static const enum asp_fn_class class_of_role[] = {
+	[ASP_ROLE_ALLOC] = ASP_FN_ALLOC,
+	[ASP_ROLE_FREE] = ASP_FN_FREE,
+	[ASP_ROLE_QUERY] = ASP_FN_QUERY,
+};
+
+/* Where the reports list fn_table[k]: C's allocation functions, then
+ * C++'s, then the rest, each in the dump's order; a function the table
+ * does not know comes last. */
+static int report_order(size_t k)
+{
+	int group = fn_table[k].role != ASP_ROLE_ALLOC ? 2
+		  : fn_table[k].family != ASP_FAMILY_MALLOC;
+
+	return group * (int)FN_TABLE_N + (int)k;
+}
+#define ORDER_UNKNOWN (3 * (int)FN_TABLE_N)
+
+static const struct fn_info *fn_info(const char *name)
+{
+	for (size_t k = 0; k < FN_TABLE_N; k++)
+		if (strcmp(fn_table[k].name, name) == 0)
+			return &fn_table[k];
+	return NULL;
+}
+
+const char *asp_fn_symbol(const char *name)
+{
+	const struct fn_info *f = fn_info(name);
+
+	return f ? f->symbol : name;
+}
 
 /* Limits on array lengths, far above anything the shim writes. */
 #define MAX_FRAMES 4096		/* frames in one stack */
@@ -489,8 +492,8 @@ static int fn_qsort_cmp(const void *a, const void *b)
  * unknown name is classed by the keys it has. */
 static void load_fn(struct rd *r, asp_fn_t *f, const char *name, json_t *v)
 {
+	const struct fn_info *info;
 	char where[128];
-	size_t k;
 
 	at(where, "functions", name);
 	if (!json_is_object(v)) {
@@ -498,14 +501,12 @@ static void load_fn(struct rd *r, asp_fn_t *f, const char *name, json_t *v)
 		return;
 	}
 	f->name = name;
-	f->order = (int)FN_TABLE_N;
-	for (k = 0; k < FN_TABLE_N; k++)
-		if (strcmp(fn_table[k].name, name) == 0)
-			break;
-	if (k < FN_TABLE_N) {
-		f->order = (int)k;
-		f->cls = fn_table[k].cls;
-		f->strdup_family = fn_table[k].strdup_family;
+	f->order = ORDER_UNKNOWN;
+	info = fn_info(name);
+	if (info) {
+		f->order = report_order((size_t)(info - fn_table));
+		f->cls = class_of_role[info->role];
+		f->strdup_family = info->strdup_family;
 	} else if (json_object_get(v, "bytes")) {
 		f->cls = ASP_FN_ALLOC;
 	} else if (json_object_get(v, "null")) {
@@ -1096,12 +1097,11 @@ static void load_records(struct rd *r, asp_dump_t *d, json_t *root)
 		}
 		rec = &d->records[d->nrecords++];
 		kind = get_string(r, v, where, "kind", 16, true);
-		for (k = 0; kind && k < ASP_LEAK_SUPPRESSED; k++)
-			if (strcmp(kind, asp_leak_kind_name[k]) == 0)
-				break;
-		if (kind && k == ASP_LEAK_SUPPRESSED)
+		k = kind ? asp_leak_kind_of(kind, strlen(kind)) : ASP_LEAK_DEFINITE;
+		if (k < 0)
 			fail(r, "%s.kind: \"%s\" is not a leak kind", where, kind);
-		rec->kind = (enum asp_leak_kind)k;
+		else
+			rec->kind = (enum asp_leak_kind)k;
 		rec->bytes = get_count(r, v, where, "bytes", true);
 		rec->blocks = get_count(r, v, where, "blocks", true);
 		rec->indirect_bytes = get_count(r, v, where, "indirect_bytes", false);

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "leakkinds.h"
+
 /* The dump version this reader understands. */
 #define ASP_DUMP_VERSION 1
 
@@ -28,22 +30,6 @@
 
 /* Room for a load error message. */
 #define ASP_ERR_MAX 512
-
-/* The leak kinds, in valgrind's order. */
-enum asp_leak_kind {
-	ASP_LEAK_DEFINITE,
-	ASP_LEAK_INDIRECT,
-	ASP_LEAK_POSSIBLE,
-	ASP_LEAK_REACHABLE,
-	ASP_LEAK_SUPPRESSED,	/* only in the LEAK SUMMARY, never a record */
-	ASP_LEAK_NKINDS
-};
-
-/* "definite", "indirect", "possible", "reachable", "suppressed". */
-extern const char *const asp_leak_kind_name[ASP_LEAK_NKINDS];
-
-/* The keys of "leaks": "definitely_lost", ..., "suppressed". */
-extern const char *const asp_leak_key[ASP_LEAK_NKINDS];
 
 /* What a function in "functions" does: hands out blocks, takes them back,
  * or only answers a question. */
@@ -353,6 +339,11 @@ const asp_fn_t *asp_dump_fn(const asp_dump_t *d, const char *name);
 
 /* Orders functions as the reports list them: canonical order, then by name. */
 int asp_fn_cmp(const asp_fn_t *a, const asp_fn_t *b);
+
+/* The symbol the shim interposes for the function the dump calls name
+ * (valgrind's name for it: "_Znwm" for "new"), or name when it is none of
+ * them. */
+const char *asp_fn_symbol(const char *name);
 
 /* The base name of the dump's executable. */
 const char *asp_dump_exe_name(const asp_dump_t *d);

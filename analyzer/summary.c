@@ -11,11 +11,6 @@
 #include "profile.h"
 #include "symbolize.h"
 
-const char *const asp_leak_phrase[ASP_LEAK_NKINDS] = {
-	"definitely lost", "indirectly lost", "possibly lost",
-	"still reachable", "suppressed"
-};
-
 /* Width of the label column in the exit text ("  total heap usage"). */
 #define LABEL_W 18
 

@@ -12,10 +12,6 @@
 /* How many threads the text table lists. */
 #define ASP_SUMMARY_TOP_THREADS 20
 
-/* "definitely lost", "indirectly lost", "possibly lost", "still reachable",
- * "suppressed". */
-extern const char *const asp_leak_phrase[ASP_LEAK_NKINDS];
-
 /* "==PID== ", the start of every line of the exit text and of the loss
  * records. */
 void asp_summary_prefix(FILE *out, const asp_dump_t *d);

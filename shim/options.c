@@ -12,6 +12,7 @@
 #include "glue.h"
 #include "envcheck.h"
 #include "guard.h"
+#include "leakkinds.h"
 #include "options.h"
 #include "sample.h"
 #include "suppress.h"
@@ -337,23 +338,17 @@ void asp__expand_pid(const char *tmpl, char *out, size_t size)
 
 static int kinds(const char *v)
 {
-	static const char *const names[] = { "definite", "indirect", "possible", "reachable" };
 	if (strcmp(v, "all") == 0)
-		return 15;
+		return (1 << ASP_LEAK_RECORD_KINDS) - 1;
 	if (strcmp(v, "none") == 0)
 		return 0;
 	int bits = 0;
 	while (*v) {
 		size_t len = strcspn(v, ",");
-		int hit = 0;
-		for (size_t i = 0; i < 4; i++) {
-			if (strlen(names[i]) == len && strncmp(v, names[i], len) == 0) {
-				bits |= 1 << i;
-				hit = 1;
-			}
-		}
-		if (!hit)
+		int k = asp_leak_kind_of(v, len);
+		if (k < 0)
 			return -1;
+		bits |= 1 << k;
 		v += len;
 		if (*v == ',')
 			v++;

@@ -247,10 +247,6 @@ static int frame_lines_as(struct asp_text *t, uintptr_t pc, const char *first_wo
 	return 0;
 }
 
-static const char *const kind_phrases[ASP_LEAK_KINDS] = {
-	"definitely lost", "indirectly lost", "possibly lost", "still reachable"
-};
-
 /* ALLOCSPY_LEAK_CHECK=full: the definite and possible loss records, as
  * memcheck prints them; the program's frames come from its symbol tables
  * (allocspy-report adds file:line from the dump). */
@@ -274,7 +270,7 @@ static void loss_records_text(struct asp_text *t, const struct asp_leak_result *
 		asp__text_str(t, " bytes in ");
 		asp__text_commas(t, r->blocks);
 		asp__text_str(t, " blocks are ");
-		asp__text_str(t, kind_phrases[r->kind]);
+		asp__text_str(t, asp_leak_phrase[r->kind]);
 		asp__text_str(t, " in loss record ");
 		asp__text_commas(t, i + 1);
 		asp__text_str(t, " of ");
@@ -957,13 +953,6 @@ static void write_text(const struct figures *f)
 }
 
 /* The dump ------------------------------------------------------------------ */
-
-static const char *const kind_names[ASP_LEAK_KINDS] = {
-	"definite", "indirect", "possible", "reachable"
-};
-static const char *const kind_keys[ASP_LEAK_KINDS] = {
-	"definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable"
-};
 
 /* JSON integers are signed 64-bit: a larger count (valgrind's failed
  * realloc of SIZE_MAX / 2 bytes, say) is written as the largest one. */
@@ -1660,9 +1649,9 @@ static void leaks_json(json_t *root, const struct figures *f)
 {
 	const struct asp_leak_result *l = &f->leaks;
 	json_t *leaks = json_object();
-	for (int k = 0; k < ASP_LEAK_KINDS; k++)
-		json_object_set_new(leaks, kind_keys[k], bytes_blocks(l->bytes[k], l->blocks[k]));
-	json_object_set_new(leaks, "suppressed", bytes_blocks(l->suppressed_bytes, l->suppressed_blocks));
+	for (int k = 0; k < ASP_LEAK_RECORD_KINDS; k++)
+		json_object_set_new(leaks, asp_leak_key[k], bytes_blocks(l->bytes[k], l->blocks[k]));
+	json_object_set_new(leaks, asp_leak_key[ASP_LEAK_SUPPRESSED], bytes_blocks(l->suppressed_bytes, l->suppressed_blocks));
 	json_object_set_new(root, "leaks", leaks);
 }
 
@@ -1690,7 +1679,7 @@ static void loss_records_out(struct out *o, const struct figures *f, struct stac
 	for (size_t i = 0; i < l->nrecords; i++) {
 		const struct asp_loss_record *r = &l->records[i];
 		out_str(o, i == 0 ? "\n  {\"kind\": \"" : ",\n  {\"kind\": \"");
-		out_str(o, kind_names[r->kind]);
+		out_str(o, asp_leak_kind_name[r->kind]);
 		out_str(o, "\"");
 		out_key(o, "bytes", r->bytes, 0);
 		out_key(o, "blocks", r->blocks, 0);
@@ -2237,7 +2226,7 @@ void asp__finish(void)
 	if (f->leaks_ran && asp__opt.error_exitcode >= 0 &&
 	    (asp__opt.error_children || getpid() == asp__opt.started)) {
 		int kinds = 0;
-		for (int k = 0; k < ASP_LEAK_KINDS; k++)
+		for (int k = 0; k < ASP_LEAK_RECORD_KINDS; k++)
 			if (f->leaks.blocks[k] > 0)
 				kinds |= 1 << k;
 		if (kinds & asp__opt.error_kinds)

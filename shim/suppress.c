@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "glue.h"
+#include "leakkinds.h"
 #include "options.h"
 #include "sample.h"
 #include "suppress.h"
@@ -104,15 +105,14 @@ static char *trim(char *s)
 
 static int parse_kinds(const char *v)
 {
-	static const char *const names[] = { "definite", "indirect", "possible", "reachable" };
 	if (strcmp(v, "all") == 0)
 		return 0;
 	int bits = 0;
 	while (*v) {
 		size_t len = strcspn(v, ",");
-		for (int i = 0; i < 4; i++)
-			if (strlen(names[i]) == len && strncmp(v, names[i], len) == 0)
-				bits |= 1 << i;
+		int k = asp_leak_kind_of(v, len);
+		if (k >= 0)
+			bits |= 1 << k;
 		v += len;
 		v += *v == ',';
 	}
@@ -364,17 +364,20 @@ static int record_frames(const struct asp_loss_record *rec, struct frame *frames
 }
 
 /* The frames an entry needs captured: its fun:/obj: lines after the
- * leading ones that name allocation functions (the shim supplies those). */
+ * leading ones that name allocation functions (the shim supplies those):
+ * "*", a frame valgrind shows for a function of malloc's family, or
+ * operator new. */
 static int is_alloc_name(const char *p, size_t len)
 {
-	static const char *const names[] = {
-		"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign",
-		"aligned_alloc", "memalign", "valloc", "pvalloc", "strdup", "strndup",
-		"wcsdup", "g_malloc", "g_strdup", "g_strndup", "g_memdup2", "*",
-	};
-	for (size_t i = 0; i < ASP_ARRAY_SIZE(names); i++)
-		if (strlen(names[i]) == len && memcmp(p, names[i], len) == 0)
-			return 1;
+	if (len == 1 && *p == '*')
+		return 1;
+	for (unsigned fn = 0; fn < ASP_FN_COUNT; fn++) {
+		const char *names[3];
+		int n = asp_fn_family(fn) == ASP_FAMILY_MALLOC ? asp__fn_frames(fn, names) : 0;
+		for (int k = 0; k < n; k++)
+			if (strlen(names[k]) == len && memcmp(p, names[k], len) == 0)
+				return 1;
+	}
 	return (len >= 4 && memcmp(p, "_Zn", 3) == 0) || (len >= 12 && memcmp(p, "operator new", 12) == 0);
 }
 

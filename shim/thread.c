@@ -22,7 +22,7 @@
 #include "thread.h"
 
 const char *const asp__fn_names[ASP_FN_COUNT] = {
-#define ASP_FN_NAME(id, name, family, f0, f1, f2) [ASP_FN_##id] = name,
+#define ASP_FN_NAME(id, name, role, family, sym, a0, a1) [ASP_FN_##id] = name,
 	ASP_FNS(ASP_FN_NAME)
 #undef ASP_FN_NAME
 };
