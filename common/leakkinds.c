@@ -29,3 +29,25 @@ int asp_leak_kind_of(const char *word, size_t len)
 			return k;
 	return -1;
 }
+
+int asp_leak_kinds_of(const char *list, int *bad)
+{
+	*bad = 0;
+	if (strcmp(list, "all") == 0)
+		return (1 << ASP_LEAK_RECORD_KINDS) - 1;
+	if (strcmp(list, "none") == 0)
+		return 0;
+	int bits = 0;
+	while (*list) {
+		size_t len = strcspn(list, ",");
+		int k = asp_leak_kind_of(list, len);
+		if (k >= 0)
+			bits |= 1 << k;
+		else
+			*bad = 1;
+		list += len;
+		if (*list == ',')
+			list++;
+	}
+	return bits;
+}

@@ -37,4 +37,9 @@ extern const char *const asp_leak_phrase[ASP_LEAK_NKINDS];	/* "definitely lost" 
  * record's kind). */
 int asp_leak_kind_of(const char *word, size_t len);
 
+/* The kinds list names, as bits 1 << kind: "all", "none", or words
+ * separated by commas; *bad is set when a word is no kind (the others
+ * count). */
+int asp_leak_kinds_of(const char *list, int *bad);
+
 #endif

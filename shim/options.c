@@ -336,26 +336,6 @@ void asp__expand_pid(const char *tmpl, char *out, size_t size)
 	out[n] = '\0';
 }
 
-static int kinds(const char *v)
-{
-	if (strcmp(v, "all") == 0)
-		return (1 << ASP_LEAK_RECORD_KINDS) - 1;
-	if (strcmp(v, "none") == 0)
-		return 0;
-	int bits = 0;
-	while (*v) {
-		size_t len = strcspn(v, ",");
-		int k = asp_leak_kind_of(v, len);
-		if (k < 0)
-			return -1;
-		bits |= 1 << k;
-		v += len;
-		if (*v == ',')
-			v++;
-	}
-	return bits;
-}
-
 void asp__options_init(void)
 {
 	struct asp_options *o = &asp__opt;
@@ -399,8 +379,9 @@ void asp__options_init(void)
 	const char *v;
 	v = getenv("ALLOCSPY_ERRORS_FOR_LEAK_KINDS");
 	if (v != NULL && *v != '\0') {
-		int k = kinds(v);
-		if (k < 0)
+		int bad;
+		int k = asp_leak_kinds_of(v, &bad);
+		if (bad)
 			bad_value("ALLOCSPY_ERRORS_FOR_LEAK_KINDS", v,
 			          "all, none or a list of definite, indirect, possible, reachable",
 			          "definite,possible");

@@ -45,6 +45,7 @@
 #include "suppress.h"
 #include "symbols.h"
 #include "text.h"
+#include "vgtext.h"
 
 static uint64_t g_start_mono_ns;
 static double g_start_unix;
@@ -183,13 +184,10 @@ static void line(struct asp_text *t, const char *s)
 	asp__text_str(t, s);
 }
 
-static void bytes_in_blocks(struct asp_text *t, const char *label, uint64_t bytes, uint64_t blocks)
+/* A line of valgrind's summary text (common/vgtext.h), arg the text. */
+static void put_line(void *arg, const char *s)
 {
-	line(t, label);
-	asp__text_commas(t, bytes);
-	asp__text_str(t, " bytes in ");
-	asp__text_commas(t, blocks);
-	asp__text_str(t, " blocks\n");
+	line(arg, s);
 }
 
 /* "   by 0x...: name (file.c:12)", or "(in /path)" without line info. */
@@ -256,26 +254,8 @@ static void loss_records_text(struct asp_text *t, const struct asp_leak_result *
 		const struct asp_loss_record *r = &l->records[i];
 		if (r->suppressed || (r->kind != ASP_LEAK_DEFINITE && r->kind != ASP_LEAK_POSSIBLE))
 			continue;
-		line(t, "");
-		if (r->indirect_bytes > 0) {
-			asp__text_commas(t, r->bytes + r->indirect_bytes);
-			asp__text_str(t, " (");
-			asp__text_commas(t, r->bytes);
-			asp__text_str(t, " direct, ");
-			asp__text_commas(t, r->indirect_bytes);
-			asp__text_str(t, " indirect)");
-		} else {
-			asp__text_commas(t, r->bytes);
-		}
-		asp__text_str(t, " bytes in ");
-		asp__text_commas(t, r->blocks);
-		asp__text_str(t, " blocks are ");
-		asp__text_str(t, asp_leak_phrase[r->kind]);
-		asp__text_str(t, " in loss record ");
-		asp__text_commas(t, i + 1);
-		asp__text_str(t, " of ");
-		asp__text_commas(t, l->nrecords);
-		asp__text_str(t, "\n");
+		asp_vg_loss_record(put_line, t, r->bytes, r->indirect_bytes, r->blocks, r->kind, i + 1,
+		                   l->nrecords);
 		/* The interposer stands for valgrind's replacement: "at malloc",
 		 * then "by strdup" for the functions that called it. */
 		const char *names[3];
@@ -453,30 +433,6 @@ static void error_summary(const struct figures *f, uint64_t *errors, uint64_t *c
 }
 
 /* memcheck's "of which reachable via heuristic" lines. */
-static void heuristic_lines(struct asp_text *t, const struct asp_leak_result *l)
-{
-	static const char *const names[4] = {
-		"stdstring          : ", "length64           : ",
-		"newarray           : ", "multipleinheritance: ",
-	};
-	int any = 0;
-	for (int h = 0; h < 4; h++)
-		any |= l->heur_blocks[h] > 0;
-	if (!any)
-		return;
-	line(t, "                      of which reachable via heuristic:\n");
-	for (int h = 0; h < 4; h++) {
-		if (l->heur_blocks[h] == 0)
-			continue;
-		line(t, "                        ");
-		asp__text_str(t, names[h]);
-		asp__text_commas(t, l->heur_bytes[h]);
-		asp__text_str(t, " bytes in ");
-		asp__text_commas(t, l->heur_blocks[h]);
-		asp__text_str(t, " blocks\n");
-	}
-}
-
 /* "SEGV" -> "SIGSEGV". */
 static void signal_name(int sig, char out[32])
 {
@@ -840,21 +796,12 @@ static void summary_text(struct asp_text *t, const struct figures *f)
 		}
 		line(t, "\n");
 	}
-	line(t, "HEAP SUMMARY:\n");
-	if (f->tracked) {
-		bytes_in_blocks(t, "    in use at exit: ", f->in_use_bytes, f->in_use_blocks);
-	} else {
-		line(t, "    in use at exit: ? bytes in ");
-		asp__text_commas(t, f->in_use_blocks);
-		asp__text_str(t, " blocks\n");
-	}
-	line(t, "  total heap usage: ");
-	asp__text_commas(t, f->tot.allocs);
-	asp__text_str(t, " allocs, ");
-	asp__text_commas(t, f->tot.frees);
-	asp__text_str(t, " frees, ");
-	asp__text_commas(t, f->tot.bytes_allocated);
-	asp__text_str(t, " bytes allocated\n");
+	struct asp_vg_heap h = {
+		.when = "exit", .bytes_known = f->tracked,
+		.in_use_bytes = f->in_use_bytes, .in_use_blocks = f->in_use_blocks,
+		.allocs = f->tot.allocs, .frees = f->tot.frees, .bytes_allocated = f->tot.bytes_allocated,
+	};
+	asp_vg_heap_summary(put_line, t, &h);
 	/* valgrind's "rerun with" line: count mode keeps no table, so it
 	 * looks for neither leaks nor heap errors. */
 	if (!f->tracked) {
@@ -866,54 +813,41 @@ static void summary_text(struct asp_text *t, const struct figures *f)
 	if (f->tracked && asp__opt.leak_check != ASP_LEAK_NO) {
 		line(t, "\n");
 		if (f->in_use_blocks == 0) {
-			line(t, "All heap blocks were freed -- no leaks are possible\n");
+			line(t, ASP_VG_ALL_FREED);
 		} else if (f->leaks_ran) {
 			const struct asp_leak_result *l = &f->leaks;
 			if (asp__opt.leak_check == ASP_LEAK_FULL)
 				loss_records_text(t, l);
-			line(t, "LEAK SUMMARY:\n");
-			bytes_in_blocks(t, "   definitely lost: ", l->bytes[ASP_LEAK_DEFINITE], l->blocks[ASP_LEAK_DEFINITE]);
-			bytes_in_blocks(t, "   indirectly lost: ", l->bytes[ASP_LEAK_INDIRECT], l->blocks[ASP_LEAK_INDIRECT]);
-			bytes_in_blocks(t, "     possibly lost: ", l->bytes[ASP_LEAK_POSSIBLE], l->blocks[ASP_LEAK_POSSIBLE]);
-			bytes_in_blocks(t, "   still reachable: ", l->bytes[ASP_LEAK_REACHABLE], l->blocks[ASP_LEAK_REACHABLE]);
-			heuristic_lines(t, l);
-			bytes_in_blocks(t, "        suppressed: ", l->suppressed_bytes, l->suppressed_blocks);
+			struct asp_vg_leaks v;
+			memset(&v, 0, sizeof v);
+			for (int k = 0; k < ASP_LEAK_RECORD_KINDS; k++) {
+				v.bytes[k] = l->bytes[k];
+				v.blocks[k] = l->blocks[k];
+			}
+			v.bytes[ASP_LEAK_SUPPRESSED] = l->suppressed_bytes;
+			v.blocks[ASP_LEAK_SUPPRESSED] = l->suppressed_blocks;
+			_Static_assert(sizeof v.heur_bytes == sizeof l->heur_bytes, "memcheck's heuristics");
+			memcpy(v.heur_bytes, l->heur_bytes, sizeof v.heur_bytes);
+			memcpy(v.heur_blocks, l->heur_blocks, sizeof v.heur_blocks);
+			asp_vg_leak_summary(put_line, t, &v);
 		}
 	}
 	if (f->tracked) {
 		uint64_t errors, contexts, suppressed, scontexts;
 		error_summary(f, &errors, &contexts, &suppressed, &scontexts);
 		line(t, "\n");
-		line(t, "ERROR SUMMARY: ");
-		asp__text_commas(t, errors);
-		asp__text_str(t, " errors from ");
-		asp__text_commas(t, contexts);
-		asp__text_str(t, " contexts (suppressed: ");
-		asp__text_commas(t, suppressed);
-		asp__text_str(t, " from ");
-		asp__text_commas(t, scontexts);
-		asp__text_str(t, ")\n");
+		asp_vg_error_summary(put_line, t, errors, contexts, suppressed, scontexts);
 	}
 
 	const struct asp_counts *c = &f->c;
 	if (c->ref_ops[0] | c->ref_ops[1] | c->ref_ops[2] | c->ref_ops[3]) {
+		struct asp_vg_refs r = {
+			.acquires = asp_ref_acquires(c), .releases = asp_ref_releases(c),
+			.created = asp_ref_created(c), .destroyed = asp_ref_destroyed(c),
+			.has_cross = asp__opt.ref_cross, .cross = c->ref_cross,
+		};
 		line(t, "\n");
-		line(t, "REF SUMMARY:\n");
-		line(t, "    ref operations: ");
-		asp__text_commas(t, asp_ref_acquires(c));
-		asp__text_str(t, " acquires, ");
-		asp__text_commas(t, asp_ref_releases(c));
-		asp__text_str(t, " releases\n");
-		line(t, "           objects: ");
-		asp__text_commas(t, asp_ref_created(c));
-		asp__text_str(t, " created, ");
-		asp__text_commas(t, asp_ref_destroyed(c));
-		asp__text_str(t, " destroyed\n");
-		if (asp__opt.ref_cross) {
-			line(t, "      cross-thread: ");
-			asp__text_commas(t, c->ref_cross);
-			asp__text_str(t, " operations\n");
-		}
+		asp_vg_ref_summary(put_line, t, &r);
 	}
 	dump_name_text(t);
 }

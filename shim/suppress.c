@@ -103,22 +103,6 @@ static char *trim(char *s)
 	return s;
 }
 
-static int parse_kinds(const char *v)
-{
-	if (strcmp(v, "all") == 0)
-		return 0;
-	int bits = 0;
-	while (*v) {
-		size_t len = strcspn(v, ",");
-		int k = asp_leak_kind_of(v, len);
-		if (k >= 0)
-			bits |= 1 << k;
-		v += len;
-		v += *v == ',';
-	}
-	return bits;
-}
-
 /* Whether the tools of an entry's "TOOL,TOOL:KIND" line, of length len,
  * name tool. */
 static int names_tool(const char *tools, size_t len, const char *tool)
@@ -236,7 +220,11 @@ static void load_file(const char *file, struct supp **list)
 			state = cur->kind != SUPP_OTHER ? 3 : 4;
 		} else if (state == 3) {
 			if (strncmp(l, "match-leak-kinds:", 17) == 0) {
-				cur->kinds = parse_kinds(trim(l + 17));
+				/* A word that is no kind is passed over; no
+				 * kind at all ("none") is every kind, as
+				 * without the line. */
+				int bad;
+				cur->kinds = asp_leak_kinds_of(trim(l + 17), &bad);
 			} else if (cur->nlines < ASP_MAX_SUPP_FRAMES) {
 				struct supp_line *sl = &cur->lines[cur->nlines];
 				if (strcmp(l, "...") == 0) {
