@@ -1,4 +1,4 @@
-/* load - reads an allocspy dump (format "allocspy-dump", version 1),
+/* load - reads an allocspy dump (common/dumpfmt.h),
  * validates every key the reports use, and holds it as a C model. */
 #include "load.h"
 
@@ -362,7 +362,7 @@ static void *alloc_array(struct rd *r, size_t n, size_t size)
 
 static void load_program(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *prog = get_object(r, root, "", "program", true);
+	json_t *prog = get_object(r, root, "", ASP_KEY_PROGRAM, true);
 	json_t *argv = get_array(r, prog, "program", "argv", true);
 	json_t *v;
 	size_t i;
@@ -397,7 +397,7 @@ static void load_program(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_options(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *opt = get_object(r, root, "", "options", true);
+	json_t *opt = get_object(r, root, "", ASP_KEY_OPTIONS, true);
 	const char *mode = get_string(r, opt, "options", "mode", 16, true);
 
 	if (mode && strcmp(mode, "track") != 0 && strcmp(mode, "count") != 0)
@@ -416,7 +416,7 @@ static void load_options(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_time(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *t = get_object(r, root, "", "time", true);
+	json_t *t = get_object(r, root, "", ASP_KEY_TIME, true);
 
 	d->wall_s = get_seconds(r, t, "time", "wall_s");
 	d->user_s = get_seconds(r, t, "time", "user_s");
@@ -425,7 +425,7 @@ static void load_time(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_heap(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *h = get_object(r, root, "", "heap", true);
+	json_t *h = get_object(r, root, "", ASP_KEY_HEAP, true);
 
 	d->allocs = get_count(r, h, "heap", "allocs", true);
 	d->frees = get_count(r, h, "heap", "frees", true);
@@ -450,7 +450,7 @@ static void load_heap(struct rd *r, asp_dump_t *d, json_t *root)
 /* "dump": why and when it was written. */
 static void load_dump_info(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *o = get_object(r, root, "", "dump", false);
+	json_t *o = get_object(r, root, "", ASP_KEY_DUMP, false);
 	json_t *sig, *x;
 	const char *reason;
 
@@ -533,7 +533,7 @@ static void load_fn(struct rd *r, asp_fn_t *f, const char *name, json_t *v)
 
 static void load_functions(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *fns = get_object(r, root, "", "functions", true);
+	json_t *fns = get_object(r, root, "", ASP_KEY_FUNCTIONS, true);
 	const char *name;
 	json_t *v;
 
@@ -573,7 +573,7 @@ static uint64_t get_le(struct rd *r, json_t *bucket, const char *where)
 
 static void load_histogram(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *hist = get_array(r, root, "", "histogram", true);
+	json_t *hist = get_array(r, root, "", ASP_KEY_HISTOGRAM, true);
 	json_t *v;
 	size_t i;
 
@@ -608,11 +608,11 @@ static void load_histogram(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_threads(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *th = get_array(r, root, "", "threads", true);
+	json_t *th = get_array(r, root, "", ASP_KEY_THREADS, true);
 	json_t *v;
 	size_t i;
 
-	d->threads_omitted = get_count(r, root, "", "threads_omitted", false);
+	d->threads_omitted = get_count(r, root, "", ASP_KEY_THREADS_OMITTED, false);
 	if (!th)
 		return;
 	d->threads = alloc_array(r, json_array_size(th), sizeof *d->threads);
@@ -645,7 +645,7 @@ static void load_threads(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_refs(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *refs = get_object(r, root, "", "refs", true);
+	json_t *refs = get_object(r, root, "", ASP_KEY_REFS, true);
 
 	d->refs.acquires = get_count(r, refs, "refs", "acquires", true);
 	d->refs.releases = get_count(r, refs, "refs", "releases", true);
@@ -657,7 +657,7 @@ static void load_refs(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_leaks(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *leaks = get_object(r, root, "", "leaks", false);
+	json_t *leaks = get_object(r, root, "", ASP_KEY_LEAKS, false);
 
 	if (!leaks)
 		return;
@@ -676,7 +676,7 @@ static void load_leaks(struct rd *r, asp_dump_t *d, json_t *root)
  * leak check the loss records valgrind counts as errors. */
 static void load_error_summary(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *o = get_object(r, root, "", "error_summary", false);
+	json_t *o = get_object(r, root, "", ASP_KEY_ERROR_SUMMARY, false);
 
 	if (!o)
 		return;
@@ -690,7 +690,7 @@ static void load_error_summary(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_stacks(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *stacks = get_array(r, root, "", "stacks", false);
+	json_t *stacks = get_array(r, root, "", ASP_KEY_STACKS, false);
 	size_t total = 0, used = 0, i, j;
 	json_t *s, *f;
 
@@ -739,7 +739,7 @@ static void load_stacks(struct rd *r, asp_dump_t *d, json_t *root)
 		}
 	}
 	/* The stacks cut at the depth limit, by index. */
-	json_t *cut = get_array(r, root, "", "truncated_stacks", false);
+	json_t *cut = get_array(r, root, "", ASP_KEY_TRUNCATED_STACKS, false);
 	json_array_foreach(cut, i, s) {
 		char where[128];
 		size_t k;
@@ -767,7 +767,7 @@ static bool is_hex(const char *s)
 
 static void load_modules(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *mods = get_array(r, root, "", "modules", false);
+	json_t *mods = get_array(r, root, "", ASP_KEY_MODULES, false);
 	json_t *v;
 	size_t i;
 
@@ -812,7 +812,7 @@ static void load_modules(struct rd *r, asp_dump_t *d, json_t *root)
  * then estimates under est_* keys. */
 static void load_sample(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *o = get_object(r, root, "", "sample", false);
+	json_t *o = get_object(r, root, "", ASP_KEY_SAMPLE, false);
 
 	if (!o)
 		return;
@@ -835,7 +835,7 @@ static const char *est(const asp_dump_t *d, const char *key, char buf[64])
 static void load_stack_stats(struct rd *r, asp_dump_t *d, json_t *root)
 {
 	char k[64];
-	json_t *a = get_array(r, root, "", "stack_stats", false);
+	json_t *a = get_array(r, root, "", ASP_KEY_STACK_STATS, false);
 	size_t i;
 	json_t *v;
 
@@ -874,13 +874,13 @@ static void load_stack_stats(struct rd *r, asp_dump_t *d, json_t *root)
 			check_at_most(r, where, "peak_bytes", s->peak_bytes,
 				      "heap.peak_bytes", d->peak_bytes);
 	}
-	d->stack_stats_omitted = get_count(r, root, "", "stack_stats_omitted", false);
+	d->stack_stats_omitted = get_count(r, root, "", ASP_KEY_STACK_STATS_OMITTED, false);
 }
 
 static void load_thread_stacks(struct rd *r, asp_dump_t *d, json_t *root)
 {
 	char k[64];
-	json_t *a = get_array(r, root, "", "thread_stacks", false);
+	json_t *a = get_array(r, root, "", ASP_KEY_THREAD_STACKS, false);
 	size_t i;
 	json_t *v;
 
@@ -972,7 +972,7 @@ static void check_snapshot(struct rd *r, asp_dump_t *d, size_t i,
 
 static void load_snapshots(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *a = get_array(r, root, "", "snapshots", false);
+	json_t *a = get_array(r, root, "", ASP_KEY_SNAPSHOTS, false);
 	size_t i, total = 0, used = 0;
 	json_t *v, *det;
 	bool peak = false;
@@ -1024,7 +1024,7 @@ static void load_snapshots(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_snapshot_info(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *o = get_object(r, root, "", "snapshot_info", false);
+	json_t *o = get_object(r, root, "", ASP_KEY_SNAPSHOT_INFO, false);
 	const char *detail;
 
 	if (!o)
@@ -1041,7 +1041,7 @@ static void load_snapshot_info(struct rd *r, asp_dump_t *d, json_t *root)
 /* "rss": the resident memory at exit. */
 static void load_rss(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *o = get_object(r, root, "", "rss", false);
+	json_t *o = get_object(r, root, "", ASP_KEY_RSS, false);
 	asp_rss_t *x = &d->rss;
 	const struct {
 		const char *key;
@@ -1072,7 +1072,7 @@ static void load_rss(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_records(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *recs = get_array(r, root, "", "loss_records", false);
+	json_t *recs = get_array(r, root, "", ASP_KEY_LOSS_RECORDS, false);
 	json_t *v;
 	size_t i;
 
@@ -1343,7 +1343,7 @@ static void load_error(struct rd *r, asp_dump_t *d, json_t *v, const char *where
  * suppressed ones left out; error_summary counts them all. */
 static void load_errors(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *a = get_array(r, root, "", "errors", false);
+	json_t *a = get_array(r, root, "", ASP_KEY_ERRORS, false);
 	uint64_t total = 0;
 	size_t i;
 	json_t *v;
@@ -1392,12 +1392,12 @@ static void load_errors(struct rd *r, asp_dump_t *d, json_t *root)
 /* "guard": ALLOCSPY_GUARD's pool (track mode), its mean the option's. */
 static void load_guard(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *o = get_object(r, root, "", "guard", false), *opt, *x;
+	json_t *o = get_object(r, root, "", ASP_KEY_GUARD, false), *opt, *x;
 	uint64_t option = 0;
 	bool has_option = false;
 	char buf[128];
 
-	opt = json_object_get(root, "options");
+	opt = json_object_get(root, ASP_KEY_OPTIONS);
 	if (!r->failed && json_object_get(opt, "guard"))
 		has_option = opt_count(r, opt, "options", "guard", &option);
 	if (!o || r->failed)
@@ -1435,23 +1435,23 @@ static void check_header(struct rd *r, json_t *root)
 		     type_name(root));
 		return;
 	}
-	v = json_object_get(root, "format");
+	v = json_object_get(root, ASP_KEY_FORMAT);
 	if (!v) {
-		fail(r, "not an allocspy dump (no \"format\" key)");
+		fail(r, "not an allocspy dump (no \"" ASP_KEY_FORMAT "\" key)");
 		return;
 	}
-	if (!json_is_string(v) || strcmp(json_string_value(v), "allocspy-dump") != 0) {
-		fail(r, "not an allocspy dump (format is %s%.40s%s, not \"allocspy-dump\")",
+	if (!json_is_string(v) || strcmp(json_string_value(v), ASP_DUMP_FORMAT) != 0) {
+		fail(r, "not an allocspy dump (format is %s%.40s%s, not \"" ASP_DUMP_FORMAT "\")",
 		     json_is_string(v) ? "\"" : "",
 		     json_is_string(v) ? json_string_value(v) : type_name(v),
 		     json_is_string(v) ? "\"" : "");
 		return;
 	}
-	v = json_object_get(root, "version");
+	v = json_object_get(root, ASP_KEY_VERSION);
 	if (!v) {
-		fail(r, "version: missing");
+		fail(r, ASP_KEY_VERSION ": missing");
 	} else if (!json_is_integer(v)) {
-		fail(r, "version: expected an integer, found %s", type_name(v));
+		fail(r, ASP_KEY_VERSION ": expected an integer, found %s", type_name(v));
 	} else if (json_integer_value(v) != ASP_DUMP_VERSION) {
 		fail(r, "version %" JSON_INTEGER_FORMAT " is not supported "
 		     "(this allocspy-report reads version %d)",

@@ -1,4 +1,4 @@
-/* load - reads an allocspy dump (format "allocspy-dump", version 1),
+/* load - reads an allocspy dump (common/dumpfmt.h),
  * validates every key the reports use, and holds it as a C model. */
 #ifndef ASP_LOAD_H
 #define ASP_LOAD_H
@@ -8,10 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dumpfmt.h"
 #include "leakkinds.h"
-
-/* The dump version this reader understands. */
-#define ASP_DUMP_VERSION 1
 
 /* The largest count or size accepted (2^60): anything above is absurd, and
  * sums of a few such values cannot overflow. */

@@ -27,6 +27,7 @@
 
 #include "account.h"
 #include "arena.h"
+#include "dumpfmt.h"
 #include "errors.h"
 #include "guard.h"
 #include "leak.h"
@@ -1025,9 +1026,9 @@ static void threads_json(json_t *root)
 		        "ref_acquires", jint(s[i].ref_acquires), "ref_releases", jint(s[i].ref_releases),
 		        "exited", s[i].exited));
 	}
-	json_object_set_new(root, "threads", a);
+	json_object_set_new(root, ASP_KEY_THREADS, a);
 	if (all > n)
-		json_object_set_new(root, "threads_omitted", jint(all - n));
+		json_object_set_new(root, ASP_KEY_THREADS_OMITTED, jint(all - n));
 	if (s != NULL)
 		asp__scratch_free(s, max * sizeof *s);
 }
@@ -1257,7 +1258,7 @@ static int site_cut(uintptr_t site)
 static void stacks_out(struct out *o, const struct stack_index *x)
 {
 	size_t cut = 0;
-	out_str(o, ",\n \"stacks\": [");
+	out_str(o, ",\n \"" ASP_KEY_STACKS "\": [");
 	for (size_t i = 0; i < x->used; i++) {
 		const uintptr_t *frames;
 		uintptr_t one;
@@ -1272,7 +1273,7 @@ static void stacks_out(struct out *o, const struct stack_index *x)
 		cut += n > 0 && site_cut(x->order[i]);
 	}
 	out_str(o, x->used > 0 ? "\n ]" : "]");
-	out_str(o, ",\n \"truncated_stacks\": [");
+	out_str(o, ",\n \"" ASP_KEY_TRUNCATED_STACKS "\": [");
 	for (size_t i = 0, k = 0; i < x->used && cut > 0; i++) {
 		const uintptr_t *frames;
 		uintptr_t one;
@@ -1497,7 +1498,7 @@ static void site_totals_out(struct out *o, const struct site_table *t, struct st
                             int tracked)
 {
 	int sampled = asp__sample_mean != 0;
-	out_str(o, ",\n \"thread_stacks\": [");
+	out_str(o, ",\n \"" ASP_KEY_THREAD_STACKS "\": [");
 	for (size_t i = 0; i < t->nper; i++) {
 		const struct thread_site *p = &t->per_thread[i];
 		out_str(o, i == 0 ? "\n  {" : ",\n  {");
@@ -1514,7 +1515,7 @@ static void site_totals_out(struct out *o, const struct site_table *t, struct st
 		out_str(o, "}");
 	}
 	out_str(o, t->nper > 0 ? "\n ]" : "]");
-	out_str(o, ",\n \"stack_stats\": [");
+	out_str(o, ",\n \"" ASP_KEY_STACK_STATS "\": [");
 	for (size_t i = 0; i < t->n; i++) {
 		const struct site_total *s = &t->v[i];
 		out_str(o, i == 0 ? "\n  {" : ",\n  {");
@@ -1574,8 +1575,8 @@ static void snapshots_json(json_t *root, const struct asp_snapshot_list *sl,
 		}
 		json_array_append_new(a, s);
 	}
-	json_object_set_new(root, "snapshots", a);
-	json_object_set_new(root, "snapshot_info", json_pack("{s:i,s:s}", "max", asp__opt.snapshots,
+	json_object_set_new(root, ASP_KEY_SNAPSHOTS, a);
+	json_object_set_new(root, ASP_KEY_SNAPSHOT_INFO, json_pack("{s:i,s:s}", "max", asp__opt.snapshots,
 	                    "detail", asp__opt.backtrace > 1 ? "stacks" : "callers"));
 }
 
@@ -1586,7 +1587,7 @@ static void leaks_json(json_t *root, const struct figures *f)
 	for (int k = 0; k < ASP_LEAK_RECORD_KINDS; k++)
 		json_object_set_new(leaks, asp_leak_key[k], bytes_blocks(l->bytes[k], l->blocks[k]));
 	json_object_set_new(leaks, asp_leak_key[ASP_LEAK_SUPPRESSED], bytes_blocks(l->suppressed_bytes, l->suppressed_blocks));
-	json_object_set_new(root, "leaks", leaks);
+	json_object_set_new(root, ASP_KEY_LEAKS, leaks);
 }
 
 /* ", KEY: "S"", S as a JSON string (jansson escapes it); nothing when S
@@ -1609,7 +1610,7 @@ static void out_string_key(struct out *o, const char *key, const char *s)
 static void loss_records_out(struct out *o, const struct figures *f, struct stack_index *x)
 {
 	const struct asp_leak_result *l = &f->leaks;
-	out_str(o, ",\n \"loss_records\": [");
+	out_str(o, ",\n \"" ASP_KEY_LOSS_RECORDS "\": [");
 	for (size_t i = 0; i < l->nrecords; i++) {
 		const struct asp_loss_record *r = &l->records[i];
 		out_str(o, i == 0 ? "\n  {\"kind\": \"" : ",\n  {\"kind\": \"");
@@ -1852,10 +1853,10 @@ static void errors_json(json_t *root, const struct figures *f, struct stack_inde
 		}
 		json_array_append_new(a, o);
 	}
-	json_object_set_new(root, "errors", a);
+	json_object_set_new(root, ASP_KEY_ERRORS, a);
 	uint64_t errors, contexts, suppressed, scontexts;
 	error_summary(f, &errors, &contexts, &suppressed, &scontexts);
-	json_object_set_new(root, "error_summary", json_pack("{s:o,s:o,s:o,s:o}", "errors", jint(errors),
+	json_object_set_new(root, ASP_KEY_ERROR_SUMMARY, json_pack("{s:o,s:o,s:o,s:o}", "errors", jint(errors),
 	                    "contexts", jint(contexts), "suppressed", jint(suppressed),
 	                    "suppressed_contexts", jint(scontexts)));
 }
@@ -1868,18 +1869,19 @@ static int dump_out(int fd, const struct figures *f)
 	if (o == NULL)
 		return ENOMEM;
 	o->fd = fd;
-	json_t *root = json_pack("{s:s,s:i}", "format", "allocspy-dump", "version", 1);
-	json_object_set_new(root, "dump", dump_info_json(f));
-	json_object_set_new(root, "program", program_json());
-	json_object_set_new(root, "time", time_json());
-	json_object_set_new(root, "options", options_json());
-	json_object_set_new(root, "heap", heap_json(f));
-	json_object_set_new(root, "functions", functions_json(f));
-	json_object_set_new(root, "histogram", histogram_json(f));
+	json_t *root = json_pack("{s:s,s:i}", ASP_KEY_FORMAT, ASP_DUMP_FORMAT, ASP_KEY_VERSION,
+	                         ASP_DUMP_VERSION);
+	json_object_set_new(root, ASP_KEY_DUMP, dump_info_json(f));
+	json_object_set_new(root, ASP_KEY_PROGRAM, program_json());
+	json_object_set_new(root, ASP_KEY_TIME, time_json());
+	json_object_set_new(root, ASP_KEY_OPTIONS, options_json());
+	json_object_set_new(root, ASP_KEY_HEAP, heap_json(f));
+	json_object_set_new(root, ASP_KEY_FUNCTIONS, functions_json(f));
+	json_object_set_new(root, ASP_KEY_HISTOGRAM, histogram_json(f));
 	threads_json(root);
-	json_object_set_new(root, "refs", refs_json(f));
+	json_object_set_new(root, ASP_KEY_REFS, refs_json(f));
 	if (asp__sample_mean != 0)
-		json_object_set_new(root, "sample", json_pack("{s:o,s:o}", "mean_bytes",
+		json_object_set_new(root, ASP_KEY_SAMPLE, json_pack("{s:o,s:o}", "mean_bytes",
 		                    jint(asp__sample_mean), "seed", jint(asp__sample_seed)));
 	struct stack_index x = { 0 };
 	struct asp_snapshot_list sl = { 0 };
@@ -1896,7 +1898,7 @@ static int dump_out(int fd, const struct figures *f)
 		if (asp__guard_mean != 0) {
 			uint64_t guarded, live;
 			asp__guard_figures(&guarded, &live);
-			json_object_set_new(root, "guard", json_pack("{s:o,s:o,s:o,s:o}", "mean",
+			json_object_set_new(root, ASP_KEY_GUARD, json_pack("{s:o,s:o,s:o,s:o}", "mean",
 			                    jint(asp__guard_mean), "slots", jint(ASP_GUARD_SLOTS),
 			                    "guarded", jint(guarded), "live", jint(live)));
 		}
@@ -1908,8 +1910,8 @@ static int dump_out(int fd, const struct figures *f)
 	}
 	json_t *rss = f->reason == REASON_EXIT ? asp__rss_json() : NULL;
 	if (rss != NULL)
-		json_object_set_new(root, "rss", rss);
-	json_object_set_new(root, "modules", modules_json());
+		json_object_set_new(root, ASP_KEY_RSS, rss);
+	json_object_set_new(root, ASP_KEY_MODULES, modules_json());
 	char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	size_t len = text != NULL ? strlen(text) : 0;
