@@ -101,28 +101,15 @@ ASP_EXTERN char *strdup(const char *s)
 	return asp__strdup(ASP_FN_STRDUP, s, CALLER);
 }
 
-ASP_EXTERN char *__strdup(const char *s)
-{
-	if (COUNTING)
-		return asp__strdup_count(ASP_FN_STRDUP, s);
-	if (SAMPLING)
-		return asp__strdup_csample(ASP_FN_STRDUP, s);
-	if (TRACKING)
-		return asp__strdup_track(ASP_FN_STRDUP, s, CALLER);
-	if (STACKING)
-		return asp__strdup_stacks(ASP_FN_STRDUP, s, CALLER);
-	return asp__strdup(ASP_FN_STRDUP, s, CALLER);
-}
-
 ASP_EXTERN char *strndup(const char *s, size_t n)
 {
 	return asp__strndup(ASP_FN_STRNDUP, s, n, CALLER);
 }
 
-ASP_EXTERN char *__strndup(const char *s, size_t n)
-{
-	return asp__strndup(ASP_FN_STRNDUP, s, n, CALLER);
-}
+/* glibc's own names for the two, which its headers may call: the same
+ * code. */
+ASP_EXTERN extern __typeof__(strdup) __strdup __attribute__((alias("strdup"), copy(strdup)));
+ASP_EXTERN extern __typeof__(strndup) __strndup __attribute__((alias("strndup"), copy(strndup)));
 
 ASP_EXTERN wchar_t *wcsdup(const wchar_t *s) { return asp__wcsdup(s, CALLER); }
 

@@ -228,20 +228,7 @@ void asp__stack_init(void)
 static int fp_walk(uintptr_t self, uintptr_t *out, int max)
 {
 	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-	uintptr_t low = fp;
-	uintptr_t high = asp__fp_high(self, fp);
-	int n = 0;
-	while (n < max && fp >= low && fp <= high - 16 && (fp & 7) == 0) {
-		uintptr_t next = ((uintptr_t *)fp)[0];
-		uintptr_t ret = ((uintptr_t *)fp)[1];
-		if (ret == 0)
-			break;
-		out[n++] = ret;
-		if (next <= fp)
-			break;
-		fp = next;
-	}
-	return n;
+	return asp__fp_chain(fp, asp__fp_high(self, fp), out, max);
 }
 
 static uint64_t hash_frames(const uintptr_t *f, int n)

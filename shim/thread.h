@@ -339,6 +339,10 @@ int asp__threads_sum_nolock(struct asp_counts *out);
  * out, at most max; returns how many threads there were in all. */
 size_t asp__threads_summaries(struct asp_thread_summary *out, size_t max);
 
+/* Reads /proc/self/task/TID/NAME ("comm", "status") into buf, with a NUL
+ * after it: the bytes read (0: none). */
+size_t asp__task_file(pid_t tid, const char *name, char *buf, size_t size);
+
 /* A thread's stack, for the leak scan. */
 struct asp_thread_stack {
 	pid_t tid;
