@@ -934,7 +934,7 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 	for (size_t i = 0; i < s->n; i++) {
 		const struct block *b = &s->b[i];
 		int kind = kind_of_state[b->state];
-		uint64_t h = ((uint64_t)b->site * 0x9E3779B97F4A7C15ull) ^ (uint64_t)kind ^
+		uint64_t h = asp_hash(b->site) ^ (uint64_t)kind ^
 		             ((uint64_t)b->fn << 8);
 		size_t j = (size_t)(h >> 20) & (slots - 1);
 		for (; table[j] != 0; j = (j + 1) & (slots - 1)) {

@@ -1140,7 +1140,7 @@ struct stack_index {
 
 static size_t stack_slot(const struct stack_index *x, uintptr_t site)
 {
-	return (size_t)((site * 0x9E3779B97F4A7C15ull) >> 32) & x->mask;
+	return (size_t)(asp_hash(site) >> 32) & x->mask;
 }
 
 static int stack_index_alloc(struct stack_index *x, size_t slots)
@@ -1313,7 +1313,7 @@ struct site_table {
 
 static size_t site_home(const struct site_table *t, uintptr_t site)
 {
-	return (size_t)((site * 0x9E3779B97F4A7C15ull) >> 32) & t->mask;
+	return (size_t)(asp_hash(site) >> 32) & t->mask;
 }
 
 /* Twice the slots, the same totals: a site first seen among the blocks in

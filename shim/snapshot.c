@@ -166,7 +166,7 @@ again:
 		if (est != NULL && !asp__site_sampled(e[i].site))
 			continue;
 		uintptr_t site = e[i].site ? e[i].site : 1;
-		uint32_t j = (uint32_t)((site * 0x9E3779B97F4A7C15ull) >> 48) & (slots - 1);
+		uint32_t j = (uint32_t)(asp_hash(site) >> 48) & (slots - 1);
 		uint32_t probes = 0;
 		while (g[j].site != 0 && g[j].site != site && probes++ < 64)
 			j = (j + 1) & (slots - 1);

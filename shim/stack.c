@@ -496,7 +496,7 @@ struct sc_key {
 
 static inline size_t sc_set(const struct sc_key *k)
 {
-	uint64_t h = (k->ip ^ (k->sp << 7) ^ (k->site << 3)) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = asp_hash(k->ip ^ (k->sp << 7) ^ (k->site << 3));
 	return (size_t)(h >> 60) & (ASP_SC_SETS - 1);
 }
 

@@ -492,7 +492,7 @@ void asp__loader_fork_close(const struct asp_thread *self)
 		if (t != self && asp_atomic_load_acquire(&t->in_loader))
 			inside[n++] = t;
 	asp_unlock(&g_lock);
-	uint64_t deadline = asp_now_ns(CLOCK_MONOTONIC) + 100000000u;
+	uint64_t deadline = asp_now_ns(CLOCK_MONOTONIC) + ASP_WAIT_NS;
 	for (size_t i = 0; i < n; i++)
 		for (;;) {
 			int in = asp_atomic_load_acquire(&inside[i]->in_loader);

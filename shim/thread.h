@@ -386,9 +386,10 @@ void asp__fence_others(void);
  * (libunwind's, the dump's) are bracketed by asp__loader_enter and
  * asp__loader_leave, and fork's prepare handler closes the gate first:
  * new listings wait for the fork, and the fork waits for those under way,
- * at most 100 ms while a listing waits for the list's lock (it can wait for
- * a lock the forking thread holds), and for as long as it takes once it
- * holds it: a fork then would leave the lock held in the child for good.
+ * at most ASP_WAIT_NS while a listing waits for the list's lock (it can
+ * wait for a lock the forking thread holds), and for as long as it takes
+ * once it holds it: a fork then would leave the lock held in the child for
+ * good.
  * The shim's dl_iterate_phdr (loader.c, which libunwind's calls reach
  * too) marks a listing inside the gate as holding it at its callback's
  * first call (asp__loader_holding); the callbacks then take no lock a

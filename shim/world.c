@@ -320,7 +320,8 @@ int asp__world_stop(void)
 	if (sig == 0 || sigaction(sig, &sa, NULL) != 0)
 		sig = 0;
 	pid_t pid = getpid();
-	for (int round = 0; round < 100; round++) {
+	/* asked again every millisecond, for ASP_WAIT_NS */
+	for (unsigned round = 0; round < ASP_WAIT_NS / 1000000; round++) {
 		size_t open_ = 0;
 		for (size_t i = 0; i < g_n; i++) {
 			struct asp_world_thread *w = &g_threads[i];
