@@ -93,6 +93,13 @@ void asp_vg_heap_summary(asp_vg_put *put, void *arg, const struct asp_vg_heap *h
 	num(&l, h->bytes_allocated);
 	add(&l, " bytes allocated\n");
 	put(arg, l.s);
+	/* valgrind's "rerun with" line: without sizes (count mode) there is
+	 * no table of blocks, so neither leaks nor heap errors are looked for. */
+	if (!h->bytes_known) {
+		put(arg, "\n");
+		put(arg, "Leaks and heap errors are not looked for in count mode: rerun with "
+			 "ALLOCSPY_MODE=track\n");
+	}
 }
 
 void asp_vg_leak_summary(asp_vg_put *put, void *arg, const struct asp_vg_leaks *l)

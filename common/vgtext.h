@@ -30,7 +30,8 @@ struct asp_vg_heap {
 	uint64_t allocs, frees, bytes_allocated;
 };
 
-/* "HEAP SUMMARY:", the bytes and blocks in use, the total heap usage. */
+/* "HEAP SUMMARY:", the bytes and blocks in use, the total heap usage, and
+ * without sizes (count mode) the line saying leaks are not looked for. */
 void asp_vg_heap_summary(asp_vg_put *put, void *arg, const struct asp_vg_heap *h);
 
 /* valgrind's line in place of the LEAK SUMMARY when no block is left. */

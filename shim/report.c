@@ -803,13 +803,6 @@ static void summary_text(struct asp_text *t, const struct figures *f)
 		.allocs = f->tot.allocs, .frees = f->tot.frees, .bytes_allocated = f->tot.bytes_allocated,
 	};
 	asp_vg_heap_summary(put_line, t, &h);
-	/* valgrind's "rerun with" line: count mode keeps no table, so it
-	 * looks for neither leaks nor heap errors. */
-	if (!f->tracked) {
-		line(t, "\n");
-		line(t, "Leaks and heap errors are not looked for in count mode: rerun with "
-		        "ALLOCSPY_MODE=track\n");
-	}
 
 	if (f->tracked && asp__opt.leak_check != ASP_LEAK_NO) {
 		line(t, "\n");
