@@ -182,19 +182,30 @@ const char *asp_errors_missing(const asp_dump_t *d)
 		return NULL;
 	if (d->count_mode)
 		return "ALLOCSPY_MODE=count looks for none";
-	if (json_object_get(d->root, "processes"))
+	if (json_object_get(d->root, ASP_KEY_PROCESSES))
 		return "a dump merged into it had none";
 	return "it was written by an allocspy that did not look for them";
 }
 
+/* Keeps a line of valgrind's text in a buffer, without its newline. */
+struct kept {
+	char *buf;
+	size_t size;
+};
+
+static void keep_line(void *arg, const char *line)
+{
+	const struct kept *k = arg;
+
+	snprintf(k->buf, k->size, "%.*s", (int)strcspn(line, "\n"), line);
+}
+
 const char *asp_error_summary_line(char *buf, size_t size, const asp_dump_t *d)
 {
-	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX], e[ASP_NUM_MAX];
+	struct kept k = { buf, size };
 
-	snprintf(buf, size, "ERROR SUMMARY: %s errors from %s contexts (suppressed: %s from %s)",
-		 asp_fmt_count(a, d->errors), asp_fmt_count(b, d->error_contexts),
-		 asp_fmt_count(c, d->errors_suppressed),
-		 asp_fmt_count(e, d->error_contexts_suppressed));
+	asp_vg_error_summary(keep_line, &k, d->errors, d->error_contexts, d->errors_suppressed,
+			     d->error_contexts_suppressed);
 	return buf;
 }
 

@@ -5,18 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vgtext.h"
+
+_Static_assert(ASP_NUM_MAX >= ASP_COMMAS_MAX, "room for a count");
+
 const char *asp_fmt_count(char buf[ASP_NUM_MAX], uint64_t v)
 {
-	char digits[24];
-	int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
-	char *p = buf;
-
-	for (int i = 0; i < n; i++) {
-		if (i > 0 && (n - i) % 3 == 0)
-			*p++ = ',';
-		*p++ = digits[i];
-	}
-	*p = '\0';
+	asp_commas(buf, v);
 	return buf;
 }
 
@@ -35,10 +30,10 @@ const char *asp_fmt_ratio(char buf[ASP_NUM_MAX], double a, double b)
 	} else if (r >= 1e15) {	/* beyond what a count column can hold */
 		snprintf(buf, ASP_NUM_MAX, "x%.3g", r);
 	} else if (r >= 100) {
-		char n[ASP_NUM_MAX];
+		char n[ASP_COMMAS_MAX];
 
-		snprintf(buf, ASP_NUM_MAX, "x%s",
-			 asp_fmt_count(n, (uint64_t)(r + 0.5)));
+		asp_commas(n, (uint64_t)(r + 0.5));
+		snprintf(buf, ASP_NUM_MAX, "x%s", n);
 	} else if (r >= 0.005 || r == 0) {
 		snprintf(buf, ASP_NUM_MAX, "x%.2f", r);
 	} else {

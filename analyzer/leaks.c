@@ -33,13 +33,9 @@ int asp_leaks_parse_kinds(const char *spec, unsigned *kinds)
 		return 0;
 	for (;;) {
 		size_t len = strcspn(p, ",");
-		int k;
+		int k = asp_leak_kind_of(p, len);
 
-		for (k = 0; k < ASP_LEAK_SUPPRESSED; k++)
-			if (strlen(asp_leak_kind_name[k]) == len &&
-			    strncmp(p, asp_leak_kind_name[k], len) == 0)
-				break;
-		if (k == ASP_LEAK_SUPPRESSED)
+		if (k < 0)
 			return -EINVAL;
 		*kinds |= ASP_KIND_BIT(k);
 		if (!p[len])
@@ -82,20 +78,10 @@ static bool shown(const asp_record_t *rec, unsigned kinds)
 static void record_head(FILE *out, const asp_dump_t *d, size_t i)
 {
 	const asp_record_t *rec = &d->records[i];
-	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX];
+	struct asp_summary_out o = { out, d };
 
-	asp_summary_prefix(out, d);
-	if (rec->indirect_bytes)
-		fprintf(out, "%s (%s direct, %s indirect) bytes",
-			asp_fmt_count(a, rec->bytes + rec->indirect_bytes),
-			asp_fmt_count(b, rec->bytes),
-			asp_fmt_count(c, rec->indirect_bytes));
-	else
-		fprintf(out, "%s bytes", asp_fmt_count(a, rec->bytes));
-	fprintf(out, " in %s blocks are %s in loss record %s",
-		asp_fmt_count(b, rec->blocks), asp_leak_phrase[rec->kind],
-		asp_fmt_count(c, i + 1));
-	fprintf(out, " of %s\n", asp_fmt_count(a, d->nrecords));
+	asp_vg_loss_record(asp_summary_put, &o, rec->bytes, rec->indirect_bytes, rec->blocks,
+			   rec->kind, i + 1, d->nrecords);
 }
 
 void asp_put_line(FILE *out, const asp_line_t *l, bool first)

@@ -1,4 +1,4 @@
-/* load - reads an allocspy dump (format "allocspy-dump", version 1),
+/* load - reads an allocspy dump (common/dumpfmt.h),
  * validates every key the reports use, and holds it as a C model. */
 #include "load.h"
 
@@ -10,14 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-const char *const asp_leak_kind_name[ASP_LEAK_NKINDS] = {
-	"definite", "indirect", "possible", "reachable", "suppressed"
-};
-
-const char *const asp_leak_key[ASP_LEAK_NKINDS] = {
-	"definitely_lost", "indirectly_lost", "possibly_lost",
-	"still_reachable", "suppressed"
-};
+#include "fns.h"
 
 const char *const asp_herr_kind_name[ASP_HERR_NKINDS] = {
 	"invalid_free", "mismatched_free", "fishy_value", "invalid_read", "invalid_write",
@@ -28,43 +21,53 @@ const char *const asp_herr_where_name[ASP_WHERE_N] = {
 	"", "block", "freed", "stack", "global", "unknown", "after", "before"
 };
 
-/* Every function the shim interposes, in the order the reports list them. */
+/* Every function the shim interposes (common/fns.h), in the dump's order. */
 static const struct fn_info {
 	const char *name;
-	enum asp_fn_class cls;
-	bool strdup_family;
+	const char *symbol;
+	enum asp_fn_role role;
+	enum asp_family family;
+	bool strdup_family;	/* valgrind shows malloc above it */
 } fn_table[] = {
-	{"malloc", ASP_FN_ALLOC, false},
-	{"calloc", ASP_FN_ALLOC, false},
-	{"realloc", ASP_FN_ALLOC, false},
-	{"reallocarray", ASP_FN_ALLOC, false},
-	{"posix_memalign", ASP_FN_ALLOC, false},
-	{"aligned_alloc", ASP_FN_ALLOC, false},
-	{"memalign", ASP_FN_ALLOC, false},
-	{"valloc", ASP_FN_ALLOC, false},
-	{"pvalloc", ASP_FN_ALLOC, false},
-	{"strdup", ASP_FN_ALLOC, true},
-	{"strndup", ASP_FN_ALLOC, true},
-	{"wcsdup", ASP_FN_ALLOC, true},
-	{"g_strdup", ASP_FN_ALLOC, true},
-	{"g_strndup", ASP_FN_ALLOC, true},
-	{"g_memdup2", ASP_FN_ALLOC, true},
-	{"new", ASP_FN_ALLOC, false},
-	{"new[]", ASP_FN_ALLOC, false},
-	{"new_nothrow", ASP_FN_ALLOC, false},
-	{"new[]_nothrow", ASP_FN_ALLOC, false},
-	{"new_aligned", ASP_FN_ALLOC, false},
-	{"new[]_aligned", ASP_FN_ALLOC, false},
-	{"free", ASP_FN_FREE, false},
-	{"delete", ASP_FN_FREE, false},
-	{"delete[]", ASP_FN_FREE, false},
-	{"delete_sized", ASP_FN_FREE, false},
-	{"delete[]_sized", ASP_FN_FREE, false},
-	{"delete_aligned", ASP_FN_FREE, false},
-	{"delete[]_aligned", ASP_FN_FREE, false},
-	{"malloc_usable_size", ASP_FN_QUERY, false},
+#define FN_INFO(id, name, role, family, sym, a0, a1) \
+	{ name, #sym, ASP_ROLE_##role, ASP_FAMILY_##family, sizeof(a0) > 1 },
+	ASP_FNS(FN_INFO)
+#undef FN_INFO
 };
 #define FN_TABLE_N (sizeof fn_table / sizeof fn_table[0])
+
+static const enum asp_fn_class class_of_role[] = {
+	[ASP_ROLE_ALLOC] = ASP_FN_ALLOC,
+	[ASP_ROLE_FREE] = ASP_FN_FREE,
+	[ASP_ROLE_QUERY] = ASP_FN_QUERY,
+};
+
+/* Where the reports list fn_table[k]: C's allocation functions, then
+ * C++'s, then the rest, each in the dump's order; a function the table
+ * does not know comes last. */
+static int report_order(size_t k)
+{
+	int group = fn_table[k].role != ASP_ROLE_ALLOC ? 2
+		  : fn_table[k].family != ASP_FAMILY_MALLOC;
+
+	return group * (int)FN_TABLE_N + (int)k;
+}
+#define ORDER_UNKNOWN (3 * (int)FN_TABLE_N)
+
+static const struct fn_info *fn_info(const char *name)
+{
+	for (size_t k = 0; k < FN_TABLE_N; k++)
+		if (strcmp(fn_table[k].name, name) == 0)
+			return &fn_table[k];
+	return NULL;
+}
+
+const char *asp_fn_symbol(const char *name)
+{
+	const struct fn_info *f = fn_info(name);
+
+	return f ? f->symbol : name;
+}
 
 /* Limits on array lengths, far above anything the shim writes. */
 #define MAX_FRAMES 4096		/* frames in one stack */
@@ -359,7 +362,7 @@ static void *alloc_array(struct rd *r, size_t n, size_t size)
 
 static void load_program(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *prog = get_object(r, root, "", "program", true);
+	json_t *prog = get_object(r, root, "", ASP_KEY_PROGRAM, true);
 	json_t *argv = get_array(r, prog, "program", "argv", true);
 	json_t *v;
 	size_t i;
@@ -394,7 +397,7 @@ static void load_program(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_options(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *opt = get_object(r, root, "", "options", true);
+	json_t *opt = get_object(r, root, "", ASP_KEY_OPTIONS, true);
 	const char *mode = get_string(r, opt, "options", "mode", 16, true);
 
 	if (mode && strcmp(mode, "track") != 0 && strcmp(mode, "count") != 0)
@@ -413,7 +416,7 @@ static void load_options(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_time(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *t = get_object(r, root, "", "time", true);
+	json_t *t = get_object(r, root, "", ASP_KEY_TIME, true);
 
 	d->wall_s = get_seconds(r, t, "time", "wall_s");
 	d->user_s = get_seconds(r, t, "time", "user_s");
@@ -422,7 +425,7 @@ static void load_time(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_heap(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *h = get_object(r, root, "", "heap", true);
+	json_t *h = get_object(r, root, "", ASP_KEY_HEAP, true);
 
 	d->allocs = get_count(r, h, "heap", "allocs", true);
 	d->frees = get_count(r, h, "heap", "frees", true);
@@ -447,7 +450,7 @@ static void load_heap(struct rd *r, asp_dump_t *d, json_t *root)
 /* "dump": why and when it was written. */
 static void load_dump_info(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *o = get_object(r, root, "", "dump", false);
+	json_t *o = get_object(r, root, "", ASP_KEY_DUMP, false);
 	json_t *sig, *x;
 	const char *reason;
 
@@ -489,8 +492,8 @@ static int fn_qsort_cmp(const void *a, const void *b)
  * unknown name is classed by the keys it has. */
 static void load_fn(struct rd *r, asp_fn_t *f, const char *name, json_t *v)
 {
+	const struct fn_info *info;
 	char where[128];
-	size_t k;
 
 	at(where, "functions", name);
 	if (!json_is_object(v)) {
@@ -498,14 +501,12 @@ static void load_fn(struct rd *r, asp_fn_t *f, const char *name, json_t *v)
 		return;
 	}
 	f->name = name;
-	f->order = (int)FN_TABLE_N;
-	for (k = 0; k < FN_TABLE_N; k++)
-		if (strcmp(fn_table[k].name, name) == 0)
-			break;
-	if (k < FN_TABLE_N) {
-		f->order = (int)k;
-		f->cls = fn_table[k].cls;
-		f->strdup_family = fn_table[k].strdup_family;
+	f->order = ORDER_UNKNOWN;
+	info = fn_info(name);
+	if (info) {
+		f->order = report_order((size_t)(info - fn_table));
+		f->cls = class_of_role[info->role];
+		f->strdup_family = info->strdup_family;
 	} else if (json_object_get(v, "bytes")) {
 		f->cls = ASP_FN_ALLOC;
 	} else if (json_object_get(v, "null")) {
@@ -532,7 +533,7 @@ static void load_fn(struct rd *r, asp_fn_t *f, const char *name, json_t *v)
 
 static void load_functions(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *fns = get_object(r, root, "", "functions", true);
+	json_t *fns = get_object(r, root, "", ASP_KEY_FUNCTIONS, true);
 	const char *name;
 	json_t *v;
 
@@ -572,7 +573,7 @@ static uint64_t get_le(struct rd *r, json_t *bucket, const char *where)
 
 static void load_histogram(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *hist = get_array(r, root, "", "histogram", true);
+	json_t *hist = get_array(r, root, "", ASP_KEY_HISTOGRAM, true);
 	json_t *v;
 	size_t i;
 
@@ -607,11 +608,11 @@ static void load_histogram(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_threads(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *th = get_array(r, root, "", "threads", true);
+	json_t *th = get_array(r, root, "", ASP_KEY_THREADS, true);
 	json_t *v;
 	size_t i;
 
-	d->threads_omitted = get_count(r, root, "", "threads_omitted", false);
+	d->threads_omitted = get_count(r, root, "", ASP_KEY_THREADS_OMITTED, false);
 	if (!th)
 		return;
 	d->threads = alloc_array(r, json_array_size(th), sizeof *d->threads);
@@ -644,7 +645,7 @@ static void load_threads(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_refs(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *refs = get_object(r, root, "", "refs", true);
+	json_t *refs = get_object(r, root, "", ASP_KEY_REFS, true);
 
 	d->refs.acquires = get_count(r, refs, "refs", "acquires", true);
 	d->refs.releases = get_count(r, refs, "refs", "releases", true);
@@ -656,7 +657,7 @@ static void load_refs(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_leaks(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *leaks = get_object(r, root, "", "leaks", false);
+	json_t *leaks = get_object(r, root, "", ASP_KEY_LEAKS, false);
 
 	if (!leaks)
 		return;
@@ -675,7 +676,7 @@ static void load_leaks(struct rd *r, asp_dump_t *d, json_t *root)
  * leak check the loss records valgrind counts as errors. */
 static void load_error_summary(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *o = get_object(r, root, "", "error_summary", false);
+	json_t *o = get_object(r, root, "", ASP_KEY_ERROR_SUMMARY, false);
 
 	if (!o)
 		return;
@@ -689,7 +690,7 @@ static void load_error_summary(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_stacks(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *stacks = get_array(r, root, "", "stacks", false);
+	json_t *stacks = get_array(r, root, "", ASP_KEY_STACKS, false);
 	size_t total = 0, used = 0, i, j;
 	json_t *s, *f;
 
@@ -738,7 +739,7 @@ static void load_stacks(struct rd *r, asp_dump_t *d, json_t *root)
 		}
 	}
 	/* The stacks cut at the depth limit, by index. */
-	json_t *cut = get_array(r, root, "", "truncated_stacks", false);
+	json_t *cut = get_array(r, root, "", ASP_KEY_TRUNCATED_STACKS, false);
 	json_array_foreach(cut, i, s) {
 		char where[128];
 		size_t k;
@@ -766,7 +767,7 @@ static bool is_hex(const char *s)
 
 static void load_modules(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *mods = get_array(r, root, "", "modules", false);
+	json_t *mods = get_array(r, root, "", ASP_KEY_MODULES, false);
 	json_t *v;
 	size_t i;
 
@@ -811,7 +812,7 @@ static void load_modules(struct rd *r, asp_dump_t *d, json_t *root)
  * then estimates under est_* keys. */
 static void load_sample(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *o = get_object(r, root, "", "sample", false);
+	json_t *o = get_object(r, root, "", ASP_KEY_SAMPLE, false);
 
 	if (!o)
 		return;
@@ -834,7 +835,7 @@ static const char *est(const asp_dump_t *d, const char *key, char buf[64])
 static void load_stack_stats(struct rd *r, asp_dump_t *d, json_t *root)
 {
 	char k[64];
-	json_t *a = get_array(r, root, "", "stack_stats", false);
+	json_t *a = get_array(r, root, "", ASP_KEY_STACK_STATS, false);
 	size_t i;
 	json_t *v;
 
@@ -873,13 +874,13 @@ static void load_stack_stats(struct rd *r, asp_dump_t *d, json_t *root)
 			check_at_most(r, where, "peak_bytes", s->peak_bytes,
 				      "heap.peak_bytes", d->peak_bytes);
 	}
-	d->stack_stats_omitted = get_count(r, root, "", "stack_stats_omitted", false);
+	d->stack_stats_omitted = get_count(r, root, "", ASP_KEY_STACK_STATS_OMITTED, false);
 }
 
 static void load_thread_stacks(struct rd *r, asp_dump_t *d, json_t *root)
 {
 	char k[64];
-	json_t *a = get_array(r, root, "", "thread_stacks", false);
+	json_t *a = get_array(r, root, "", ASP_KEY_THREAD_STACKS, false);
 	size_t i;
 	json_t *v;
 
@@ -971,7 +972,7 @@ static void check_snapshot(struct rd *r, asp_dump_t *d, size_t i,
 
 static void load_snapshots(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *a = get_array(r, root, "", "snapshots", false);
+	json_t *a = get_array(r, root, "", ASP_KEY_SNAPSHOTS, false);
 	size_t i, total = 0, used = 0;
 	json_t *v, *det;
 	bool peak = false;
@@ -1023,7 +1024,7 @@ static void load_snapshots(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_snapshot_info(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *o = get_object(r, root, "", "snapshot_info", false);
+	json_t *o = get_object(r, root, "", ASP_KEY_SNAPSHOT_INFO, false);
 	const char *detail;
 
 	if (!o)
@@ -1040,7 +1041,7 @@ static void load_snapshot_info(struct rd *r, asp_dump_t *d, json_t *root)
 /* "rss": the resident memory at exit. */
 static void load_rss(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *o = get_object(r, root, "", "rss", false);
+	json_t *o = get_object(r, root, "", ASP_KEY_RSS, false);
 	asp_rss_t *x = &d->rss;
 	const struct {
 		const char *key;
@@ -1071,7 +1072,7 @@ static void load_rss(struct rd *r, asp_dump_t *d, json_t *root)
 
 static void load_records(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *recs = get_array(r, root, "", "loss_records", false);
+	json_t *recs = get_array(r, root, "", ASP_KEY_LOSS_RECORDS, false);
 	json_t *v;
 	size_t i;
 
@@ -1096,12 +1097,11 @@ static void load_records(struct rd *r, asp_dump_t *d, json_t *root)
 		}
 		rec = &d->records[d->nrecords++];
 		kind = get_string(r, v, where, "kind", 16, true);
-		for (k = 0; kind && k < ASP_LEAK_SUPPRESSED; k++)
-			if (strcmp(kind, asp_leak_kind_name[k]) == 0)
-				break;
-		if (kind && k == ASP_LEAK_SUPPRESSED)
+		k = kind ? asp_leak_kind_of(kind, strlen(kind)) : ASP_LEAK_DEFINITE;
+		if (k < 0)
 			fail(r, "%s.kind: \"%s\" is not a leak kind", where, kind);
-		rec->kind = (enum asp_leak_kind)k;
+		else
+			rec->kind = (enum asp_leak_kind)k;
 		rec->bytes = get_count(r, v, where, "bytes", true);
 		rec->blocks = get_count(r, v, where, "blocks", true);
 		rec->indirect_bytes = get_count(r, v, where, "indirect_bytes", false);
@@ -1343,7 +1343,7 @@ static void load_error(struct rd *r, asp_dump_t *d, json_t *v, const char *where
  * suppressed ones left out; error_summary counts them all. */
 static void load_errors(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *a = get_array(r, root, "", "errors", false);
+	json_t *a = get_array(r, root, "", ASP_KEY_ERRORS, false);
 	uint64_t total = 0;
 	size_t i;
 	json_t *v;
@@ -1392,12 +1392,12 @@ static void load_errors(struct rd *r, asp_dump_t *d, json_t *root)
 /* "guard": ALLOCSPY_GUARD's pool (track mode), its mean the option's. */
 static void load_guard(struct rd *r, asp_dump_t *d, json_t *root)
 {
-	json_t *o = get_object(r, root, "", "guard", false), *opt, *x;
+	json_t *o = get_object(r, root, "", ASP_KEY_GUARD, false), *opt, *x;
 	uint64_t option = 0;
 	bool has_option = false;
 	char buf[128];
 
-	opt = json_object_get(root, "options");
+	opt = json_object_get(root, ASP_KEY_OPTIONS);
 	if (!r->failed && json_object_get(opt, "guard"))
 		has_option = opt_count(r, opt, "options", "guard", &option);
 	if (!o || r->failed)
@@ -1435,23 +1435,23 @@ static void check_header(struct rd *r, json_t *root)
 		     type_name(root));
 		return;
 	}
-	v = json_object_get(root, "format");
+	v = json_object_get(root, ASP_KEY_FORMAT);
 	if (!v) {
-		fail(r, "not an allocspy dump (no \"format\" key)");
+		fail(r, "not an allocspy dump (no \"" ASP_KEY_FORMAT "\" key)");
 		return;
 	}
-	if (!json_is_string(v) || strcmp(json_string_value(v), "allocspy-dump") != 0) {
-		fail(r, "not an allocspy dump (format is %s%.40s%s, not \"allocspy-dump\")",
+	if (!json_is_string(v) || strcmp(json_string_value(v), ASP_DUMP_FORMAT) != 0) {
+		fail(r, "not an allocspy dump (format is %s%.40s%s, not \"" ASP_DUMP_FORMAT "\")",
 		     json_is_string(v) ? "\"" : "",
 		     json_is_string(v) ? json_string_value(v) : type_name(v),
 		     json_is_string(v) ? "\"" : "");
 		return;
 	}
-	v = json_object_get(root, "version");
+	v = json_object_get(root, ASP_KEY_VERSION);
 	if (!v) {
-		fail(r, "version: missing");
+		fail(r, ASP_KEY_VERSION ": missing");
 	} else if (!json_is_integer(v)) {
-		fail(r, "version: expected an integer, found %s", type_name(v));
+		fail(r, ASP_KEY_VERSION ": expected an integer, found %s", type_name(v));
 	} else if (json_integer_value(v) != ASP_DUMP_VERSION) {
 		fail(r, "version %" JSON_INTEGER_FORMAT " is not supported "
 		     "(this allocspy-report reads version %d)",

@@ -1,4 +1,4 @@
-/* load - reads an allocspy dump (format "allocspy-dump", version 1),
+/* load - reads an allocspy dump (common/dumpfmt.h),
  * validates every key the reports use, and holds it as a C model. */
 #ifndef ASP_LOAD_H
 #define ASP_LOAD_H
@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The dump version this reader understands. */
-#define ASP_DUMP_VERSION 1
+#include "dumpfmt.h"
+#include "leakkinds.h"
 
 /* The largest count or size accepted (2^60): anything above is absurd, and
  * sums of a few such values cannot overflow. */
@@ -28,22 +28,6 @@
 
 /* Room for a load error message. */
 #define ASP_ERR_MAX 512
-
-/* The leak kinds, in valgrind's order. */
-enum asp_leak_kind {
-	ASP_LEAK_DEFINITE,
-	ASP_LEAK_INDIRECT,
-	ASP_LEAK_POSSIBLE,
-	ASP_LEAK_REACHABLE,
-	ASP_LEAK_SUPPRESSED,	/* only in the LEAK SUMMARY, never a record */
-	ASP_LEAK_NKINDS
-};
-
-/* "definite", "indirect", "possible", "reachable", "suppressed". */
-extern const char *const asp_leak_kind_name[ASP_LEAK_NKINDS];
-
-/* The keys of "leaks": "definitely_lost", ..., "suppressed". */
-extern const char *const asp_leak_key[ASP_LEAK_NKINDS];
 
 /* What a function in "functions" does: hands out blocks, takes them back,
  * or only answers a question. */
@@ -353,6 +337,11 @@ const asp_fn_t *asp_dump_fn(const asp_dump_t *d, const char *name);
 
 /* Orders functions as the reports list them: canonical order, then by name. */
 int asp_fn_cmp(const asp_fn_t *a, const asp_fn_t *b);
+
+/* The symbol the shim interposes for the function the dump calls name
+ * (valgrind's name for it: "_Znwm" for "new"), or name when it is none of
+ * them. */
+const char *asp_fn_symbol(const char *name);
 
 /* The base name of the dump's executable. */
 const char *asp_dump_exe_name(const asp_dump_t *d);

@@ -11,14 +11,6 @@
 #include "profile.h"
 #include "symbolize.h"
 
-const char *const asp_leak_phrase[ASP_LEAK_NKINDS] = {
-	"definitely lost", "indirectly lost", "possibly lost",
-	"still reachable", "suppressed"
-};
-
-/* Width of the label column in the exit text ("  total heap usage"). */
-#define LABEL_W 18
-
 /* Columns of the size histogram's bar. */
 #define BAR_W 20
 
@@ -36,29 +28,28 @@ void asp_summary_prefix(FILE *out, const asp_dump_t *d)
 	fprintf(out, "==%lld== ", (long long)d->pid);
 }
 
-/* "==PID==          label: " */
-static void label(FILE *out, const asp_dump_t *d, const char *l)
+void asp_summary_put(void *arg, const char *line)
 {
-	asp_summary_prefix(out, d);
-	fprintf(out, "%*s: ", LABEL_W, l);
+	const struct asp_summary_out *o = arg;
+
+	asp_summary_prefix(o->out, o->d);
+	fputs(line, o->out);
 }
 
 void asp_summary_leak_text(FILE *out, const asp_dump_t *d)
 {
-	char a[ASP_NUM_MAX], b[ASP_NUM_MAX];
+	struct asp_summary_out o = { out, d };
+	struct asp_vg_leaks l = { .bytes = { 0 } };
 
-	asp_summary_prefix(out, d);
 	if (d->in_use_blocks == 0) {
-		fputs("All heap blocks were freed -- no leaks are possible\n", out);
+		asp_summary_put(&o, ASP_VG_ALL_FREED);
 		return;
 	}
-	fputs("LEAK SUMMARY:\n", out);
 	for (int k = 0; k < ASP_LEAK_NKINDS; k++) {
-		label(out, d, asp_leak_phrase[k]);
-		fprintf(out, "%s bytes in %s blocks\n",
-			asp_fmt_count(a, d->leaks[k].bytes),
-			asp_fmt_count(b, d->leaks[k].blocks));
+		l.bytes[k] = d->leaks[k].bytes;
+		l.blocks[k] = d->leaks[k].blocks;
 	}
+	asp_vg_leak_summary(asp_summary_put, &o, &l);
 }
 
 bool asp_summary_has_leak_part(const asp_dump_t *d)
@@ -82,8 +73,13 @@ static bool any_refs(const asp_dump_t *d)
 
 void asp_summary_exit_text(FILE *out, const asp_dump_t *d)
 {
-	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], c[ASP_NUM_MAX];
-	char when[LABEL_W + ASP_NUM_MAX];
+	struct asp_summary_out o = { out, d };
+	char a[ASP_NUM_MAX], when[ASP_NUM_MAX + 2];
+	struct asp_vg_heap h = {
+		.when = "exit", .bytes_known = d->has_in_use_bytes,
+		.in_use_bytes = d->in_use_bytes, .in_use_blocks = d->in_use_blocks,
+		.allocs = d->allocs, .frees = d->frees, .bytes_allocated = d->bytes_allocated,
+	};
 
 	if (d->reason == ASP_REASON_SIGNAL) {
 		asp_summary_prefix(out, d);
@@ -91,56 +87,32 @@ void asp_summary_exit_text(FILE *out, const asp_dump_t *d)
 			d->signal);
 		asp_put_text(out, d->signal_name);
 		fputs(")\n", out);
-		asp_summary_prefix(out, d);
-		putc('\n', out);
+		asp_summary_put(&o, "\n");
 	}
-	asp_summary_prefix(out, d);
-	fputs("HEAP SUMMARY:\n", out);
-	if (d->reason == ASP_REASON_INTERVAL && d->has_dump_t)
-		snprintf(when, sizeof when, "in use at %s s",
-			 asp_fmt_seconds(a, d->dump_t_s));
-	else
-		snprintf(when, sizeof when, "in use at exit");
-	label(out, d, when);
-	fprintf(out, "%s bytes in %s blocks\n",
-		d->has_in_use_bytes ? asp_fmt_count(a, d->in_use_bytes) : "?",
-		asp_fmt_count(b, d->in_use_blocks));
-	label(out, d, "total heap usage");
-	fprintf(out, "%s allocs, %s frees, %s bytes allocated\n",
-		asp_fmt_count(a, d->allocs), asp_fmt_count(b, d->frees),
-		asp_fmt_count(c, d->bytes_allocated));
+	if (d->reason == ASP_REASON_INTERVAL && d->has_dump_t) {
+		snprintf(when, sizeof when, "%s s", asp_fmt_seconds(a, d->dump_t_s));
+		h.when = when;
+	}
+	asp_vg_heap_summary(asp_summary_put, &o, &h);
 	/* A blank line before each part that follows; none at the end. */
 	if (asp_summary_has_leak_part(d)) {
-		asp_summary_prefix(out, d);
-		putc('\n', out);
+		asp_summary_put(&o, "\n");
 		asp_summary_leak_text(out, d);
 	}
 	if (d->has_error_summary) {
-		char line[128];
-
-		asp_summary_prefix(out, d);
-		putc('\n', out);
-		asp_summary_prefix(out, d);
-		fprintf(out, "%s\n", asp_error_summary_line(line, sizeof line, d));
+		asp_summary_put(&o, "\n");
+		asp_vg_error_summary(asp_summary_put, &o, d->errors, d->error_contexts,
+				     d->errors_suppressed, d->error_contexts_suppressed);
 	}
 	if (any_refs(d)) {
-		asp_summary_prefix(out, d);
-		putc('\n', out);
-		asp_summary_prefix(out, d);
-		fputs("REF SUMMARY:\n", out);
-		label(out, d, "ref operations");
-		fprintf(out, "%s acquires, %s releases\n",
-			asp_fmt_count(a, d->refs.acquires),
-			asp_fmt_count(b, d->refs.releases));
-		label(out, d, "objects");
-		fprintf(out, "%s created, %s destroyed\n",
-			asp_fmt_count(a, d->refs.created),
-			asp_fmt_count(b, d->refs.destroyed));
-		if (d->refs.has_cross_thread) {
-			label(out, d, "cross-thread");
-			fprintf(out, "%s operations\n",
-				asp_fmt_count(a, d->refs.cross_thread));
-		}
+		struct asp_vg_refs r = {
+			.acquires = d->refs.acquires, .releases = d->refs.releases,
+			.created = d->refs.created, .destroyed = d->refs.destroyed,
+			.has_cross = d->refs.has_cross_thread, .cross = d->refs.cross_thread,
+		};
+
+		asp_summary_put(&o, "\n");
+		asp_vg_ref_summary(asp_summary_put, &o, &r);
 	}
 }
 

@@ -8,17 +8,22 @@
 #include <stdio.h>
 
 #include "load.h"
+#include "vgtext.h"
 
 /* How many threads the text table lists. */
 #define ASP_SUMMARY_TOP_THREADS 20
 
-/* "definitely lost", "indirectly lost", "possibly lost", "still reachable",
- * "suppressed". */
-extern const char *const asp_leak_phrase[ASP_LEAK_NKINDS];
-
 /* "==PID== ", the start of every line of the exit text and of the loss
  * records. */
 void asp_summary_prefix(FILE *out, const asp_dump_t *d);
+
+/* Where the lines of valgrind's text (common/vgtext.h) go: asp_summary_put
+ * writes one to out, after d's "==PID== ". */
+struct asp_summary_out {
+	FILE *out;
+	const asp_dump_t *d;
+};
+void asp_summary_put(void *arg, const char *line);
 
 /* The exit text, byte for byte as the shim writes it. */
 void asp_summary_exit_text(FILE *out, const asp_dump_t *d);

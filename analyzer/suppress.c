@@ -8,29 +8,9 @@
 
 /* The dump names C++ operators by what they are; a suppression names them
  * by symbol, as valgrind prints them. */
-static const char *const operator_symbol[][2] = {
-	{"new", "_Znwm"},
-	{"new[]", "_Znam"},
-	{"new_nothrow", "_ZnwmRKSt9nothrow_t"},
-	{"new[]_nothrow", "_ZnamRKSt9nothrow_t"},
-	{"new_aligned", "_ZnwmSt11align_val_t"},
-	{"new[]_aligned", "_ZnamSt11align_val_t"},
-	{"delete", "_ZdlPv"},
-	{"delete[]", "_ZdaPv"},
-	{"delete_sized", "_ZdlPvm"},
-	{"delete[]_sized", "_ZdaPvm"},
-	{"delete_aligned", "_ZdlPvSt11align_val_t"},
-	{"delete[]_aligned", "_ZdaPvSt11align_val_t"},
-};
-
 static const char *symbol_of(const char *fn)
 {
-	if (!fn)
-		return "malloc";
-	for (size_t i = 0; i < sizeof operator_symbol / sizeof *operator_symbol; i++)
-		if (strcmp(fn, operator_symbol[i][0]) == 0)
-			return operator_symbol[i][1];
-	return fn;
+	return fn ? asp_fn_symbol(fn) : "malloc";
 }
 
 /* Names in a suppression are one per line: a control byte is shown as

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hash.h"
+
 /* Most lines kept for one address (inlined calls nested this deep). */
 #define MAX_CACHED 64
 
@@ -615,7 +617,7 @@ static int cache_grow(asp_dwsym_t *s)
 
 		if (!e->lines)
 			continue;
-		h = (size_t)(e->pc * 0x9E3779B97F4A7C15ull) & (cap - 1);
+		h = (size_t)asp_hash(e->pc) & (cap - 1);
 		while (v[h].lines)
 			h = (h + 1) & (cap - 1);
 		v[h] = *e;
@@ -635,7 +637,7 @@ size_t asp_dwsym_lookup(asp_dwsym_t *s, uint64_t pc, asp_dwline_t *out,
 
 	if (s->ncache * 2 >= s->cachecap && cache_grow(s) < 0)
 		return lookup(s, pc, out, max);
-	h = (size_t)(pc * 0x9E3779B97F4A7C15ull) & (s->cachecap - 1);
+	h = (size_t)asp_hash(pc) & (s->cachecap - 1);
 	while (s->cache[h].lines && s->cache[h].pc != pc)
 		h = (h + 1) & (s->cachecap - 1);
 	e = &s->cache[h];

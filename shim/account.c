@@ -173,7 +173,7 @@ ASP_COLD void *asp__count_null(struct asp_thread *t, enum asp_fn fn)
 
 static inline uint32_t site_slot(uintptr_t site, uint32_t mask)
 {
-	return (uint32_t)((site * 0x9E3779B97F4A7C15ull) >> 40) & mask;
+	return (uint32_t)(asp_hash(site) >> 40) & mask;
 }
 
 /* A thread's first table fits a page (most threads allocate from a few
@@ -315,7 +315,7 @@ void asp__gather_begin(const struct asp_thread *self)
 		while (x != self && asp_atomic_load_acquire(&x->chg) != 0) {
 			uint64_t now = asp_now_ns(CLOCK_MONOTONIC);
 			if (deadline == 0)
-				deadline = now + 100000000u;
+				deadline = now + ASP_WAIT_NS;
 			if (now >= deadline)
 				break;
 			sched_yield();

@@ -221,8 +221,8 @@ static ASP_ALWAYS_INLINE void asp__change_end(struct asp_thread *t)
 
 /* The gatherers: asp__gather_begin, then the side table's shards
  * (live.h, asp__live_lock_all), the reading, and asp__gather_end. A
- * thread stopped inside its change for more than 100 ms (a handler that
- * never returns) is read as it is. */
+ * thread stopped inside its change for more than ASP_WAIT_NS (100 ms; a
+ * handler that never returns) is read as it is. */
 void asp__gather_begin(const struct asp_thread *self);
 void asp__gather_end(void);
 

@@ -155,21 +155,14 @@ void asp__error_mismatch(struct asp_thread *t, enum asp_fn fn, const struct asp_
  * a handler can walk without a lock or a call into libunwind. */
 static unsigned access_stack(uintptr_t pc, uintptr_t fp, uintptr_t *out)
 {
-	unsigned n = 0;
-	out[n++] = pc + 1;	/* named as the instruction at pc, as a return address */
-	uintptr_t high = asp__fp_high((uintptr_t)pthread_self(), fp);
-	while (n < ASP_ERROR_FRAMES && fp != 0 && (fp & 7) == 0 && fp <= high - 16 &&
-	       n < (unsigned)(asp__opt.backtrace > 1 ? asp__opt.backtrace : 1)) {
-		const uintptr_t *f = (const uintptr_t *)fp;
-		uintptr_t ret = f[1], next = f[0];
-		if (ret == 0)
-			break;
-		out[n++] = ret;
-		if (next <= fp)
-			break;
-		fp = next;
-	}
-	return n;
+	int max = asp__opt.backtrace > 1 ? asp__opt.backtrace : 1;
+	if (max > ASP_ERROR_FRAMES)
+		max = ASP_ERROR_FRAMES;
+	out[0] = pc + 1;	/* named as the instruction at pc, as a return address */
+	if (fp == 0)
+		return 1;
+	return 1 + (unsigned)asp__fp_chain(fp, asp__fp_high((uintptr_t)pthread_self(), fp), out + 1,
+	                                   max - 1);
 }
 
 void asp__error_access(int write, unsigned size, uintptr_t addr, uintptr_t pc, uintptr_t fp,

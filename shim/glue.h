@@ -1,5 +1,7 @@
 /* glue.h - the shim's glue: atomics with their order in the name, raw
- * output, clocks, thread ids, branch hints and the export macro. What the
+ * output, clocks, thread ids, branch hints, the export macro, the tables'
+ * hash (common/hash.h) and how long the shim waits for another thread
+ * (ASP_WAIT_NS). What the
  * shim assumes of its platform is in platform.h, which this includes. */
 #ifndef ASP_GLUE_H
 #define ASP_GLUE_H
@@ -10,6 +12,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
+#include "hash.h"
 #include "platform.h"
 
 #define ASP_EXTERN __attribute__((visibility("default")))
@@ -43,6 +46,11 @@ static inline pid_t asp_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
 }
+
+/* How long the shim waits for another thread to finish what it is in
+ * the middle of (a change of the counts, a module listing, answering a
+ * stop) before it goes on without it: 100 ms. */
+#define ASP_WAIT_NS 100000000u
 
 static inline uint64_t asp_now_ns(int clock)
 {

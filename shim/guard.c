@@ -189,7 +189,7 @@ int asp__guard_fault(const siginfo_t *si, const void *ucontext)
 	uintptr_t pc = asp_uc_pc(uc);
 	uintptr_t fp = asp_uc_fp(uc);
 	int write = asp_uc_fault_write(uc);
-	unsigned size = asp_access_size((const unsigned char *)pc);
+	unsigned size = asp__access_size((const unsigned char *)pc);
 	/* The slot of the page the access touched: its own data page, or the
 	 * guard page after the one before (past that block's end). */
 	size_t i = slot_of(a);

@@ -900,7 +900,7 @@ static const int kind_of_state[4] = {
 	[INDIRECT] = ASP_LEAK_INDIRECT, [UNREACHED] = ASP_LEAK_DEFINITE,
 };
 
-static const int state_of_kind[ASP_LEAK_KINDS] = {
+static const int state_of_kind[ASP_LEAK_RECORD_KINDS] = {
 	[ASP_LEAK_REACHABLE] = REACHABLE, [ASP_LEAK_POSSIBLE] = POSSIBLE,
 	[ASP_LEAK_INDIRECT] = INDIRECT, [ASP_LEAK_DEFINITE] = UNREACHED,
 };
@@ -934,7 +934,7 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 	for (size_t i = 0; i < s->n; i++) {
 		const struct block *b = &s->b[i];
 		int kind = kind_of_state[b->state];
-		uint64_t h = ((uint64_t)b->site * 0x9E3779B97F4A7C15ull) ^ (uint64_t)kind ^
+		uint64_t h = asp_hash(b->site) ^ (uint64_t)kind ^
 		             ((uint64_t)b->fn << 8);
 		size_t j = (size_t)(h >> 20) & (slots - 1);
 		for (; table[j] != 0; j = (j + 1) & (slots - 1)) {
@@ -979,15 +979,18 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 int asp__fn_frames(unsigned fn, const char *out[3])
 {
 	static const char *const frames[ASP_FN_COUNT][3] = {
-#define ASP_FN_FRAMES(id, name, family, f0, f1, f2) [ASP_FN_##id] = { f0, f1, f2 },
+#define ASP_FN_FRAMES(id, name, role, family, sym, a0, a1) [ASP_FN_##id] = { a0, a1, #sym },
 		ASP_FNS(ASP_FN_FRAMES)
 #undef ASP_FN_FRAMES
 	};
 	int n = 0;
-	for (; fn < ASP_FN_COUNT && n < 3 && frames[fn][n][0] != '\0'; n++)
-		out[n] = frames[fn][n];
-	if (n == 0)
+	if (fn >= ASP_FN_COUNT) {
 		out[n++] = "malloc";
+		return n;
+	}
+	for (int k = 0; k < 3; k++)
+		if (frames[fn][k][0] != '\0')
+			out[n++] = frames[fn][k];
 	return n;
 }
 

@@ -6,13 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum asp_leak_kind {
-	ASP_LEAK_DEFINITE,
-	ASP_LEAK_INDIRECT,
-	ASP_LEAK_POSSIBLE,
-	ASP_LEAK_REACHABLE,
-	ASP_LEAK_KINDS
-};
+#include "leakkinds.h"
 
 struct asp_loss_record {
 	enum asp_leak_kind kind;
@@ -25,7 +19,7 @@ struct asp_loss_record {
 };
 
 struct asp_leak_result {
-	uint64_t bytes[ASP_LEAK_KINDS], blocks[ASP_LEAK_KINDS];
+	uint64_t bytes[ASP_LEAK_RECORD_KINDS], blocks[ASP_LEAK_RECORD_KINDS];
 	uint64_t suppressed_bytes, suppressed_blocks;
 	/* Reachable only through one of memcheck's heuristics, in its order:
 	 * stdstring, length64, newarray, multipleinheritance. */

@@ -81,7 +81,7 @@ static inline int take(struct asp_shard *s, uintptr_t self)
 
 static inline uint64_t hash(uintptr_t p)
 {
-	return (uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull;
+	return asp_hash(p >> 4);
 }
 
 /* A block's shard: 4 neighbours picked by a hash of its 64 MiB region,
@@ -93,7 +93,7 @@ static inline uint64_t hash(uintptr_t p)
  * faster than with shards spread by a hash of the address). */
 static inline struct asp_shard *shard_of(uintptr_t p)
 {
-	uint64_t region = (uint64_t)(p >> 26) * 0x9E3779B97F4A7C15ull;
+	uint64_t region = asp_hash(p >> 26);
 	size_t first = (size_t)(region >> (64 - ASP_SHARD_BITS));
 	return &g_shards[(first + ((p >> 12) & 3)) & (ASP_SHARDS - 1)];
 }

@@ -45,7 +45,7 @@ static uint64_t g_start_ns, g_last_ns;
 static uint64_t raw_now_ns(void)
 {
 	struct timespec ts = { 0, 0 };
-	asp_raw_syscall(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0, 0, 0, 0);
+	asp__raw_syscall(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0, 0, 0, 0);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -95,20 +95,20 @@ int asp__liveview_mapping(uintptr_t *start, size_t *len)
  * there (a link, another user's), readable by its user only. */
 static struct asp_live_view *make_view(void)
 {
-	long fd = asp_raw_syscall(SYS_openat, AT_FDCWD, (long)g_path,
+	long fd = asp__raw_syscall(SYS_openat, AT_FDCWD, (long)g_path,
 	               O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600, 0, 0);
 	if (fd < 0)
 		return NULL;
 	long p = -1;
 	struct stat st;
 	memset(&st, 0, sizeof st);
-	if (asp_raw_syscall(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) == 0)
+	if (asp__raw_syscall(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) == 0)
 		g_ino = (uint64_t)st.st_ino;
-	if (asp_raw_syscall(SYS_ftruncate, fd, ASP_LIVE_BYTES, 0, 0, 0, 0) == 0)
-		p = asp_raw_syscall(SYS_mmap, 0, ASP_LIVE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	asp_raw_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (asp__raw_syscall(SYS_ftruncate, fd, ASP_LIVE_BYTES, 0, 0, 0, 0) == 0)
+		p = asp__raw_syscall(SYS_mmap, 0, ASP_LIVE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	asp__raw_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
 	if ((p < 0 && p > -4096) || p == 0) {
-		asp_raw_syscall(SYS_unlink, (long)g_path, 0, 0, 0, 0, 0);
+		asp__raw_syscall(SYS_unlink, (long)g_path, 0, 0, 0, 0, 0);
 		return NULL;
 	}
 	struct asp_live_view *v = (struct asp_live_view *)p;
@@ -228,7 +228,7 @@ void asp__liveview_tick(void)
 		if (!__atomic_compare_exchange_n(&g_state, &s, v != NULL ? LV_OPEN : LV_ENDED, 0,
 		                                 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) && v != NULL) {
 			/* The exit report gave up waiting, and ended it. */
-			asp_raw_syscall(SYS_unlink, (long)g_path, 0, 0, 0, 0, 0);
+			asp__raw_syscall(SYS_unlink, (long)g_path, 0, 0, 0, 0, 0);
 			return;
 		}
 		s = v != NULL ? LV_OPEN : LV_ENDED;
@@ -251,10 +251,10 @@ void asp__liveview_gone(int exec)
 	 * left it, and it goes. */
 	struct stat st;
 	memset(&st, 0, sizeof st);
-	if (exec && (asp_raw_syscall(SYS_stat, (long)g_path, (long)&st, 0, 0, 0, 0) != 0 ||
+	if (exec && (asp__raw_syscall(SYS_stat, (long)g_path, (long)&st, 0, 0, 0, 0) != 0 ||
 	             (uint64_t)st.st_ino != g_ino))
 		return;
-	asp_raw_syscall(SYS_unlink, (long)g_path, 0, 0, 0, 0, 0);
+	asp__raw_syscall(SYS_unlink, (long)g_path, 0, 0, 0, 0, 0);
 }
 
 void asp__liveview_end(void)

@@ -12,6 +12,7 @@
 #include "glue.h"
 #include "envcheck.h"
 #include "guard.h"
+#include "leakkinds.h"
 #include "options.h"
 #include "sample.h"
 #include "suppress.h"
@@ -335,32 +336,6 @@ void asp__expand_pid(const char *tmpl, char *out, size_t size)
 	out[n] = '\0';
 }
 
-static int kinds(const char *v)
-{
-	static const char *const names[] = { "definite", "indirect", "possible", "reachable" };
-	if (strcmp(v, "all") == 0)
-		return 15;
-	if (strcmp(v, "none") == 0)
-		return 0;
-	int bits = 0;
-	while (*v) {
-		size_t len = strcspn(v, ",");
-		int hit = 0;
-		for (size_t i = 0; i < 4; i++) {
-			if (strlen(names[i]) == len && strncmp(v, names[i], len) == 0) {
-				bits |= 1 << i;
-				hit = 1;
-			}
-		}
-		if (!hit)
-			return -1;
-		v += len;
-		if (*v == ',')
-			v++;
-	}
-	return bits;
-}
-
 void asp__options_init(void)
 {
 	struct asp_options *o = &asp__opt;
@@ -404,8 +379,9 @@ void asp__options_init(void)
 	const char *v;
 	v = getenv("ALLOCSPY_ERRORS_FOR_LEAK_KINDS");
 	if (v != NULL && *v != '\0') {
-		int k = kinds(v);
-		if (k < 0)
+		int bad;
+		int k = asp_leak_kinds_of(v, &bad);
+		if (bad)
 			bad_value("ALLOCSPY_ERRORS_FOR_LEAK_KINDS", v,
 			          "all, none or a list of definite, indirect, possible, reachable",
 			          "definite,possible");

@@ -101,28 +101,15 @@ ASP_EXTERN char *strdup(const char *s)
 	return asp__strdup(ASP_FN_STRDUP, s, CALLER);
 }
 
-ASP_EXTERN char *__strdup(const char *s)
-{
-	if (COUNTING)
-		return asp__strdup_count(ASP_FN_STRDUP, s);
-	if (SAMPLING)
-		return asp__strdup_csample(ASP_FN_STRDUP, s);
-	if (TRACKING)
-		return asp__strdup_track(ASP_FN_STRDUP, s, CALLER);
-	if (STACKING)
-		return asp__strdup_stacks(ASP_FN_STRDUP, s, CALLER);
-	return asp__strdup(ASP_FN_STRDUP, s, CALLER);
-}
-
 ASP_EXTERN char *strndup(const char *s, size_t n)
 {
 	return asp__strndup(ASP_FN_STRNDUP, s, n, CALLER);
 }
 
-ASP_EXTERN char *__strndup(const char *s, size_t n)
-{
-	return asp__strndup(ASP_FN_STRNDUP, s, n, CALLER);
-}
+/* glibc's own names for the two, which its headers may call: the same
+ * code. */
+ASP_EXTERN extern __typeof__(strdup) __strdup __attribute__((alias("strdup"), copy(strdup)));
+ASP_EXTERN extern __typeof__(strndup) __strndup __attribute__((alias("strndup"), copy(strndup)));
 
 ASP_EXTERN wchar_t *wcsdup(const wchar_t *s) { return asp__wcsdup(s, CALLER); }
 
@@ -307,74 +294,20 @@ ASP_EXTERN void g_ref_string_release(char *str)
  * an error.
  * Taken through local aliases: inside a shared library, malloc's address
  * is the canonical one, which for a non-PIE executable that calls malloc
- * is that executable's PLT slot, not this code. */
-#define LOCAL(sym) \
-	extern __typeof__(sym) asp_local_##sym __attribute__((alias(#sym), copy(sym), visibility("hidden")));
-/* (malloc is defined in assembly above: its alias too) */
-extern __typeof__(malloc) asp_local_malloc ASP_HIDDEN;
-__asm__(".hidden asp_local_malloc\n.set asp_local_malloc, malloc\n");
-extern __typeof__(free) asp_local_free ASP_HIDDEN;
-__asm__(".hidden asp_local_free\n.set asp_local_free, free\n");
-LOCAL(calloc)
-LOCAL(realloc)
-LOCAL(reallocarray)
-LOCAL(posix_memalign)
-LOCAL(aligned_alloc)
-LOCAL(memalign)
-LOCAL(valloc)
-LOCAL(pvalloc)
-LOCAL(strdup)
-LOCAL(strndup)
-LOCAL(wcsdup)
-LOCAL(_Znwm)
-LOCAL(_Znam)
-LOCAL(_ZnwmRKSt9nothrow_t)
-LOCAL(_ZnamRKSt9nothrow_t)
-LOCAL(_ZnwmSt11align_val_t)
-LOCAL(_ZnamSt11align_val_t)
-LOCAL(g_strdup)
-LOCAL(g_strndup)
-LOCAL(g_memdup2)
-LOCAL(_ZdlPv)
-LOCAL(_ZdaPv)
-LOCAL(_ZdlPvm)
-LOCAL(_ZdaPvm)
-LOCAL(_ZdlPvSt11align_val_t)
-LOCAL(_ZdaPvSt11align_val_t)
-LOCAL(malloc_usable_size)
+ * is that executable's PLT slot, not this code. Set in assembly: malloc
+ * and free are defined there, where an alias attribute cannot name them. */
+#define ASP_FN_LOCAL(id, name, role, family, sym, a0, a1) \
+	extern __typeof__(sym) asp__local_##sym ASP_HIDDEN; \
+	__asm__(".hidden asp__local_" #sym "\n.set asp__local_" #sym ", " #sym "\n");
+ASP_FNS(ASP_FN_LOCAL)
+#undef ASP_FN_LOCAL
 
 const void *asp__fn_address(unsigned fn)
 {
 	static const void *const table[ASP_FN_COUNT] = {
-		[ASP_FN_MALLOC] = (const void *)asp_local_malloc,
-		[ASP_FN_CALLOC] = (const void *)asp_local_calloc,
-		[ASP_FN_REALLOC] = (const void *)asp_local_realloc,
-		[ASP_FN_REALLOCARRAY] = (const void *)asp_local_reallocarray,
-		[ASP_FN_POSIX_MEMALIGN] = (const void *)asp_local_posix_memalign,
-		[ASP_FN_ALIGNED_ALLOC] = (const void *)asp_local_aligned_alloc,
-		[ASP_FN_MEMALIGN] = (const void *)asp_local_memalign,
-		[ASP_FN_VALLOC] = (const void *)asp_local_valloc,
-		[ASP_FN_PVALLOC] = (const void *)asp_local_pvalloc,
-		[ASP_FN_STRDUP] = (const void *)asp_local_strdup,
-		[ASP_FN_STRNDUP] = (const void *)asp_local_strndup,
-		[ASP_FN_WCSDUP] = (const void *)asp_local_wcsdup,
-		[ASP_FN_NEW] = (const void *)asp_local__Znwm,
-		[ASP_FN_NEW_ARR] = (const void *)asp_local__Znam,
-		[ASP_FN_NEW_NOTHROW] = (const void *)asp_local__ZnwmRKSt9nothrow_t,
-		[ASP_FN_NEW_ARR_NOTHROW] = (const void *)asp_local__ZnamRKSt9nothrow_t,
-		[ASP_FN_NEW_ALIGNED] = (const void *)asp_local__ZnwmSt11align_val_t,
-		[ASP_FN_NEW_ARR_ALIGNED] = (const void *)asp_local__ZnamSt11align_val_t,
-		[ASP_FN_G_STRDUP] = (const void *)asp_local_g_strdup,
-		[ASP_FN_G_STRNDUP] = (const void *)asp_local_g_strndup,
-		[ASP_FN_G_MEMDUP2] = (const void *)asp_local_g_memdup2,
-		[ASP_FN_FREE] = (const void *)asp_local_free,
-		[ASP_FN_DELETE] = (const void *)asp_local__ZdlPv,
-		[ASP_FN_DELETE_ARR] = (const void *)asp_local__ZdaPv,
-		[ASP_FN_DELETE_SIZED] = (const void *)asp_local__ZdlPvm,
-		[ASP_FN_DELETE_ARR_SIZED] = (const void *)asp_local__ZdaPvm,
-		[ASP_FN_DELETE_ALIGNED] = (const void *)asp_local__ZdlPvSt11align_val_t,
-		[ASP_FN_DELETE_ARR_ALIGNED] = (const void *)asp_local__ZdaPvSt11align_val_t,
-		[ASP_FN_USABLE_SIZE] = (const void *)asp_local_malloc_usable_size,
+#define ASP_FN_ADDRESS(id, name, role, family, sym, a0, a1) [ASP_FN_##id] = (const void *)asp__local_##sym,
+		ASP_FNS(ASP_FN_ADDRESS)
+#undef ASP_FN_ADDRESS
 	};
 	return fn < ASP_FN_COUNT ? table[fn] : NULL;
 }

@@ -5,7 +5,7 @@
 /* The size of the access the instruction at pc makes, from its encoding:
  * the common moves, arithmetic and SSE/AVX/AVX-512 loads and stores (a
  * masked store counted whole); 0 when it is none of them. */
-unsigned asp_access_size(const unsigned char *pc)
+unsigned asp__access_size(const unsigned char *pc)
 {
 	unsigned opsize = 4, rex_w = 0, vex_l = 0, sse = 0, n = 0;
 	for (;; pc++, n++) {
@@ -73,7 +73,7 @@ unsigned asp_access_size(const unsigned char *pc)
 	}
 }
 
-long asp_raw_syscall(long n, long a, long b, long c, long d, long e, long f)
+long asp__raw_syscall(long n, long a, long b, long c, long d, long e, long f)
 {
 	long r;
 	register long r10 __asm__("r10") = d;

@@ -18,7 +18,7 @@
  *     and guard's program counter and frame pointer come from the signal
  *     context (asp_uc_* below). No fallback.
  *   - The size of a faulting access, decoded from the instruction
- *     (platform.c, asp_access_size: the common moves, arithmetic and
+ *     (platform.c, asp__access_size: the common moves, arithmetic and
  *     SSE/AVX loads and stores). Fallback: 0, and the guard's report says
  *     "of size 0" (the suppression kind allocspy:Addr then matches it).
  *   - 4 KiB pages (ASP_PAGE): the guard's pages, the live table's leaves,
@@ -166,7 +166,7 @@ static inline uintptr_t asp_uc_reg(const ucontext_t *uc, int r)
  * pc makes, 0 when it cannot tell; a system call without the C library
  * (no errno, no cancellation point: the ticker, which has no thread of its
  * own, makes its calls so), its result or -errno. */
-unsigned asp_access_size(const unsigned char *pc);
-long asp_raw_syscall(long n, long a, long b, long c, long d, long e, long f);
+unsigned asp__access_size(const unsigned char *pc);
+long asp__raw_syscall(long n, long a, long b, long c, long d, long e, long f);
 
 #endif

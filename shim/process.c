@@ -504,10 +504,10 @@ static int ticker_orphan(long pidfd, long self)
 {
 	struct pollfd p = { (int)pidfd, POLLIN, 0 };
 	struct timespec none = { 0, 0 };
-	if (pidfd >= 0 && asp_raw_syscall(SYS_ppoll, (long)&p, 1, (long)&none, 0, 8, 0) > 0)
+	if (pidfd >= 0 && asp__raw_syscall(SYS_ppoll, (long)&p, 1, (long)&none, 0, 8, 0) > 0)
 		return 2;
-	long k = asp_raw_syscall(SYS_kcmp, g_ticker_parent, self, KCMP_VM_TYPE, 0, 0, 0);
-	if (k == -ESRCH || asp_raw_syscall(SYS_kill, g_ticker_parent, 0, 0, 0, 0, 0) == -ESRCH)
+	long k = asp__raw_syscall(SYS_kcmp, g_ticker_parent, self, KCMP_VM_TYPE, 0, 0, 0);
+	if (k == -ESRCH || asp__raw_syscall(SYS_kill, g_ticker_parent, 0, 0, 0, 0, 0) == -ESRCH)
 		return 2;
 	return k > 0;
 }
@@ -517,19 +517,19 @@ static int ticker_main(void *arg)
 	long half_ms = (long)(intptr_t)arg;	/* 0: the live view only */
 	long step = half_ms > 0 && half_ms < 1000 ? half_ms : 1000, since = 0;
 	struct timespec ts = { step / 1000, (step % 1000) * 1000000 };
-	long pidfd = asp_raw_syscall(SYS_pidfd_open, g_ticker_parent, 0, 0, 0, 0, 0);
-	long self = asp_raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
-	asp_raw_syscall(SYS_prctl, PR_SET_NAME, (long)"allocspy-tick", 0, 0, 0, 0);
+	long pidfd = asp__raw_syscall(SYS_pidfd_open, g_ticker_parent, 0, 0, 0, 0, 0);
+	long self = asp__raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	asp__raw_syscall(SYS_prctl, PR_SET_NAME, (long)"allocspy-tick", 0, 0, 0, 0);
 	if (pidfd >= 0) {
 		/* every descriptor but the pidfd */
-		if ((pidfd > 0 && asp_raw_syscall(SYS_close_range, 0, pidfd - 1, 0, 0, 0, 0) != 0) ||
-		    asp_raw_syscall(SYS_close_range, pidfd + 1, ~0u, 0, 0, 0, 0) != 0)
+		if ((pidfd > 0 && asp__raw_syscall(SYS_close_range, 0, pidfd - 1, 0, 0, 0, 0) != 0) ||
+		    asp__raw_syscall(SYS_close_range, pidfd + 1, ~0u, 0, 0, 0, 0) != 0)
 			for (long fd = 0; fd < 4096; fd++)
 				if (fd != pidfd)
-					asp_raw_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
-	} else if (asp_raw_syscall(SYS_close_range, 0, ~0u, 0, 0, 0, 0) != 0) {
+					asp__raw_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+	} else if (asp__raw_syscall(SYS_close_range, 0, ~0u, 0, 0, 0, 0) != 0) {
 		for (long fd = 0; fd < 4096; fd++)
-			asp_raw_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+			asp__raw_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
 	}
 	for (;;) {
 		/* The pidfd turns readable when the program ends. (ppoll
@@ -537,15 +537,15 @@ static int ticker_main(void *arg)
 		struct pollfd p = { (int)pidfd, POLLIN, 0 };
 		struct timespec left = ts;
 		if (pidfd >= 0)
-			asp_raw_syscall(SYS_ppoll, (long)&p, 1, (long)&left, 0, 8, 0);
+			asp__raw_syscall(SYS_ppoll, (long)&p, 1, (long)&left, 0, 8, 0);
 		else
-			asp_raw_syscall(SYS_nanosleep, (long)&ts, 0, 0, 0, 0, 0);
+			asp__raw_syscall(SYS_nanosleep, (long)&ts, 0, 0, 0, 0, 0);
 		int gone = ticker_orphan(pidfd, self);
 		if (gone) {
 			/* Killed before its exit report, or it ran another
 			 * program: the view goes too. */
 			asp__liveview_gone(gone == 1);
-			asp_raw_syscall(SYS_exit, 0, 0, 0, 0, 0, 0);
+			asp__raw_syscall(SYS_exit, 0, 0, 0, 0, 0, 0);
 		}
 		since += step;
 		if (half_ms > 0 && since >= half_ms) {

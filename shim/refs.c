@@ -29,7 +29,7 @@ static uint64_t g_last[ASP_REF_SLOTS];
 void asp__ref_cross(struct asp_thread *t, const void *obj, int op)
 {
 	uintptr_t a = (uintptr_t)obj;
-	uint64_t *slot = &g_last[(uint64_t)(a >> 3) * 0x9E3779B97F4A7C15ull >> 48];
+	uint64_t *slot = &g_last[asp_hash(a >> 3) >> 48];
 	uint64_t mine = (uint64_t)(uint32_t)(a >> 3) << 32 | t->serial;
 	uint64_t seen = asp_atomic_load_relaxed(slot);
 	if (op != REF_INIT && (seen >> 32) == (mine >> 32) && seen != mine)

@@ -27,6 +27,7 @@
 
 #include "account.h"
 #include "arena.h"
+#include "dumpfmt.h"
 #include "errors.h"
 #include "guard.h"
 #include "leak.h"
@@ -45,6 +46,7 @@
 #include "suppress.h"
 #include "symbols.h"
 #include "text.h"
+#include "vgtext.h"
 
 static uint64_t g_start_mono_ns;
 static double g_start_unix;
@@ -183,13 +185,10 @@ static void line(struct asp_text *t, const char *s)
 	asp__text_str(t, s);
 }
 
-static void bytes_in_blocks(struct asp_text *t, const char *label, uint64_t bytes, uint64_t blocks)
+/* A line of valgrind's summary text (common/vgtext.h), arg the text. */
+static void put_line(void *arg, const char *s)
 {
-	line(t, label);
-	asp__text_commas(t, bytes);
-	asp__text_str(t, " bytes in ");
-	asp__text_commas(t, blocks);
-	asp__text_str(t, " blocks\n");
+	line(arg, s);
 }
 
 /* "   by 0x...: name (file.c:12)", or "(in /path)" without line info. */
@@ -247,10 +246,6 @@ static int frame_lines_as(struct asp_text *t, uintptr_t pc, const char *first_wo
 	return 0;
 }
 
-static const char *const kind_phrases[ASP_LEAK_KINDS] = {
-	"definitely lost", "indirectly lost", "possibly lost", "still reachable"
-};
-
 /* ALLOCSPY_LEAK_CHECK=full: the definite and possible loss records, as
  * memcheck prints them; the program's frames come from its symbol tables
  * (allocspy-report adds file:line from the dump). */
@@ -260,26 +255,8 @@ static void loss_records_text(struct asp_text *t, const struct asp_leak_result *
 		const struct asp_loss_record *r = &l->records[i];
 		if (r->suppressed || (r->kind != ASP_LEAK_DEFINITE && r->kind != ASP_LEAK_POSSIBLE))
 			continue;
-		line(t, "");
-		if (r->indirect_bytes > 0) {
-			asp__text_commas(t, r->bytes + r->indirect_bytes);
-			asp__text_str(t, " (");
-			asp__text_commas(t, r->bytes);
-			asp__text_str(t, " direct, ");
-			asp__text_commas(t, r->indirect_bytes);
-			asp__text_str(t, " indirect)");
-		} else {
-			asp__text_commas(t, r->bytes);
-		}
-		asp__text_str(t, " bytes in ");
-		asp__text_commas(t, r->blocks);
-		asp__text_str(t, " blocks are ");
-		asp__text_str(t, kind_phrases[r->kind]);
-		asp__text_str(t, " in loss record ");
-		asp__text_commas(t, i + 1);
-		asp__text_str(t, " of ");
-		asp__text_commas(t, l->nrecords);
-		asp__text_str(t, "\n");
+		asp_vg_loss_record(put_line, t, r->bytes, r->indirect_bytes, r->blocks, r->kind, i + 1,
+		                   l->nrecords);
 		/* The interposer stands for valgrind's replacement: "at malloc",
 		 * then "by strdup" for the functions that called it. */
 		const char *names[3];
@@ -457,30 +434,6 @@ static void error_summary(const struct figures *f, uint64_t *errors, uint64_t *c
 }
 
 /* memcheck's "of which reachable via heuristic" lines. */
-static void heuristic_lines(struct asp_text *t, const struct asp_leak_result *l)
-{
-	static const char *const names[4] = {
-		"stdstring          : ", "length64           : ",
-		"newarray           : ", "multipleinheritance: ",
-	};
-	int any = 0;
-	for (int h = 0; h < 4; h++)
-		any |= l->heur_blocks[h] > 0;
-	if (!any)
-		return;
-	line(t, "                      of which reachable via heuristic:\n");
-	for (int h = 0; h < 4; h++) {
-		if (l->heur_blocks[h] == 0)
-			continue;
-		line(t, "                        ");
-		asp__text_str(t, names[h]);
-		asp__text_commas(t, l->heur_bytes[h]);
-		asp__text_str(t, " bytes in ");
-		asp__text_commas(t, l->heur_blocks[h]);
-		asp__text_str(t, " blocks\n");
-	}
-}
-
 /* "SEGV" -> "SIGSEGV". */
 static void signal_name(int sig, char out[32])
 {
@@ -844,80 +797,51 @@ static void summary_text(struct asp_text *t, const struct figures *f)
 		}
 		line(t, "\n");
 	}
-	line(t, "HEAP SUMMARY:\n");
-	if (f->tracked) {
-		bytes_in_blocks(t, "    in use at exit: ", f->in_use_bytes, f->in_use_blocks);
-	} else {
-		line(t, "    in use at exit: ? bytes in ");
-		asp__text_commas(t, f->in_use_blocks);
-		asp__text_str(t, " blocks\n");
-	}
-	line(t, "  total heap usage: ");
-	asp__text_commas(t, f->tot.allocs);
-	asp__text_str(t, " allocs, ");
-	asp__text_commas(t, f->tot.frees);
-	asp__text_str(t, " frees, ");
-	asp__text_commas(t, f->tot.bytes_allocated);
-	asp__text_str(t, " bytes allocated\n");
-	/* valgrind's "rerun with" line: count mode keeps no table, so it
-	 * looks for neither leaks nor heap errors. */
-	if (!f->tracked) {
-		line(t, "\n");
-		line(t, "Leaks and heap errors are not looked for in count mode: rerun with "
-		        "ALLOCSPY_MODE=track\n");
-	}
+	struct asp_vg_heap h = {
+		.when = "exit", .bytes_known = f->tracked,
+		.in_use_bytes = f->in_use_bytes, .in_use_blocks = f->in_use_blocks,
+		.allocs = f->tot.allocs, .frees = f->tot.frees, .bytes_allocated = f->tot.bytes_allocated,
+	};
+	asp_vg_heap_summary(put_line, t, &h);
 
 	if (f->tracked && asp__opt.leak_check != ASP_LEAK_NO) {
 		line(t, "\n");
 		if (f->in_use_blocks == 0) {
-			line(t, "All heap blocks were freed -- no leaks are possible\n");
+			line(t, ASP_VG_ALL_FREED);
 		} else if (f->leaks_ran) {
 			const struct asp_leak_result *l = &f->leaks;
 			if (asp__opt.leak_check == ASP_LEAK_FULL)
 				loss_records_text(t, l);
-			line(t, "LEAK SUMMARY:\n");
-			bytes_in_blocks(t, "   definitely lost: ", l->bytes[ASP_LEAK_DEFINITE], l->blocks[ASP_LEAK_DEFINITE]);
-			bytes_in_blocks(t, "   indirectly lost: ", l->bytes[ASP_LEAK_INDIRECT], l->blocks[ASP_LEAK_INDIRECT]);
-			bytes_in_blocks(t, "     possibly lost: ", l->bytes[ASP_LEAK_POSSIBLE], l->blocks[ASP_LEAK_POSSIBLE]);
-			bytes_in_blocks(t, "   still reachable: ", l->bytes[ASP_LEAK_REACHABLE], l->blocks[ASP_LEAK_REACHABLE]);
-			heuristic_lines(t, l);
-			bytes_in_blocks(t, "        suppressed: ", l->suppressed_bytes, l->suppressed_blocks);
+			struct asp_vg_leaks v;
+			memset(&v, 0, sizeof v);
+			for (int k = 0; k < ASP_LEAK_RECORD_KINDS; k++) {
+				v.bytes[k] = l->bytes[k];
+				v.blocks[k] = l->blocks[k];
+			}
+			v.bytes[ASP_LEAK_SUPPRESSED] = l->suppressed_bytes;
+			v.blocks[ASP_LEAK_SUPPRESSED] = l->suppressed_blocks;
+			_Static_assert(sizeof v.heur_bytes == sizeof l->heur_bytes, "memcheck's heuristics");
+			memcpy(v.heur_bytes, l->heur_bytes, sizeof v.heur_bytes);
+			memcpy(v.heur_blocks, l->heur_blocks, sizeof v.heur_blocks);
+			asp_vg_leak_summary(put_line, t, &v);
 		}
 	}
 	if (f->tracked) {
 		uint64_t errors, contexts, suppressed, scontexts;
 		error_summary(f, &errors, &contexts, &suppressed, &scontexts);
 		line(t, "\n");
-		line(t, "ERROR SUMMARY: ");
-		asp__text_commas(t, errors);
-		asp__text_str(t, " errors from ");
-		asp__text_commas(t, contexts);
-		asp__text_str(t, " contexts (suppressed: ");
-		asp__text_commas(t, suppressed);
-		asp__text_str(t, " from ");
-		asp__text_commas(t, scontexts);
-		asp__text_str(t, ")\n");
+		asp_vg_error_summary(put_line, t, errors, contexts, suppressed, scontexts);
 	}
 
 	const struct asp_counts *c = &f->c;
 	if (c->ref_ops[0] | c->ref_ops[1] | c->ref_ops[2] | c->ref_ops[3]) {
+		struct asp_vg_refs r = {
+			.acquires = asp_ref_acquires(c), .releases = asp_ref_releases(c),
+			.created = asp_ref_created(c), .destroyed = asp_ref_destroyed(c),
+			.has_cross = asp__opt.ref_cross, .cross = c->ref_cross,
+		};
 		line(t, "\n");
-		line(t, "REF SUMMARY:\n");
-		line(t, "    ref operations: ");
-		asp__text_commas(t, asp_ref_acquires(c));
-		asp__text_str(t, " acquires, ");
-		asp__text_commas(t, asp_ref_releases(c));
-		asp__text_str(t, " releases\n");
-		line(t, "           objects: ");
-		asp__text_commas(t, asp_ref_created(c));
-		asp__text_str(t, " created, ");
-		asp__text_commas(t, asp_ref_destroyed(c));
-		asp__text_str(t, " destroyed\n");
-		if (asp__opt.ref_cross) {
-			line(t, "      cross-thread: ");
-			asp__text_commas(t, c->ref_cross);
-			asp__text_str(t, " operations\n");
-		}
+		asp_vg_ref_summary(put_line, t, &r);
 	}
 	dump_name_text(t);
 }
@@ -957,13 +881,6 @@ static void write_text(const struct figures *f)
 }
 
 /* The dump ------------------------------------------------------------------ */
-
-static const char *const kind_names[ASP_LEAK_KINDS] = {
-	"definite", "indirect", "possible", "reachable"
-};
-static const char *const kind_keys[ASP_LEAK_KINDS] = {
-	"definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable"
-};
 
 /* JSON integers are signed 64-bit: a larger count (valgrind's failed
  * realloc of SIZE_MAX / 2 bytes, say) is written as the largest one. */
@@ -1102,9 +1019,9 @@ static void threads_json(json_t *root)
 		        "ref_acquires", jint(s[i].ref_acquires), "ref_releases", jint(s[i].ref_releases),
 		        "exited", s[i].exited));
 	}
-	json_object_set_new(root, "threads", a);
+	json_object_set_new(root, ASP_KEY_THREADS, a);
 	if (all > n)
-		json_object_set_new(root, "threads_omitted", jint(all - n));
+		json_object_set_new(root, ASP_KEY_THREADS_OMITTED, jint(all - n));
 	if (s != NULL)
 		asp__scratch_free(s, max * sizeof *s);
 }
@@ -1216,7 +1133,7 @@ struct stack_index {
 
 static size_t stack_slot(const struct stack_index *x, uintptr_t site)
 {
-	return (size_t)((site * 0x9E3779B97F4A7C15ull) >> 32) & x->mask;
+	return (size_t)(asp_hash(site) >> 32) & x->mask;
 }
 
 static int stack_index_alloc(struct stack_index *x, size_t slots)
@@ -1334,7 +1251,7 @@ static int site_cut(uintptr_t site)
 static void stacks_out(struct out *o, const struct stack_index *x)
 {
 	size_t cut = 0;
-	out_str(o, ",\n \"stacks\": [");
+	out_str(o, ",\n \"" ASP_KEY_STACKS "\": [");
 	for (size_t i = 0; i < x->used; i++) {
 		const uintptr_t *frames;
 		uintptr_t one;
@@ -1349,7 +1266,7 @@ static void stacks_out(struct out *o, const struct stack_index *x)
 		cut += n > 0 && site_cut(x->order[i]);
 	}
 	out_str(o, x->used > 0 ? "\n ]" : "]");
-	out_str(o, ",\n \"truncated_stacks\": [");
+	out_str(o, ",\n \"" ASP_KEY_TRUNCATED_STACKS "\": [");
 	for (size_t i = 0, k = 0; i < x->used && cut > 0; i++) {
 		const uintptr_t *frames;
 		uintptr_t one;
@@ -1389,7 +1306,7 @@ struct site_table {
 
 static size_t site_home(const struct site_table *t, uintptr_t site)
 {
-	return (size_t)((site * 0x9E3779B97F4A7C15ull) >> 32) & t->mask;
+	return (size_t)(asp_hash(site) >> 32) & t->mask;
 }
 
 /* Twice the slots, the same totals: a site first seen among the blocks in
@@ -1574,7 +1491,7 @@ static void site_totals_out(struct out *o, const struct site_table *t, struct st
                             int tracked)
 {
 	int sampled = asp__sample_mean != 0;
-	out_str(o, ",\n \"thread_stacks\": [");
+	out_str(o, ",\n \"" ASP_KEY_THREAD_STACKS "\": [");
 	for (size_t i = 0; i < t->nper; i++) {
 		const struct thread_site *p = &t->per_thread[i];
 		out_str(o, i == 0 ? "\n  {" : ",\n  {");
@@ -1591,7 +1508,7 @@ static void site_totals_out(struct out *o, const struct site_table *t, struct st
 		out_str(o, "}");
 	}
 	out_str(o, t->nper > 0 ? "\n ]" : "]");
-	out_str(o, ",\n \"stack_stats\": [");
+	out_str(o, ",\n \"" ASP_KEY_STACK_STATS "\": [");
 	for (size_t i = 0; i < t->n; i++) {
 		const struct site_total *s = &t->v[i];
 		out_str(o, i == 0 ? "\n  {" : ",\n  {");
@@ -1651,8 +1568,8 @@ static void snapshots_json(json_t *root, const struct asp_snapshot_list *sl,
 		}
 		json_array_append_new(a, s);
 	}
-	json_object_set_new(root, "snapshots", a);
-	json_object_set_new(root, "snapshot_info", json_pack("{s:i,s:s}", "max", asp__opt.snapshots,
+	json_object_set_new(root, ASP_KEY_SNAPSHOTS, a);
+	json_object_set_new(root, ASP_KEY_SNAPSHOT_INFO, json_pack("{s:i,s:s}", "max", asp__opt.snapshots,
 	                    "detail", asp__opt.backtrace > 1 ? "stacks" : "callers"));
 }
 
@@ -1660,10 +1577,10 @@ static void leaks_json(json_t *root, const struct figures *f)
 {
 	const struct asp_leak_result *l = &f->leaks;
 	json_t *leaks = json_object();
-	for (int k = 0; k < ASP_LEAK_KINDS; k++)
-		json_object_set_new(leaks, kind_keys[k], bytes_blocks(l->bytes[k], l->blocks[k]));
-	json_object_set_new(leaks, "suppressed", bytes_blocks(l->suppressed_bytes, l->suppressed_blocks));
-	json_object_set_new(root, "leaks", leaks);
+	for (int k = 0; k < ASP_LEAK_RECORD_KINDS; k++)
+		json_object_set_new(leaks, asp_leak_key[k], bytes_blocks(l->bytes[k], l->blocks[k]));
+	json_object_set_new(leaks, asp_leak_key[ASP_LEAK_SUPPRESSED], bytes_blocks(l->suppressed_bytes, l->suppressed_blocks));
+	json_object_set_new(root, ASP_KEY_LEAKS, leaks);
 }
 
 /* ", KEY: "S"", S as a JSON string (jansson escapes it); nothing when S
@@ -1686,11 +1603,11 @@ static void out_string_key(struct out *o, const char *key, const char *s)
 static void loss_records_out(struct out *o, const struct figures *f, struct stack_index *x)
 {
 	const struct asp_leak_result *l = &f->leaks;
-	out_str(o, ",\n \"loss_records\": [");
+	out_str(o, ",\n \"" ASP_KEY_LOSS_RECORDS "\": [");
 	for (size_t i = 0; i < l->nrecords; i++) {
 		const struct asp_loss_record *r = &l->records[i];
 		out_str(o, i == 0 ? "\n  {\"kind\": \"" : ",\n  {\"kind\": \"");
-		out_str(o, kind_names[r->kind]);
+		out_str(o, asp_leak_kind_name[r->kind]);
 		out_str(o, "\"");
 		out_key(o, "bytes", r->bytes, 0);
 		out_key(o, "blocks", r->blocks, 0);
@@ -1929,10 +1846,10 @@ static void errors_json(json_t *root, const struct figures *f, struct stack_inde
 		}
 		json_array_append_new(a, o);
 	}
-	json_object_set_new(root, "errors", a);
+	json_object_set_new(root, ASP_KEY_ERRORS, a);
 	uint64_t errors, contexts, suppressed, scontexts;
 	error_summary(f, &errors, &contexts, &suppressed, &scontexts);
-	json_object_set_new(root, "error_summary", json_pack("{s:o,s:o,s:o,s:o}", "errors", jint(errors),
+	json_object_set_new(root, ASP_KEY_ERROR_SUMMARY, json_pack("{s:o,s:o,s:o,s:o}", "errors", jint(errors),
 	                    "contexts", jint(contexts), "suppressed", jint(suppressed),
 	                    "suppressed_contexts", jint(scontexts)));
 }
@@ -1945,18 +1862,19 @@ static int dump_out(int fd, const struct figures *f)
 	if (o == NULL)
 		return ENOMEM;
 	o->fd = fd;
-	json_t *root = json_pack("{s:s,s:i}", "format", "allocspy-dump", "version", 1);
-	json_object_set_new(root, "dump", dump_info_json(f));
-	json_object_set_new(root, "program", program_json());
-	json_object_set_new(root, "time", time_json());
-	json_object_set_new(root, "options", options_json());
-	json_object_set_new(root, "heap", heap_json(f));
-	json_object_set_new(root, "functions", functions_json(f));
-	json_object_set_new(root, "histogram", histogram_json(f));
+	json_t *root = json_pack("{s:s,s:i}", ASP_KEY_FORMAT, ASP_DUMP_FORMAT, ASP_KEY_VERSION,
+	                         ASP_DUMP_VERSION);
+	json_object_set_new(root, ASP_KEY_DUMP, dump_info_json(f));
+	json_object_set_new(root, ASP_KEY_PROGRAM, program_json());
+	json_object_set_new(root, ASP_KEY_TIME, time_json());
+	json_object_set_new(root, ASP_KEY_OPTIONS, options_json());
+	json_object_set_new(root, ASP_KEY_HEAP, heap_json(f));
+	json_object_set_new(root, ASP_KEY_FUNCTIONS, functions_json(f));
+	json_object_set_new(root, ASP_KEY_HISTOGRAM, histogram_json(f));
 	threads_json(root);
-	json_object_set_new(root, "refs", refs_json(f));
+	json_object_set_new(root, ASP_KEY_REFS, refs_json(f));
 	if (asp__sample_mean != 0)
-		json_object_set_new(root, "sample", json_pack("{s:o,s:o}", "mean_bytes",
+		json_object_set_new(root, ASP_KEY_SAMPLE, json_pack("{s:o,s:o}", "mean_bytes",
 		                    jint(asp__sample_mean), "seed", jint(asp__sample_seed)));
 	struct stack_index x = { 0 };
 	struct asp_snapshot_list sl = { 0 };
@@ -1973,7 +1891,7 @@ static int dump_out(int fd, const struct figures *f)
 		if (asp__guard_mean != 0) {
 			uint64_t guarded, live;
 			asp__guard_figures(&guarded, &live);
-			json_object_set_new(root, "guard", json_pack("{s:o,s:o,s:o,s:o}", "mean",
+			json_object_set_new(root, ASP_KEY_GUARD, json_pack("{s:o,s:o,s:o,s:o}", "mean",
 			                    jint(asp__guard_mean), "slots", jint(ASP_GUARD_SLOTS),
 			                    "guarded", jint(guarded), "live", jint(live)));
 		}
@@ -1985,8 +1903,8 @@ static int dump_out(int fd, const struct figures *f)
 	}
 	json_t *rss = f->reason == REASON_EXIT ? asp__rss_json() : NULL;
 	if (rss != NULL)
-		json_object_set_new(root, "rss", rss);
-	json_object_set_new(root, "modules", modules_json());
+		json_object_set_new(root, ASP_KEY_RSS, rss);
+	json_object_set_new(root, ASP_KEY_MODULES, modules_json());
 	char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	size_t len = text != NULL ? strlen(text) : 0;
@@ -2237,7 +2155,7 @@ void asp__finish(void)
 	if (f->leaks_ran && asp__opt.error_exitcode >= 0 &&
 	    (asp__opt.error_children || getpid() == asp__opt.started)) {
 		int kinds = 0;
-		for (int k = 0; k < ASP_LEAK_KINDS; k++)
+		for (int k = 0; k < ASP_LEAK_RECORD_KINDS; k++)
 			if (f->leaks.blocks[k] > 0)
 				kinds |= 1 << k;
 		if (kinds & asp__opt.error_kinds)

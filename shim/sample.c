@@ -201,7 +201,7 @@ static struct shard g_shards[ASP_SAMPLE_SHARDS];
 
 static inline struct shard *shard_of(uintptr_t p)
 {
-	return &g_shards[((p * 0x9E3779B97F4A7C15ull) >> 58) & (ASP_SAMPLE_SHARDS - 1)];
+	return &g_shards[(asp_hash(p) >> 58) & (ASP_SAMPLE_SHARDS - 1)];
 }
 
 static inline int try_take(struct shard *s, uintptr_t self)
@@ -239,7 +239,7 @@ static inline void release(struct shard *s)
 
 static inline size_t home(uintptr_t p, size_t mask)
 {
-	return (size_t)((p * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+	return (size_t)(asp_hash(p) >> 20) & mask;
 }
 
 /* The larger array is filled before it is published, and the old one

@@ -93,7 +93,7 @@ extern ASP_HIDDEN uint8_t asp__sample_filter[1u << ASP_SAMPLE_FILTER_BITS];
 
 static inline uint32_t asp__sample_slot(uintptr_t p)
 {
-	return (uint32_t)(((uint64_t)p * 0x9E3779B97F4A7C15ull) >> (64 - ASP_SAMPLE_FILTER_BITS));
+	return (uint32_t)(asp_hash(p) >> (64 - ASP_SAMPLE_FILTER_BITS));
 }
 
 /* A live sampled block (count mode). */

@@ -36,7 +36,7 @@ static uintptr_t g_holder;
 
 static inline uint32_t hash_slot(uintptr_t site, uint32_t mask)
 {
-	return (uint32_t)((site * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+	return (uint32_t)(asp_hash(site) >> 32) & mask;
 }
 
 /* The index of site in x, or 0. */

@@ -30,7 +30,7 @@ uint32_t asp__site_index_slow(struct asp_thread *t, uintptr_t site);
 
 static inline uint32_t asp__site_cache_slot(uintptr_t site)
 {
-	return (uint32_t)((site * 0x9E3779B97F4A7C15ull) >> (64 - ASP_SITE_CACHE_BITS));
+	return (uint32_t)(asp_hash(site) >> (64 - ASP_SITE_CACHE_BITS));
 }
 
 static ASP_ALWAYS_INLINE uint32_t asp__site_index(struct asp_thread *t, uintptr_t site)

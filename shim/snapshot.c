@@ -166,7 +166,7 @@ again:
 		if (est != NULL && !asp__site_sampled(e[i].site))
 			continue;
 		uintptr_t site = e[i].site ? e[i].site : 1;
-		uint32_t j = (uint32_t)((site * 0x9E3779B97F4A7C15ull) >> 48) & (slots - 1);
+		uint32_t j = (uint32_t)(asp_hash(site) >> 48) & (slots - 1);
 		uint32_t probes = 0;
 		while (g[j].site != 0 && g[j].site != site && probes++ < 64)
 			j = (j + 1) & (slots - 1);
@@ -263,15 +263,21 @@ static void drop_detail(struct asp_snapshot *s)
 	s->ndetail = 0;
 }
 
-/* The process's cumulative traffic: the sum of every record's counters. */
-static void traffic(uint64_t *allocated, uint64_t *freed)
+/* A snapshot of now, in_use bytes in use, without its detail: the time,
+ * the process's cumulative traffic (the sum of every record's counters)
+ * and the blocks in use, t's own not yet published included. */
+static void snapshot_now(const struct asp_thread *t, struct asp_snapshot *s, int64_t in_use)
 {
 	struct asp_counts c;
 	struct asp_totals tot;
+	*s = (struct asp_snapshot){ 0 };
+	s->t_ns = asp_now_ns(CLOCK_MONOTONIC);
 	asp__threads_sum(&c);
 	asp__totals(&c, &tot);
-	*allocated = tot.bytes_allocated;
-	*freed = tot.bytes_freed;
+	s->allocated = tot.bytes_allocated;
+	s->freed = tot.bytes_freed;
+	s->in_use = in_use;
+	s->blocks = asp_atomic_load_relaxed(&asp__figures.in_use_blocks) + t->net_blocks;
 }
 
 /* The tid of the thread taking a snapshot, or 0: another thread that finds
@@ -328,11 +334,8 @@ void asp__snapshot_note(struct asp_thread *t, uint64_t volume, int64_t in_use)
 		return;
 	if (total >= asp_atomic_load_relaxed(&g_next)) {
 		t->depth++;
-		struct asp_snapshot s = { 0 };
-		s.t_ns = asp_now_ns(CLOCK_MONOTONIC);
-		traffic(&s.allocated, &s.freed);
-		s.in_use = in_use;
-		s.blocks = asp_atomic_load_relaxed(&asp__figures.in_use_blocks) + t->net_blocks;
+		struct asp_snapshot s;
+		snapshot_now(t, &s, in_use);
 		if (g_taken++ % ASP_DETAIL_EVERY == 0) {
 			uint64_t read;
 			s.detail = detail_of(t, &s.ndetail, &s, &read);
@@ -354,11 +357,8 @@ void asp__snapshot_peak(struct asp_thread *t, int64_t seen)
 		 * the detail cost. */
 		asp_atomic_store_relaxed(&asp__snapshot_peak_next, seen + seen / 20 + 1);
 		t->depth++;
-		struct asp_snapshot s = { 0 };
-		s.t_ns = asp_now_ns(CLOCK_MONOTONIC);
-		traffic(&s.allocated, &s.freed);
-		s.in_use = seen;
-		s.blocks = asp_atomic_load_relaxed(&asp__figures.in_use_blocks) + t->net_blocks;
+		struct asp_snapshot s;
+		snapshot_now(t, &s, seen);
 		s.peak = 1;
 		uint64_t read = 0;
 		s.detail = detail_of(t, &s.ndetail, &s, &read);

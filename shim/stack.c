@@ -228,20 +228,7 @@ void asp__stack_init(void)
 static int fp_walk(uintptr_t self, uintptr_t *out, int max)
 {
 	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-	uintptr_t low = fp;
-	uintptr_t high = asp__fp_high(self, fp);
-	int n = 0;
-	while (n < max && fp >= low && fp <= high - 16 && (fp & 7) == 0) {
-		uintptr_t next = ((uintptr_t *)fp)[0];
-		uintptr_t ret = ((uintptr_t *)fp)[1];
-		if (ret == 0)
-			break;
-		out[n++] = ret;
-		if (next <= fp)
-			break;
-		fp = next;
-	}
-	return n;
+	return asp__fp_chain(fp, asp__fp_high(self, fp), out, max);
 }
 
 static uint64_t hash_frames(const uintptr_t *f, int n)
@@ -509,7 +496,7 @@ struct sc_key {
 
 static inline size_t sc_set(const struct sc_key *k)
 {
-	uint64_t h = (k->ip ^ (k->sp << 7) ^ (k->site << 3)) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = asp_hash(k->ip ^ (k->sp << 7) ^ (k->site << 3));
 	return (size_t)(h >> 60) & (ASP_SC_SETS - 1);
 }
 

@@ -47,6 +47,25 @@ static inline uintptr_t asp__fp_high(uintptr_t self, uintptr_t fp)
 	return high;
 }
 
+/* The return addresses up the frame-pointer chain from fp, at most max,
+ * while the chain rises, aligned, below high: [fp] is the caller's fp,
+ * [fp + 8] the return address. Returns how many. fp is not 0. */
+static ASP_ALWAYS_INLINE int asp__fp_chain(uintptr_t fp, uintptr_t high, uintptr_t *out, int max)
+{
+	int n = 0;
+	while (n < max && fp <= high - 16 && (fp & 7) == 0) {
+		uintptr_t next = ((uintptr_t *)fp)[0];
+		uintptr_t ret = ((uintptr_t *)fp)[1];
+		if (ret == 0)
+			break;
+		out[n++] = ret;
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+	return n;
+}
+
 /* Frame pointers, the common case: the thread's last stack again. The
  * walk asp__stack_capture would make, compared with that stack as it goes
  * (what it would find, without storing the frames): its id, or 0 when the

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "glue.h"
+#include "leakkinds.h"
 #include "options.h"
 #include "sample.h"
 #include "suppress.h"
@@ -100,23 +101,6 @@ static char *trim(char *s)
 	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
 		s[--n] = '\0';
 	return s;
-}
-
-static int parse_kinds(const char *v)
-{
-	static const char *const names[] = { "definite", "indirect", "possible", "reachable" };
-	if (strcmp(v, "all") == 0)
-		return 0;
-	int bits = 0;
-	while (*v) {
-		size_t len = strcspn(v, ",");
-		for (int i = 0; i < 4; i++)
-			if (strlen(names[i]) == len && strncmp(v, names[i], len) == 0)
-				bits |= 1 << i;
-		v += len;
-		v += *v == ',';
-	}
-	return bits;
 }
 
 /* Whether the tools of an entry's "TOOL,TOOL:KIND" line, of length len,
@@ -236,7 +220,11 @@ static void load_file(const char *file, struct supp **list)
 			state = cur->kind != SUPP_OTHER ? 3 : 4;
 		} else if (state == 3) {
 			if (strncmp(l, "match-leak-kinds:", 17) == 0) {
-				cur->kinds = parse_kinds(trim(l + 17));
+				/* A word that is no kind is passed over; no
+				 * kind at all ("none") is every kind, as
+				 * without the line. */
+				int bad;
+				cur->kinds = asp_leak_kinds_of(trim(l + 17), &bad);
 			} else if (cur->nlines < ASP_MAX_SUPP_FRAMES) {
 				struct supp_line *sl = &cur->lines[cur->nlines];
 				if (strcmp(l, "...") == 0) {
@@ -327,6 +315,45 @@ static int lsan_matches(const char *pattern, const struct frame *f, int nf)
 	return 0;
 }
 
+/* Appends to frames[nf..cap) the lines of the addresses pcs[0..n) (return
+ * addresses, or one past a faulting instruction: the byte before each is
+ * looked up) as valgrind shows them: without the shim's own frames, down
+ * to main or the function below it. Returns the new count; *ended says
+ * whether the stack ended there. */
+static int program_frames(const uintptr_t *pcs, size_t n, struct frame *frames, int nf, int cap,
+                          int *ended)
+{
+	*ended = 0;
+	for (size_t k = 0; k < n && nf < cap; k++) {
+		asp_dwline_t l[16];
+		if (asp__symbols_is_shim(pcs[k]))
+			continue;
+		size_t nl = asp__symbolize_lines(pcs[k] - 1, l, ASP_ARRAY_SIZE(l));
+		for (size_t j = 0; j < nl && nf < cap; j++) {
+			frames[nf++] = (struct frame){ l[j].fn, l[j].raw, l[j].module, l[j].file };
+			if (!l[j].inlined && asp_dwsym_ends_stack(l[j].fn)) {
+				*ended = 1;	/* valgrind stops at main, or below it */
+				return nf;
+			}
+		}
+	}
+	return nf;
+}
+
+/* The frames of a call of fn from site (the function first, then the
+ * program's), as valgrind shows them; one frame for a caller alone. */
+static int call_frames(unsigned fn, uintptr_t site, struct frame *frames, int cap, int *ended)
+{
+	const char *names[3];
+	int nf = asp__fn_frames(fn, names);
+	for (int k = 0; k < nf; k++)
+		frames[k] = (struct frame){ asp__symbols_demangle(names[k]), names[k], NULL, NULL };
+	const uintptr_t *pcs;
+	uintptr_t one;
+	size_t n = asp__site_frames(site, &pcs, &one);
+	return program_frames(pcs, n, frames, nf, cap, ended);
+}
+
 /* The frames of a record as valgrind shows them; returns how many, and
  * in *cut whether the capture cut the stack short at the depth limit
  * (ALLOCSPY_BACKTRACE frames with more below them, and neither main nor the
@@ -335,46 +362,32 @@ static int lsan_matches(const char *pattern, const struct frame *f, int nf)
  * cut: an entry longer than it does not match it, as under valgrind. */
 static int record_frames(const struct asp_loss_record *rec, struct frame *frames, int cap, int *cut)
 {
-	const char *alloc[3];
-	int nf = asp__fn_frames(rec->fn, alloc);
-	for (int k = 0; k < nf; k++)
-		frames[k] = (struct frame){ asp__symbols_demangle(alloc[k]), alloc[k], NULL, NULL };
-	const uintptr_t *pcs;
-	uintptr_t one;
-	size_t n = asp__site_frames(rec->site, &pcs, &one);
-	if (asp__sample_mean != 0)
+	int ended;
+	int nf = call_frames(rec->fn, rec->site, frames, cap, &ended);
+	if (ended)
+		*cut = 0;
+	else if (asp__sample_mean != 0)
 		*cut = asp__site_sampled(rec->site) ? asp__stack_cut(asp__site_plain(rec->site)) : 2;
-	else
-		*cut = asp__opt.backtrace > 1 ? asp__stack_cut(rec->site) : n > 0;
-	for (size_t k = 0; k < n && nf < cap; k++) {
-		asp_dwline_t l[16];
-		if (asp__symbols_is_shim(pcs[k]))
-			continue;
-		/* A return address: the call is the byte before it. */
-		size_t nl = asp__symbolize_lines(pcs[k] - 1, l, ASP_ARRAY_SIZE(l));
-		for (size_t j = 0; j < nl && nf < cap; j++) {
-			frames[nf++] = (struct frame){ l[j].fn, l[j].raw, l[j].module, l[j].file };
-			if (!l[j].inlined && asp_dwsym_ends_stack(l[j].fn)) {
-				*cut = 0;
-				return nf;	/* valgrind stops at main, or below it */
-			}
-		}
-	}
+	else	/* one frame (the caller): cut, when there is one */
+		*cut = asp__opt.backtrace > 1 ? asp__stack_cut(rec->site) : rec->site != 0;
 	return nf;
 }
 
 /* The frames an entry needs captured: its fun:/obj: lines after the
- * leading ones that name allocation functions (the shim supplies those). */
+ * leading ones that name allocation functions (the shim supplies those):
+ * "*", a frame valgrind shows for a function of malloc's family, or
+ * operator new. */
 static int is_alloc_name(const char *p, size_t len)
 {
-	static const char *const names[] = {
-		"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign",
-		"aligned_alloc", "memalign", "valloc", "pvalloc", "strdup", "strndup",
-		"wcsdup", "g_malloc", "g_strdup", "g_strndup", "g_memdup2", "*",
-	};
-	for (size_t i = 0; i < ASP_ARRAY_SIZE(names); i++)
-		if (strlen(names[i]) == len && memcmp(p, names[i], len) == 0)
-			return 1;
+	if (len == 1 && *p == '*')
+		return 1;
+	for (unsigned fn = 0; fn < ASP_FN_COUNT; fn++) {
+		const char *names[3];
+		int n = asp_fn_family(fn) == ASP_FAMILY_MALLOC ? asp__fn_frames(fn, names) : 0;
+		for (int k = 0; k < n; k++)
+			if (strlen(names[k]) == len && memcmp(p, names[k], len) == 0)
+				return 1;
+	}
 	return (len >= 4 && memcmp(p, "_Zn", 3) == 0) || (len >= 12 && memcmp(p, "operator new", 12) == 0);
 }
 
@@ -458,51 +471,13 @@ static struct supp *load_all(void)
 	return list;
 }
 
-/* The frames of a call of fn from site (the function first, then the
- * program's), as valgrind shows them; one frame for a caller alone. */
-static int call_frames(unsigned fn, uintptr_t site, struct frame *frames, int cap)
-{
-	const char *names[3];
-	int nf = asp__fn_frames(fn, names);
-	for (int k = 0; k < nf; k++)
-		frames[k] = (struct frame){ asp__symbols_demangle(names[k]), names[k], NULL, NULL };
-	const uintptr_t *pcs;
-	uintptr_t one;
-	size_t n = asp__site_frames(site, &pcs, &one);
-	for (size_t k = 0; k < n && nf < cap; k++) {
-		asp_dwline_t l[16];
-		if (asp__symbols_is_shim(pcs[k]))
-			continue;
-		size_t nl = asp__symbolize_lines(pcs[k] - 1, l, ASP_ARRAY_SIZE(l));
-		for (size_t j = 0; j < nl && nf < cap; j++) {
-			frames[nf++] = (struct frame){ l[j].fn, l[j].raw, l[j].module, l[j].file };
-			if (!l[j].inlined && l[j].fn != NULL && strcmp(l[j].fn, "main") == 0)
-				return nf;
-		}
-	}
-	return nf;
-}
-
 /* The frames of an invalid read's or write's stack (errors.h): the
  * faulting instruction's, then its callers', as the exit text shows them;
  * no function of the shim's above them. */
 static int access_frames(const struct asp_heap_error *e, struct frame *frames, int cap)
 {
-	int nf = 0;
-	for (unsigned k = 0; k < e->npcs && nf < cap; k++) {
-		asp_dwline_t l[16];
-		if (asp__symbols_is_shim(e->pcs[k]))
-			continue;
-		/* pcs[0] is one past the instruction, the others return
-		 * addresses: the byte before each is looked up */
-		size_t nl = asp__symbolize_lines(e->pcs[k] - 1, l, ASP_ARRAY_SIZE(l));
-		for (size_t j = 0; j < nl && nf < cap; j++) {
-			frames[nf++] = (struct frame){ l[j].fn, l[j].raw, l[j].module, l[j].file };
-			if (!l[j].inlined && asp_dwsym_ends_stack(l[j].fn))
-				return nf;
-		}
-	}
-	return nf;
+	int ended;
+	return program_frames(e->pcs, e->npcs, frames, 0, cap, &ended);
 }
 
 /* Whether an entry of kind s is of e's kind (the frames aside). */
@@ -533,8 +508,9 @@ void asp__suppress_errors(struct asp_heap_error *v, size_t n)
 		char call[64] = "";
 		if (e->kind == ASP_ERR_FISHY)
 			snprintf(call, sizeof call, "%s(%s)", asp__fn_names[e->fn], e->arg);
+		int ended;
 		int nf = access ? access_frames(e, frames, (int)ASP_ARRAY_SIZE(frames))
-		                : call_frames(e->fn, e->site, frames, (int)ASP_ARRAY_SIZE(frames));
+		                : call_frames(e->fn, e->site, frames, (int)ASP_ARRAY_SIZE(frames), &ended);
 		for (const struct supp *s = list; s; s = s->next) {
 			if (s->lsan || !kind_matches(s, e, call))
 				continue;

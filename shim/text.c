@@ -4,6 +4,7 @@
 #include "glue.h"
 
 #include "text.h"
+#include "vgtext.h"
 
 void asp__text_str(struct asp_text *t, const char *s)
 {
@@ -25,16 +26,9 @@ void asp__text_u64(struct asp_text *t, uint64_t v)
 
 void asp__text_commas(struct asp_text *t, uint64_t v)
 {
-	char d[32];
-	int n = 0, digits = 0;
-	do {
-		if (digits > 0 && digits % 3 == 0)
-			d[n++] = ',';
-		d[n++] = (char)('0' + v % 10);
-		digits++;
-	} while ((v /= 10) > 0);
-	while (n > 0 && t->len < t->cap)
-		t->buf[t->len++] = d[--n];
+	char d[ASP_COMMAS_MAX];
+	asp_commas(d, v);
+	asp__text_str(t, d);
 }
 
 static void hex(struct asp_text *t, uint64_t v, const char *digits)

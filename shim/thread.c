@@ -22,7 +22,7 @@
 #include "thread.h"
 
 const char *const asp__fn_names[ASP_FN_COUNT] = {
-#define ASP_FN_NAME(id, name, family, f0, f1, f2) [ASP_FN_##id] = name,
+#define ASP_FN_NAME(id, name, role, family, sym, a0, a1) [ASP_FN_##id] = name,
 	ASP_FNS(ASP_FN_NAME)
 #undef ASP_FN_NAME
 };
@@ -327,8 +327,7 @@ int asp__threads_sum_nolock(struct asp_counts *out)
 	}
 }
 
-/* The name of a live thread of this process, from /proc. */
-static void live_name(pid_t tid, char name[16])
+size_t asp__task_file(pid_t tid, const char *name, char *buf, size_t size)
 {
 	char path[64] = "/proc/self/task/";
 	char *p = path + strlen(path);
@@ -337,15 +336,24 @@ static void live_name(pid_t tid, char name[16])
 	do digits[n++] = (char)('0' + tid % 10); while ((tid /= 10) > 0);
 	while (n > 0)
 		*p++ = digits[--n];
-	memcpy(p, "/comm", 6);
+	*p++ = '/';
+	memcpy(p, name, strlen(name) + 1);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return;
-	ssize_t got = read(fd, name, 15);
+		return 0;
+	ssize_t got = read(fd, buf, size - 1);
 	close(fd);
 	if (got <= 0)
+		return 0;
+	buf[got] = '\0';
+	return (size_t)got;
+}
+
+/* The name of a live thread of this process, from /proc. */
+static void live_name(pid_t tid, char name[16])
+{
+	if (asp__task_file(tid, "comm", name, 16) == 0)
 		return;
-	name[got] = '\0';
 	char *nl = strchr(name, '\n');
 	if (nl)
 		*nl = '\0';
@@ -484,7 +492,7 @@ void asp__loader_fork_close(const struct asp_thread *self)
 		if (t != self && asp_atomic_load_acquire(&t->in_loader))
 			inside[n++] = t;
 	asp_unlock(&g_lock);
-	uint64_t deadline = asp_now_ns(CLOCK_MONOTONIC) + 100000000u;
+	uint64_t deadline = asp_now_ns(CLOCK_MONOTONIC) + ASP_WAIT_NS;
 	for (size_t i = 0; i < n; i++)
 		for (;;) {
 			int in = asp_atomic_load_acquire(&inside[i]->in_loader);

@@ -12,8 +12,53 @@
 #include "fns.h"
 #include "glue.h"
 
-/* The interposed functions (common/fns.h: enum asp_fn, their names,
- * frames and families). */
+/* The interposed functions (common/fns.h), in the order the dump lists
+ * them; those before ASP_FN_ALLOC_END hand out blocks. */
+enum asp_fn {
+#define ASP_FN_ENUM(id, name, role, family, sym, a0, a1) ASP_FN_##id,
+	ASP_FNS(ASP_FN_ENUM)
+#undef ASP_FN_ENUM
+	ASP_FN_COUNT,
+	ASP_FN_ALLOC_END = ASP_FN_FREE,
+};
+#define ASP_FN_ROLE_CHECK(id, name, role, family, sym, a0, a1) \
+	_Static_assert((ASP_FN_##id < ASP_FN_ALLOC_END) == (ASP_ROLE_##role == ASP_ROLE_ALLOC), \
+	               "fns.h lists the allocation functions first: " name);
+ASP_FNS(ASP_FN_ROLE_CHECK)
+#undef ASP_FN_ROLE_CHECK
+
+/* The blocks of each family as a mask of bits fn + 1 (the functions that
+ * hand them out), constants: the table of live blocks keeps fn + 1. */
+#define ASP_FN_MALLOC_BIT(id, name, role, family, sym, a0, a1) \
+	| (ASP_FN_##id < ASP_FN_ALLOC_END && ASP_FAMILY_##family == ASP_FAMILY_MALLOC ? 1u << (ASP_FN_##id + 1) : 0u)
+#define ASP_FN_NEW_BIT(id, name, role, family, sym, a0, a1) \
+	| (ASP_FN_##id < ASP_FN_ALLOC_END && ASP_FAMILY_##family == ASP_FAMILY_NEW ? 1u << (ASP_FN_##id + 1) : 0u)
+#define ASP_FN_NEW_ARR_BIT(id, name, role, family, sym, a0, a1) \
+	| (ASP_FN_##id < ASP_FN_ALLOC_END && ASP_FAMILY_##family == ASP_FAMILY_NEW_ARR ? 1u << (ASP_FN_##id + 1) : 0u)
+enum {
+	ASP_FAMILY_MALLOC_WORDS = 0u ASP_FNS(ASP_FN_MALLOC_BIT),
+	ASP_FAMILY_NEW_WORDS = 0u ASP_FNS(ASP_FN_NEW_BIT),
+	ASP_FAMILY_NEW_ARR_WORDS = 0u ASP_FNS(ASP_FN_NEW_ARR_BIT),
+};
+#undef ASP_FN_MALLOC_BIT
+#undef ASP_FN_NEW_BIT
+#undef ASP_FN_NEW_ARR_BIT
+
+/* fn's family: a constant where fn is. */
+static inline enum asp_family asp_fn_family(unsigned fn)
+{
+	switch (fn) {
+#define ASP_FN_CASE(id, name, role, family, sym, a0, a1) \
+	case ASP_FN_##id: \
+		return ASP_FAMILY_##family;
+		ASP_FNS(ASP_FN_CASE)
+#undef ASP_FN_CASE
+	default:
+		return ASP_FAMILY_NONE;
+	}
+}
+
+/* Their names in the dump. */
 extern ASP_HIDDEN const char *const asp__fn_names[ASP_FN_COUNT];
 
 /* Bucket b >= 1 holds sizes in (2^(b-2), 2^(b-1)]; bucket 0 holds size 0. */
@@ -294,6 +339,10 @@ int asp__threads_sum_nolock(struct asp_counts *out);
  * out, at most max; returns how many threads there were in all. */
 size_t asp__threads_summaries(struct asp_thread_summary *out, size_t max);
 
+/* Reads /proc/self/task/TID/NAME ("comm", "status") into buf, with a NUL
+ * after it: the bytes read (0: none). */
+size_t asp__task_file(pid_t tid, const char *name, char *buf, size_t size);
+
 /* A thread's stack, for the leak scan. */
 struct asp_thread_stack {
 	pid_t tid;
@@ -337,9 +386,10 @@ void asp__fence_others(void);
  * (libunwind's, the dump's) are bracketed by asp__loader_enter and
  * asp__loader_leave, and fork's prepare handler closes the gate first:
  * new listings wait for the fork, and the fork waits for those under way,
- * at most 100 ms while a listing waits for the list's lock (it can wait for
- * a lock the forking thread holds), and for as long as it takes once it
- * holds it: a fork then would leave the lock held in the child for good.
+ * at most ASP_WAIT_NS while a listing waits for the list's lock (it can
+ * wait for a lock the forking thread holds), and for as long as it takes
+ * once it holds it: a fork then would leave the lock held in the child for
+ * good.
  * The shim's dl_iterate_phdr (loader.c, which libunwind's calls reach
  * too) marks a listing inside the gate as holding it at its callback's
  * first call (asp__loader_holding); the callbacks then take no lock a

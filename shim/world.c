@@ -33,6 +33,7 @@
 #include "arena.h"
 #include "glue.h"
 #include "loader.h"
+#include "thread.h"
 #include "world.h"
 
 #define ASP_WORLD_MAX 4096
@@ -175,29 +176,6 @@ static int library_lock(uintptr_t addr)
 	return (addr & ((64UL << 20) - 1)) == 0x30;
 }
 
-/* Reads /proc/self/task/TID/NAME into buf; the bytes read (0: none). */
-static size_t task_file(pid_t tid, const char *name, char *buf, size_t size)
-{
-	char path[64] = "/proc/self/task/";
-	char *p = path + strlen(path);
-	char digits[16];
-	int n = 0;
-	do digits[n++] = (char)('0' + tid % 10); while ((tid /= 10) > 0);
-	while (n > 0)
-		*p++ = digits[--n];
-	*p++ = '/';
-	memcpy(p, name, strlen(name) + 1);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t got = read(fd, buf, size - 1);
-	close(fd);
-	if (got <= 0)
-		return 0;
-	buf[got] = '\0';
-	return (size_t)got;
-}
-
 static unsigned long hex(const char **p)
 {
 	unsigned long v = 0;
@@ -218,7 +196,7 @@ static unsigned long hex(const char **p)
 static int blocks_signal(pid_t tid, int sig)
 {
 	char buf[2048];
-	if (task_file(tid, "status", buf, sizeof buf) == 0)
+	if (asp__task_file(tid, "status", buf, sizeof buf) == 0)
 		return -1;
 	const char *p = strstr(buf, "\nState:");
 	if (p != NULL) {
@@ -242,7 +220,7 @@ static int blocks_signal(pid_t tid, int sig)
 static int syscall_of(pid_t tid, unsigned long v[9])
 {
 	char buf[512];
-	if (task_file(tid, "syscall", buf, sizeof buf) == 0 || buf[0] < '0' || buf[0] > '9')
+	if (asp__task_file(tid, "syscall", buf, sizeof buf) == 0 || buf[0] < '0' || buf[0] > '9')
 		return 0;
 	const char *p = buf;
 	int n = 0;
@@ -342,7 +320,8 @@ int asp__world_stop(void)
 	if (sig == 0 || sigaction(sig, &sa, NULL) != 0)
 		sig = 0;
 	pid_t pid = getpid();
-	for (int round = 0; round < 100; round++) {
+	/* asked again every millisecond, for ASP_WAIT_NS */
+	for (unsigned round = 0; round < ASP_WAIT_NS / 1000000; round++) {
 		size_t open_ = 0;
 		for (size_t i = 0; i < g_n; i++) {
 			struct asp_world_thread *w = &g_threads[i];

@@ -31,7 +31,7 @@ struct asp_world_thread {
  * its own code, or waiting in a system call that is not a wait for one of
  * the C library's or the loader's own locks); one that is in the middle of
  * the C library, the C++ runtime or the shim is asked again a millisecond
- * later, for at most 100 ms. Returns 1 when no other thread
+ * later, for at most ASP_WAIT_NS. Returns 1 when no other thread
  * can run any more, else 0. Once per process: later calls return the first
  * answer. For the end of the process only: the parked never run again. */
 int asp__world_stop(void);

@@ -23,7 +23,7 @@ $CLANG -g -O1 -std=gnu11 -D_GNU_SOURCE -DASP_VERSION='"fuzz"' \
 	analyzer/load.c analyzer/fmt.c analyzer/msg.c analyzer/summary.c \
 	analyzer/leaks.c analyzer/errors.c analyzer/suppress.c analyzer/symbolize.c analyzer/compare.c \
 	analyzer/profile.c analyzer/peak.c \
-	common/dwsym.c $($PKG_CONFIG --libs jansson libdw) -lstdc++
+	common/*.c $($PKG_CONFIG --libs jansson libdw) -lstdc++
 # A repeatable run starts from the golden dumps alone.
 [ -n "${FUZZ_SEED:-}" ] && rm -rf "$out/corpus" && mkdir -p "$out/corpus"
 cp test/golden/*.json "$out/corpus/"
