@@ -120,10 +120,15 @@ static void rooms_from(struct asp_thread *t, int64_t in_use)
 
 void asp__publish(struct asp_thread *t)
 {
+	/* Between the two counts the change is in both t's record and the
+	 * total: asp__in_use_read tries again over such a moment. */
+	__atomic_add_fetch(&asp__figures.pub_begun, 1, __ATOMIC_SEQ_CST);
 	int64_t total = asp_atomic_add_relaxed(&asp__figures.in_use, t->net);
 	asp_atomic_add_relaxed(&asp__figures.in_use_blocks, t->net_blocks);
 	uint64_t volume = t->volume;
-	t->net = t->net_blocks = 0;
+	asp_atomic_store_relaxed(&t->net, 0);
+	asp_atomic_store_relaxed(&t->net_blocks, 0);
+	__atomic_add_fetch(&asp__figures.pub_done, 1, __ATOMIC_RELEASE);
 	t->volume = 0;
 	if (total > asp_atomic_load_relaxed(&asp__figures.peak))
 		raise_peak(total);
@@ -340,11 +345,31 @@ static int change_enter(struct asp_thread *t)
 	return nested;
 }
 
+void asp__in_use_read(int64_t *bytes, int64_t *blocks)
+{
+	/* A handler that interrupted its own thread's publish would see it
+	 * halfway at every try: the tries are bounded. */
+	for (int tries = 0; tries < 64; tries++) {
+		uint64_t done = __atomic_load_n(&asp__figures.pub_done, __ATOMIC_ACQUIRE);
+		int64_t b = asp_atomic_load_acquire(&asp__figures.in_use);
+		int64_t n = asp_atomic_load_acquire(&asp__figures.in_use_blocks);
+		for (const struct asp_thread *x = asp__threads_list(); x != NULL;
+		     x = asp_atomic_load_acquire(&x->next)) {
+			b += asp_atomic_load_acquire(&x->net);
+			n += asp_atomic_load_acquire(&x->net_blocks);
+		}
+		*bytes = b;
+		*blocks = n;
+		if (__atomic_load_n(&asp__figures.pub_begun, __ATOMIC_SEQ_CST) == done)
+			return;
+		asp_cpu_relax();
+	}
+}
+
 uint64_t asp__in_use_blocks(void)
 {
-	int64_t n = asp_atomic_load_relaxed(&asp__figures.in_use_blocks);
-	for (const struct asp_thread *x = asp__threads_list(); x != NULL; x = x->next)
-		n += asp_atomic_load_relaxed(&x->net_blocks);
+	int64_t bytes, n;
+	asp__in_use_read(&bytes, &n);
 	return n > 0 ? (uint64_t)n : 0;
 }
 

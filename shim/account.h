@@ -88,6 +88,10 @@ struct asp_figures {
 	 * (snapshot.c's clock): in the line a publish has already made its
 	 * own, so that it moves one cache line between cores, not two. */
 	uint64_t volume;
+	/* Publishes begun and done: a reader that adds the threads' unpublished
+	 * changes to in_use saw no publish halfway when no publish began
+	 * between its reading done and begun (asp__in_use_read). */
+	uint64_t pub_begun, pub_done;
 } __attribute__((aligned(ASP_CACHE_LINE)));
 extern ASP_HIDDEN struct asp_figures asp__figures;
 
@@ -225,6 +229,13 @@ static ASP_ALWAYS_INLINE void asp__change_end(struct asp_thread *t)
  * handler that never returns) is read as it is. */
 void asp__gather_begin(const struct asp_thread *self);
 void asp__gather_end(void);
+
+/* The bytes and blocks in use now: what threads published and what each
+ * has not yet, read without a lock and without waiting for anyone (a
+ * signal handler may call it). Exact while gathered; otherwise a total
+ * that was true at some moment of the read, or, when publishes kept
+ * overlapping it, the last try's. */
+void asp__in_use_read(int64_t *bytes, int64_t *blocks);
 
 /* The blocks in use now by the counts: exact while gathered. */
 uint64_t asp__in_use_blocks(void);

@@ -83,17 +83,14 @@ ASP_EXTERN int asp_heap_figures_read(struct asp_heap_figures *process,
 	if (process != NULL) {
 		struct asp_heap_figures f;
 		struct asp_counts c;
-		asp__threads_sum_nolock(&c);
+		/* no exact sum (a thread stopped inside its exit): none */
+		if (asp__threads_sum_nolock(&c) != 0)
+			return ASP_FIGURES_UNAVAILABLE;
 		from_totals(&f, &c);
 		if (tracked) {
 			/* what threads published, and what each has not yet */
-			int64_t bytes = asp_atomic_load_relaxed(&asp__figures.in_use);
-			int64_t blocks = asp_atomic_load_relaxed(&asp__figures.in_use_blocks);
-			for (const struct asp_thread *t = asp__threads_list(); t;
-			     t = asp_atomic_load_acquire(&t->next)) {
-				bytes += asp_atomic_load_relaxed(&t->net);
-				blocks += asp_atomic_load_relaxed(&t->net_blocks);
-			}
+			int64_t bytes, blocks;
+			asp__in_use_read(&bytes, &blocks);
 			int64_t peak = asp_atomic_load_relaxed(&asp__figures.peak);
 			f.in_use_bytes = bytes;
 			f.in_use_blocks = blocks;

@@ -200,12 +200,8 @@ static void update(struct asp_live_view *v, uint64_t now)
 	v->nsites = v->sites_in_use = 0;
 	if (tracked) {
 		/* The published figures and what each thread has not published. */
-		int64_t bytes = asp_atomic_load_relaxed(&asp__figures.in_use);
-		int64_t blocks = asp_atomic_load_relaxed(&asp__figures.in_use_blocks);
-		for (const struct asp_thread *x = asp__threads_list(); x != NULL; x = x->next) {
-			bytes += asp_atomic_load_relaxed(&x->net);
-			blocks += asp_atomic_load_relaxed(&x->net_blocks);
-		}
+		int64_t bytes, blocks;
+		asp__in_use_read(&bytes, &blocks);
 		int64_t peak = asp_atomic_load_relaxed(&asp__figures.peak);
 		v->in_use_bytes = bytes > 0 ? bytes : 0;
 		v->in_use_blocks = blocks > 0 ? blocks : 0;

@@ -288,9 +288,30 @@ void asp__threads_sum(struct asp_counts *out)
 	asp_unlock_nosig(&g_lock, &old);
 }
 
-/* A fold is a few hundred adds: a reader that meets one that long in a
- * row gives up on an exact sum (another thread folding all the while). */
+/* A fold is a few hundred adds, made with signals blocked, so a reader
+ * never waits for its own thread. A reader meets one fold after another
+ * while threads exit, or one whose thread lost its core: it yields a few
+ * times, then sleeps between tries, and gives up on an exact sum after
+ * ASP_WAIT_NS (a thread stopped inside its fold). */
 #define ASP_SUM_TRIES 64
+
+/* Whether a reader that has tried round times may try again: after
+ * ASP_SUM_TRIES yields, 100 microseconds' sleeps until *deadline. */
+static int sum_again(int round, uint64_t *deadline)
+{
+	if (round < ASP_SUM_TRIES) {
+		sched_yield();
+		return 1;
+	}
+	uint64_t now = asp_now_ns(CLOCK_MONOTONIC);
+	if (*deadline == 0)
+		*deadline = now + ASP_WAIT_NS;
+	if (now >= *deadline)
+		return 0;
+	struct timespec pause = { 0, 100000 };
+	nanosleep(&pause, NULL);
+	return 1;
+}
 
 /* counts_add from the last word to the first: the frees (after the
  * allocation functions in struct asp_counts) are read before the
@@ -306,12 +327,12 @@ static void counts_add_backwards(struct asp_counts *dst, const struct asp_counts
 
 int asp__threads_sum_nolock(struct asp_counts *out)
 {
+	uint64_t deadline = 0;
 	for (int round = 0;; round++) {
 		uint32_t before = asp_atomic_load_acquire(&g_folds);
 		if (before & 1u) {
-			if (round >= ASP_SUM_TRIES)
+			if (!sum_again(round, &deadline))
 				return -1;
-			sched_yield();
 			continue;
 		}
 		memset(out, 0, sizeof *out);
@@ -322,7 +343,7 @@ int asp__threads_sum_nolock(struct asp_counts *out)
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (asp_atomic_load_relaxed(&g_folds) == before)
 			return 0;
-		if (round >= ASP_SUM_TRIES)
+		if (!sum_again(round, &deadline))
 			return -1;
 	}
 }

@@ -331,8 +331,9 @@ void asp__threads_sum(struct asp_counts *out);
  * counts of threads that run meanwhile are as far as they got (each
  * record's frees read before its allocations), and a
  * thread's exit or a record's reuse, which moves counts into the dead
- * total, makes it read again. 0, or -1 when such moves kept coming (out
- * may then count an exiting thread's figures twice or not at all). */
+ * total, makes it read again (yielding, then sleeping). 0, or -1 when
+ * such moves kept coming for ASP_WAIT_NS (out may then count an exiting
+ * thread's figures twice or not at all). */
 int asp__threads_sum_nolock(struct asp_counts *out);
 
 /* Copies the thread lines (live threads with their current counts) into
