@@ -424,23 +424,6 @@ static void notes(const struct checker *c, const asp_budget_t *b, size_t n,
 			 "functions may be low", asp_fmt_count(x, d->stack_stats_omitted));
 }
 
-static void put_line(FILE *out, const asp_profile_t *p, const asp_loc_t *loc,
-		     const asp_line_t *l)
-{
-	char buf[ASP_NAME_MAX];
-
-	asp_put_text(out, asp_profile_name(p, loc, l, buf));
-	if (l->file) {
-		fputs(" (", out);
-		asp_put_text(out, l->file);
-		fprintf(out, ":%u)", l->line);
-	} else if (l->fn && l->module) {
-		fputs(" (in ", out);
-		asp_put_text(out, l->module);
-		putc(')', out);
-	}
-}
-
 /* "parse (p.c:3) < main (p.c:9)": the stack innermost first, as timeline
  * names its frames, on one line. */
 static void put_stack(FILE *out, const asp_profile_t *p, const asp_pstack_t *ps)
@@ -457,7 +440,7 @@ static void put_stack(FILE *out, const asp_profile_t *p, const asp_pstack_t *ps)
 			}
 			if (shown++)
 				fputs(" < ", out);
-			put_line(out, p, loc, &loc->lines[k]);
+			asp_profile_put_frame(out, p, loc, &loc->lines[k], asp_put_text);
 		}
 	}
 	if (shown == 0)
@@ -503,30 +486,6 @@ int asp_check_text(FILE *out, const asp_dump_t *d, const asp_budget_t *b, size_t
 	return exceeded;
 }
 
-static json_t *frames_json(const asp_profile_t *p, const asp_pstack_t *ps)
-{
-	json_t *a = json_array();
-
-	for (size_t j = 0; j < ps->n; j++) {
-		const asp_loc_t *loc = ps->locs[j];
-
-		for (size_t k = 0; k < loc->nlines; k++) {
-			const asp_line_t *l = &loc->lines[k];
-			char addr[24], buf[ASP_NAME_MAX];
-
-			snprintf(addr, sizeof addr, "0x%" PRIx64, loc->addr);
-			json_array_append_new(a, json_pack("{s:s,s:o,s:o,s:o,s:o,s:b}",
-				"address", addr,
-				"function", asp_json_text(asp_profile_name(p, loc, l, buf)),
-				"file", asp_json_text(l->file),
-				"line", l->file ? json_integer(l->line) : json_null(),
-				"module", asp_json_text(l->module),
-				"inlined", l->inlined));
-		}
-	}
-	return a;
-}
-
 int asp_check_json(json_t **out, const asp_dump_t *d, const asp_budget_t *b, size_t n,
 		   char *err, size_t size)
 {
@@ -558,7 +517,8 @@ int asp_check_json(json_t **out, const asp_dump_t *d, const asp_budget_t *b, siz
 			"top_stack", r[i].has_top && c.have_profile ? json_pack("{s:I,s:b,s:o}",
 				"value", (json_int_t)r[i].top_value,
 				"estimate", r[i].top_estimate,
-				"frames", frames_json(&c.p, &c.p.stacks[r[i].top])) : json_null()));
+				"frames", asp_profile_frames_json(&c.p, &c.p.stacks[r[i].top], true)) :
+				json_null()));
 	*out = json_pack("{s:o,s:I,s:i,s:o}", "file", asp_json_text(d->file),
 			 "pid", (json_int_t)d->pid, "exceeded", exceeded, "budgets", a);
 	checker_free(&c);

@@ -115,24 +115,6 @@ static uint64_t top_of(const asp_point_t *v, size_t n)
 	return m;
 }
 
-/* "fn (file:line)", "fn (in module)" or the module-based name. */
-static void put_frame(FILE *out, const asp_profile_t *p, const asp_loc_t *loc,
-		      const asp_line_t *l)
-{
-	char buf[ASP_NAME_MAX];
-
-	asp_put_text(out, asp_profile_name(p, loc, l, buf));
-	if (l->file) {
-		fputs(" (", out);
-		asp_put_text(out, l->file);
-		fprintf(out, ":%u)", l->line);
-	} else if (l->fn && l->module) {
-		fputs(" (in ", out);
-		asp_put_text(out, l->module);
-		putc(')', out);
-	}
-}
-
 /* --- text -------------------------------------------------------------------- */
 
 static char mark(const asp_point_t *s)
@@ -208,7 +190,7 @@ static void stack_text(FILE *out, const asp_profile_t *p, const asp_pstack_t *ps
 
 		for (size_t k = 0; k < loc->nlines && shown < FRAMES_SHOWN; k++) {
 			fputs(shown++ ? "                       < " : "", out);
-			put_frame(out, p, loc, &loc->lines[k]);
+			asp_profile_put_frame(out, p, loc, &loc->lines[k], asp_put_text);
 			putc('\n', out);
 		}
 	}
@@ -281,31 +263,6 @@ int asp_timeline_text(FILE *out, const asp_dump_t *d)
 
 /* --- JSON -------------------------------------------------------------------- */
 
-static json_t *frames_json(const asp_profile_t *p, const asp_pstack_t *ps)
-{
-	json_t *a = json_array();
-
-	for (size_t j = 0; j < ps->n; j++) {
-		const asp_loc_t *loc = ps->locs[j];
-
-		for (size_t k = 0; k < loc->nlines; k++) {
-			const asp_line_t *l = &loc->lines[k];
-			char addr[24], buf[ASP_NAME_MAX];
-
-			snprintf(addr, sizeof addr, "0x%" PRIx64, loc->addr);
-			json_array_append_new(a, json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:b}",
-				"address", addr,
-				"function", asp_json_text(l->fn),
-				"name", asp_json_text(asp_profile_name(p, loc, l, buf)),
-				"file", asp_json_text(l->file),
-				"line", l->file ? json_integer(l->line) : json_null(),
-				"module", asp_json_text(l->module),
-				"inlined", l->inlined));
-		}
-	}
-	return a;
-}
-
 json_t *asp_timeline_json_of(const asp_profile_t *p)
 {
 	return asp_timeline_json_top(p, SIZE_MAX);
@@ -337,7 +294,7 @@ json_t *asp_timeline_json_top(const asp_profile_t *p, size_t max)
 			"bytes", (json_int_t)h.v[i].bytes,
 			"blocks", (json_int_t)h.v[i].blocks,
 			"percent", percent(h.v[i].bytes, h.total),
-			"frames", frames_json(p, &p->stacks[h.v[i].stack])));
+			"frames", asp_profile_frames_json(p, &p->stacks[h.v[i].stack], false)));
 	o = json_pack("{s:o,s:I,s:o,s:{s:o,s:I,s:o,s:I,s:b,s:f,s:I,s:I,s:o}}",
 		"file", asp_json_text(d->file), "pid", (json_int_t)d->pid,
 		"snapshots", snaps,
@@ -370,19 +327,6 @@ json_t *asp_timeline_json(const asp_dump_t *d)
 }
 
 /* --- SVG --------------------------------------------------------------------- */
-
-static void put_xml_frame(FILE *out, const asp_profile_t *p,
-			  const asp_loc_t *loc, const asp_line_t *l)
-{
-	char buf[ASP_NAME_MAX];
-
-	asp_put_xml(out, asp_profile_name(p, loc, l, buf));
-	if (l->file) {
-		fputs(" (", out);
-		asp_put_xml(out, l->file);
-		fprintf(out, ":%u)", l->line);
-	}
-}
 
 static void chart_svg(FILE *out, const asp_dump_t *d, const asp_point_t *v,
 		      size_t n, size_t pk)
@@ -511,7 +455,7 @@ int asp_timeline_svg(FILE *out, const asp_dump_t *d)
 				y += SVG_LINE;
 				fprintf(out, "<text x=\"60\" y=\"%.0f\">%s", y,
 					n ? "&lt; " : "at ");
-				put_xml_frame(out, &p, loc, &loc->lines[k]);
+				asp_profile_put_frame(out, &p, loc, &loc->lines[k], asp_put_xml);
 				fputs("</text>\n", out);
 			}
 		}
