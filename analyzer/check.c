@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,48 +45,31 @@ static const struct budget_option *option_of(enum asp_metric m)
 	return &budget_options[0];
 }
 
-static int say(char *err, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int say(char *err, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, size, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 int asp_budget_parse(asp_budget_t *b, const char *name, const char *value, char *err,
 		     size_t size)
 {
 	const struct budget_option *o = NULL;
 	const char *colon = strrchr(value, ':'), *amount = colon ? colon + 1 : value;
 	size_t len = strlen(name) + strlen(value) + 2;
-	int bad;
+	bool bytes;
 
 	memset(b, 0, sizeof *b);
 	for (size_t i = 0; i < NOPTIONS; i++)
 		if (strcmp(name, budget_options[i].name) == 0)
 			o = &budget_options[i];
 	if (!o)
-		return say(err, size, "%s is not a budget", name);
+		return asp_gate_error(err, size, "%s is not a budget", name);
 	if (colon && !o->function)
-		return say(err, size, "%s=%s: %s takes no function, only a count", name, value,
-			   name);
+		return asp_gate_error(err, size, "%s=%s: %s takes no function, only a count",
+				      name, value, name);
 	if (colon == value)
-		return say(err, size, "%s=%s: no function before the ':'", name, value);
-	if (asp_metrics[o->metric].unit == ASP_U_BYTES)
-		bad = asp_parse_size(amount, &b->max);
-	else
-		bad = asp_parse_count(amount, &b->max);
-	if (bad)
-		return say(err, size, "%s=%s: bad %s '%s': %s", name, value,
-			   asp_metrics[o->metric].unit == ASP_U_BYTES ? "size" : "count", amount,
-			   asp_metrics[o->metric].unit == ASP_U_BYTES ?
-			   "bytes, or with K, M or G for KiB, MiB or GiB (64K, 1M), at most 2^63 - 1" :
-			   "a whole number, at most 2^63 - 1");
+		return asp_gate_error(err, size, "%s=%s: no function before the ':'", name, value);
+	bytes = asp_metrics[o->metric].unit == ASP_U_BYTES;
+	if (bytes ? asp_parse_size(amount, &b->max) : asp_parse_count(amount, &b->max))
+		return asp_gate_error(err, size, "%s=%s: bad %s '%s': %s", name, value,
+				      bytes ? "size" : "count", amount, bytes ?
+				      "bytes, or with K, M or G for KiB, MiB or GiB (64K, 1M), "
+				      "at most 2^63 - 1" : "a whole number, at most 2^63 - 1");
 	b->metric = o->metric;
 	b->option = malloc(len);
 	if (colon)
@@ -343,13 +325,13 @@ static int check_one(struct checker *c, const asp_budget_t *b, struct result *r,
 	if (!b->function) {
 		rc = asp_dump_figure(c->d, b->metric, &x, why);
 		if (rc != 0)
-			return say(err, size, "%s: %s", b->option, why);
+			return asp_gate_error(err, size, "%s: %s", b->option, why);
 		r->value = x.n;
 	}
 	if (!f->done && stack_figures(c->d, b->metric, f) < 0)
 		return -ENOMEM;
 	if (b->function && !f->have)
-		return say(err, size, "%s: the dump has %s", b->option, f->source);
+		return asp_gate_error(err, size, "%s: the dump has %s", b->option, f->source);
 	if (f->have && (b->function || f->n) && profile(c) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; f->have && i < f->n; i++) {
