@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chart.h"
 #include "fmt.h"
 #include "peak.h"
 #include "profile.h"
@@ -72,29 +73,6 @@ static double percent(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-/* The unit a figure up to max is shown in: "B", "KiB", "MiB", ... */
-static const char *unit_for(uint64_t max, double *div)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB",
-					     "PiB", "EiB" };
-	int u = 0;
-
-	*div = 1;
-	while (u < 6 && (double)max / *div >= 1024) {
-		*div *= 1024;
-		u++;
-	}
-	return units[u];
-}
-
-static void scaled(char buf[ASP_NUM_MAX], uint64_t v, double div)
-{
-	if (div == 1)
-		snprintf(buf, ASP_NUM_MAX, "%" PRIu64, v);
-	else
-		snprintf(buf, ASP_NUM_MAX, "%.1f", (double)v / div);
-}
-
 /* The end of the time axis: the last point's time, or 1 s when every
  * point is at 0. */
 static double time_end(const asp_point_t *v, size_t n)
@@ -155,8 +133,8 @@ static void chart_text(FILE *out, const asp_point_t *v, size_t n)
 		for (int xx = x + 1; h > 0 && xx < next && xx < W; xx++)
 			grid[h - 1][xx] = stronger(grid[h - 1][xx], c);
 	}
-	unit = unit_for(vmax, &div);
-	scaled(top, vmax, div);
+	unit = asp_fmt_unit(vmax, &div);
+	asp_fmt_scaled(top, vmax, div);
 	lw = (int)strlen(top);
 	if (lw < 4)
 		lw = 4;
@@ -328,60 +306,6 @@ json_t *asp_timeline_json(const asp_dump_t *d)
 
 /* --- SVG --------------------------------------------------------------------- */
 
-static void chart_svg(FILE *out, const asp_dump_t *d, const asp_point_t *v,
-		      size_t n, size_t pk)
-{
-	const double pw = SVG_W - SVG_LEFT - SVG_RIGHT, ph = SVG_PLOT_H;
-	const double bottom = SVG_TOP + ph;
-	uint64_t vmax = top_of(v, n);
-	double tend = time_end(v, n), div;
-	const asp_point_t *peak = &v[pk];
-	const char *unit = unit_for(vmax, &div);
-	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], text[ASP_PEAK_TEXT_MAX];
-
-#define X(t) (SVG_LEFT + (t) / tend * pw)
-#define Y(v) (bottom - (vmax ? (double)(v) / (double)vmax * ph : 0))
-	/* The axes, with ticks at 0, a half and the end. */
-	fprintf(out, "<g stroke=\"#444\" stroke-width=\"1\" fill=\"none\">\n"
-		"<path d=\"M%d %.1f V%.1f H%.1f\"/>\n", SVG_LEFT, (double)SVG_TOP,
-		bottom, SVG_LEFT + pw);
-	for (int i = 0; i <= 2; i++)
-		fprintf(out, "<path d=\"M%d %.1f h-5 M%.1f %.1f v5\"/>\n", SVG_LEFT,
-			bottom - ph * i / 2, SVG_LEFT + pw * i / 2, bottom);
-	fputs("</g>\n<g font-family=\"monospace\" font-size=\"12\" fill=\"#222\">\n", out);
-	for (int i = 0; i <= 2; i++) {
-		scaled(a, vmax / 2 * (uint64_t)i + (i == 2 ? vmax % 2 : 0), div);
-		fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s %s</text>\n",
-			SVG_LEFT - 8, bottom - ph * i / 2 + 4, a, unit);
-		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s s</text>\n",
-			SVG_LEFT + pw * i / 2, bottom + 20, asp_fmt_seconds(b, tend * i / 2));
-	}
-	fputs("</g>\n", out);
-	/* The heap as a step function: each point's level holds until the
-	 * next one. */
-	fprintf(out, "<path fill=\"#9cc3e6\" fill-opacity=\"0.6\" stroke=\"#1f5f99\" "
-		"stroke-width=\"1.5\" d=\"M%.2f %.2f", X(v[0].t_s), bottom);
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, " H%.2f V%.2f", X(v[i].t_s), Y(v[i].in_use_bytes));
-	fprintf(out, " H%.2f V%.2f Z\"/>\n", X(tend), bottom);
-	/* Detailed snapshots as dots, the peak as a red one with its figure. */
-	for (size_t i = 0; i < n; i++)
-		if (v[i].detail && !v[i].peak)
-			fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"#1f5f99\"/>\n",
-				X(v[i].t_s), Y(v[i].in_use_bytes));
-	fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"4\" fill=\"#c0392b\"/>\n",
-		X(peak->t_s), Y(peak->in_use_bytes));
-	fprintf(out, "<text x=\"%.2f\" y=\"%.2f\" font-family=\"monospace\" font-size=\"12\" "
-		"fill=\"#c0392b\" text-anchor=\"%s\">peak: %s</text>\n",
-		X(peak->t_s) + (X(peak->t_s) > SVG_LEFT + pw / 2 ? -8 : 8),
-		Y(peak->in_use_bytes) - 8 < SVG_TOP - 4 ? Y(peak->in_use_bytes) + 16 :
-		Y(peak->in_use_bytes) - 8,
-		X(peak->t_s) > SVG_LEFT + pw / 2 ? "end" : "start", asp_peak_text(text, d));
-	(void)d;
-#undef X
-#undef Y
-}
-
 int asp_timeline_svg(FILE *out, const asp_dump_t *d)
 {
 	char a[ASP_PEAK_TEXT_MAX];
@@ -425,7 +349,11 @@ int asp_timeline_svg(FILE *out, const asp_dump_t *d)
 	asp_put_xml(out, asp_dump_exe_name(d));
 	fprintf(out, " (pid %lld, %zu snapshots)</text>\n", (long long)d->pid,
 		d->nsnapshots);
-	chart_svg(out, d, points, npoints, pk);
+	asp_chart_svg(out, &(asp_chart_t){
+		.kind = ASP_CHART_FILE, .width = SVG_W, .left = SVG_LEFT, .right = SVG_RIGHT,
+		.top = SVG_TOP, .plot_h = SVG_PLOT_H, .d = d, .pts = points, .npts = npoints,
+		.n = npoints, .peak = pk,
+	});
 	free(points);
 	y = SVG_TOP + SVG_PLOT_H + 60;
 	fprintf(out, "<g font-family=\"monospace\" font-size=\"12\" fill=\"#222\" "
