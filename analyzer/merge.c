@@ -56,16 +56,22 @@ struct mod {
 	uint64_t base;		/* its base in the merged dump */
 };
 
+/* A module of one dump, as the merge sees it. */
+struct inmod {
+	uint64_t lim;		/* its end: the dump's, or past its last frame */
+	uint64_t reach;		/* past the last address in it */
+	size_t merged;		/* its index in the merged list */
+};
+
 /* One dump, as the merge sees it. */
 struct in {
 	const asp_dump_t *d;
 	double start;		/* time.start_unix, or 0 */
 	double offset;		/* its start after the first one's, in seconds */
 	size_t *by_base;	/* its modules' indexes, by base */
-	uint64_t *lim;		/* each module's end: the dump's, or past its last frame */
-	uint64_t *reach;	/* past the last address in each module */
-	size_t *mod;		/* each module's index in the merged list */
-	size_t *stack;		/* each stack's index in the merged list */
+	struct inmod *mod;	/* by module */
+	size_t *stack;		/* each stack's index in the merged list (in
+				 * merge.stack) */
 };
 
 struct merge {
@@ -75,20 +81,18 @@ struct merge {
 	asp_dump_t *out;	/* the merged dump: every array its own */
 	struct mod *mods;
 	size_t nmods, capmods;
-	uint64_t *loose;	/* addresses in no module, sorted, distinct */
+	uint64_t *loose;	/* addresses in no module, sorted, distinct
+				 * (modules() to place()) */
 	size_t nloose;
 	uint64_t top;		/* above every address of every dump */
 	size_t nframes;		/* of out->frames, those of its stacks */
-	size_t *table;		/* the stacks by hash: index + 1, or 0 */
+	size_t *stack;		/* every dump's in.stack, one after the other */
+	size_t *table;		/* the stacks by hash: index + 1, or 0 (stacks()) */
 	size_t table_size;
 	bool all_start;		/* every dump has time.start_unix */
 	bool leak_part;		/* every dump has a leak part */
 	char *err;
 	size_t *bad;
-	/* What the snapshots found, for the heap and stack_stats. */
-	uint64_t snap_peak;	/* the largest merged snapshot's bytes */
-	double snap_peak_t;
-	uint64_t *peak_bytes, *peak_blocks;	/* by merged stack, at that one */
 };
 
 static int fail(struct merge *m, size_t k, const char *fmt, ...)
@@ -108,6 +112,12 @@ static int fail(struct merge *m, size_t k, const char *fmt, ...)
 static uint64_t sat(u128 v)
 {
 	return v > ASP_DUMP_MAX ? ASP_DUMP_MAX : (uint64_t)v;
+}
+
+/* *to += v, saturating: as the sum saturated once, for counts only grow. */
+static void add(uint64_t *to, uint64_t v)
+{
+	*to = sat((u128)*to + v);
 }
 
 /* An array of n elements of size (one at least), or NULL. */
@@ -200,7 +210,7 @@ static long module_at(const struct in *in, uint64_t addr)
 	if (lo == 0)
 		return -1;
 	i = in->by_base[lo - 1];
-	return addr < in->lim[i] ? (long)i : -1;
+	return addr < in->mod[i].lim ? (long)i : -1;
 }
 
 /* Calls fn for every address of a dump: its stacks' frames and the loss
@@ -257,8 +267,8 @@ static void grow_module(void *arg, uint64_t addr)
 	struct in *in = arg;
 	long i = module_at(in, addr);
 
-	if (i >= 0 && addr >= in->reach[i])
-		in->reach[i] = addr + 1;
+	if (i >= 0 && addr >= in->mod[i].reach)
+		in->mod[i].reach = addr + 1;
 }
 
 /* Counts the loose addresses of a dump, or with m->loose, lists them. */
@@ -316,21 +326,18 @@ static uint64_t align_up(uint64_t v)
 	return (v + MODULE_ALIGN - 1) & ~(MODULE_ALIGN - 1);
 }
 
-/* Every dump's module ends, loose addresses and merged modules, placed. */
+/* Every dump's module ends, the merged modules, and the loose addresses. */
 static int modules(struct merge *m)
 {
 	size_t total = 0;
-	uint64_t top;
 
 	for (size_t k = 0; k < m->n; k++) {
 		struct in *in = &m->in[k];
 		const asp_dump_t *d = in->d;
 
-		in->by_base = calloc(d->nmodules + 1, sizeof *in->by_base);
-		in->lim = calloc(d->nmodules + 1, sizeof *in->lim);
-		in->mod = calloc(d->nmodules + 1, sizeof *in->mod);
-		in->reach = calloc(d->nmodules + 1, sizeof *in->reach);
-		if (!in->by_base || !in->lim || !in->mod || !in->reach)
+		in->by_base = array(d->nmodules, sizeof *in->by_base);
+		in->mod = array(d->nmodules, sizeof *in->mod);
+		if (!in->by_base || !in->mod)
 			return -ENOMEM;
 		for (size_t i = 0; i < d->nmodules; i++) {
 			long x = module_of(m, &d->modules[i]);
@@ -338,8 +345,8 @@ static int modules(struct merge *m)
 			if (x < 0)
 				return -ENOMEM;
 			in->by_base[i] = i;
-			in->mod[i] = (size_t)x;
-			in->lim[i] = d->modules[i].end ? d->modules[i].end : UINT64_MAX;
+			in->mod[i].merged = (size_t)x;
+			in->mod[i].lim = d->modules[i].end ? d->modules[i].end : UINT64_MAX;
 		}
 		qsort_r(in->by_base, d->nmodules, sizeof *in->by_base, by_base,
 			(void *)d);
@@ -347,17 +354,17 @@ static int modules(struct merge *m)
 		each_address(d, grow_module, in);
 		for (size_t i = 0; i < d->nmodules; i++) {
 			const asp_module_t *x = &d->modules[i];
-			struct mod *y = &m->mods[in->mod[i]];
+			struct inmod *im = &in->mod[i];
+			struct mod *y = &m->mods[im->merged];
 
 			if (!x->end)
-				in->lim[i] = in->reach[i] > x->base ? in->reach[i] :
-					     x->base + 1;
-			if (in->lim[i] - x->base > y->size)
-				y->size = in->lim[i] - x->base;
-			if (in->lim[i] > m->top)
-				m->top = in->lim[i];
+				im->lim = im->reach > x->base ? im->reach : x->base + 1;
+			if (im->lim - x->base > y->size)
+				y->size = im->lim - x->base;
+			if (im->lim > m->top)
+				m->top = im->lim;
 			if (!y->has_start && x->has_start && x->start >= x->base &&
-			    x->start < in->lim[i]) {
+			    x->start < im->lim) {
 				y->has_start = true;
 				y->start_off = x->start - x->base;
 			}
@@ -383,27 +390,40 @@ static int modules(struct merge *m)
 		if (i == 0 || m->loose[i] != m->loose[total - 1])
 			m->loose[total++] = m->loose[i];
 	m->nloose = total;
+	return 0;
+}
+
+/* Each merged module at its base in the first dump that has it, unless
+ * that range is taken; else above every address. Then the loose
+ * addresses are of no more use. */
+static int place(struct merge *m)
+{
+	uint64_t top;
+	int rc = 0;
+
 	for (size_t i = 0; i < m->nmods; i++)
 		if (m->mods[i].want <= ASP_DUMP_MAX - m->mods[i].size &&
 		    m->mods[i].want + m->mods[i].size > m->top)
 			m->top = m->mods[i].want + m->mods[i].size;
 	top = align_up(m->top);
-	for (size_t i = 0; i < m->nmods; i++) {
+	for (size_t i = 0; i < m->nmods && rc == 0; i++) {
 		struct mod *x = &m->mods[i];
 
 		if (x->want <= ASP_DUMP_MAX - x->size &&
 		    !taken(m, i, x->want, x->want + x->size) &&
 		    !loose_in(m, x->want, x->want + x->size)) {
 			x->base = x->want;
-			continue;
+		} else if (!top || top > ASP_DUMP_MAX - x->size) {
+			rc = fail(m, 0, "the modules of the dumps do not fit in one "
+				  "address space");
+		} else {
+			x->base = top;
+			top = align_up(top + x->size);
 		}
-		if (!top || top > ASP_DUMP_MAX - x->size)
-			return fail(m, 0, "the modules of the dumps do not fit in one "
-				    "address space");
-		x->base = top;
-		top = align_up(top + x->size);
 	}
-	return 0;
+	free(m->loose);
+	m->loose = NULL;
+	return rc;
 }
 
 /* addr of dump in, in the merged modules. */
@@ -413,7 +433,13 @@ static uint64_t rebase(const struct merge *m, const struct in *in, uint64_t addr
 
 	if (i < 0)
 		return addr;
-	return m->mods[in->mod[i]].base + (addr - in->d->modules[i].base);
+	return m->mods[in->mod[i].merged].base + (addr - in->d->modules[i].base);
+}
+
+/* An interposer's address, moved as the frames are; 0 (not said) stays. */
+static uint64_t rebase_pc(const struct merge *m, const struct in *in, uint64_t pc)
+{
+	return pc ? rebase(m, in, pc) : 0;
 }
 
 /* The merged modules. */
@@ -487,16 +513,20 @@ static int stacks(struct merge *m)
 	while (m->table_size < 2 * total)
 		m->table_size *= 2;
 	m->table = calloc(m->table_size, sizeof *m->table);
+	m->stack = array(total, sizeof *m->stack);
 	o->stacks = array(total, sizeof *o->stacks);
 	o->frames = array(frames, sizeof *o->frames);
-	if (!m->table || !o->stacks || !o->frames)
+	if (!m->table || !m->stack || !o->stacks || !o->frames) {
+		free(m->table);
 		return -ENOMEM;
+	}
+	total = 0;
 	for (size_t k = 0; k < m->n; k++) {
 		struct in *in = &m->in[k];
 		const asp_dump_t *d = in->d;
 
-		if (!(in->stack = array(d->nstacks, sizeof *in->stack)))
-			return -ENOMEM;
+		in->stack = m->stack + total;
+		total += d->nstacks;
 		for (size_t i = 0; i < d->nstacks; i++) {
 			const asp_stack_t *s = &d->stacks[i];
 			size_t x;
@@ -508,6 +538,7 @@ static int stacks(struct merge *m)
 			in->stack[i] = x;
 		}
 	}
+	free(m->table);
 	return 0;
 }
 
@@ -603,10 +634,9 @@ static int by_held(const void *pa, const void *pb, void *arg)
 
 /* The detail of merged snapshot s: the details of the processes whose
  * latest snapshot has one, by merged stack, largest first, within the
- * snapshot's figures, appended to h->v. With peak, each stack's share goes
- * to m->peak_bytes and m->peak_blocks. */
+ * snapshot's figures, appended to h->v. */
 static int detail(struct merge *m, struct held *h, const struct sums *s,
-		  asp_snapshot_t *snap, bool peak)
+		  asp_snapshot_t *snap)
 {
 	uint64_t bytes = snap->in_use_bytes, blocks = snap->in_use_blocks;
 
@@ -653,10 +683,6 @@ static int detail(struct merge *m, struct held *h, const struct sums *s,
 			bytes -= b;
 			blocks -= n;
 		}
-		if (peak) {
-			m->peak_bytes[x] = b;
-			m->peak_blocks[x] = n;
-		}
 		if (b || n)
 			h->v[h->n + snap->ndetail++] = (asp_detail_t){ x, b, n };
 	}
@@ -692,10 +718,7 @@ static int snapshots(struct merge *m)
 	h.blocks = array(o->nstacks, sizeof *h.blocks);
 	h.used = array(o->nstacks, sizeof *h.used);
 	h.in = array(o->nstacks, sizeof *h.in);
-	m->peak_bytes = array(o->nstacks, sizeof *m->peak_bytes);
-	m->peak_blocks = array(o->nstacks, sizeof *m->peak_blocks);
-	if (!ev || !s.latest || !s.ended || !h.bytes || !h.blocks || !h.used || !h.in ||
-	    !m->peak_bytes || !m->peak_blocks)
+	if (!ev || !s.latest || !s.ended || !h.bytes || !h.blocks || !h.used || !h.in)
 		goto done;
 	nev = 0;
 	for (size_t k = 0; k < m->n; k++)
@@ -756,13 +779,10 @@ static int snapshots(struct merge *m)
 			.in_use_bytes = sat(s.bytes), .in_use_blocks = sat(s.blocks),
 			.peak = g == peak,
 		};
-		if (v->peak) {
-			m->snap_peak = v->in_use_bytes;
-			m->snap_peak_t = t;
+		if (v->peak)
 			o->peak_snapshot = g;
-		}
 		h.at[g] = h.n;
-		if (detailed && detail(m, &h, &s, v, v->peak) < 0)
+		if (detailed && detail(m, &h, &s, v) < 0)
 			goto done;
 	}
 	o->nsnapshots = ngroups;
@@ -789,18 +809,14 @@ done:
 static void snapshot_info(struct merge *m)
 {
 	asp_dump_t *o = m->out;
-	bool callers = true;
-	u128 max = 0;
 
+	o->has_snapshot_info = o->detail_callers = true;
 	for (size_t k = 0; k < m->n; k++) {
 		const asp_dump_t *d = &m->d[k];
 
-		max += d->has_snapshot_info ? d->snapshot_max : d->nsnapshots;
-		callers = callers && d->has_snapshot_info && d->detail_callers;
+		add(&o->snapshot_max, d->has_snapshot_info ? d->snapshot_max : d->nsnapshots);
+		o->detail_callers = o->detail_callers && d->has_snapshot_info && d->detail_callers;
 	}
-	o->has_snapshot_info = true;
-	o->snapshot_max = sat(max);
-	o->detail_callers = callers;
 }
 
 /* --- the heap and the tables ---------------------------------------------------------- */
@@ -856,7 +872,6 @@ static u128 together(struct merge *m)
 static void heap(struct merge *m)
 {
 	asp_dump_t *o = m->out;
-	u128 sum[8] = {0};
 	bool has_peak_t = false;
 	double peak_t = 0, end = 0;
 	uint64_t peak = 0, bound;
@@ -866,14 +881,14 @@ static void heap(struct merge *m)
 	for (size_t k = 0; k < m->n; k++) {
 		const asp_dump_t *d = &m->d[k];
 
-		sum[0] += d->allocs;
-		sum[1] += d->frees;
-		sum[2] += d->bytes_allocated;
-		sum[3] += d->in_use_blocks;
-		sum[4] += d->in_use_bytes;
-		sum[5] += d->temporary;
-		sum[6] += d->failed;
-		sum[7] += d->untracked_frees;
+		add(&o->allocs, d->allocs);
+		add(&o->frees, d->frees);
+		add(&o->bytes_allocated, d->bytes_allocated);
+		add(&o->in_use_blocks, d->in_use_blocks);
+		add(&o->in_use_bytes, d->in_use_bytes);
+		add(&o->temporary, d->temporary);
+		add(&o->failed, d->failed);
+		add(&o->untracked_frees, d->untracked_frees);
 		o->has_temporary = o->has_temporary && d->has_temporary;
 		o->has_in_use_bytes = o->has_in_use_bytes && d->has_in_use_bytes;
 		o->has_peak = o->has_peak && d->has_peak;
@@ -888,19 +903,16 @@ static void heap(struct merge *m)
 			peak_t = m->in[k].offset + d->peak_t_s;
 		}
 	}
-	o->allocs = sat(sum[0]);
-	o->frees = sat(sum[1]);
-	o->bytes_allocated = sat(sum[2]);
-	o->in_use_blocks = sat(sum[3]);
-	o->in_use_bytes = o->has_in_use_bytes ? sat(sum[4]) : 0;
-	o->temporary = o->has_temporary ? sat(sum[5]) : 0;
-	o->failed = o->has_failed ? sat(sum[6]) : 0;
-	o->untracked_frees = o->has_untracked_frees ? sat(sum[7]) : 0;
+	/* The figures some dumps lack are left out. */
+	o->in_use_bytes = o->has_in_use_bytes ? o->in_use_bytes : 0;
+	o->temporary = o->has_temporary ? o->temporary : 0;
+	o->failed = o->has_failed ? o->failed : 0;
+	o->untracked_frees = o->has_untracked_frees ? o->untracked_frees : 0;
 	if (!o->has_peak)
 		return;
-	if (o->nsnapshots && m->snap_peak >= peak) {
-		peak = m->snap_peak;
-		peak_t = m->snap_peak_t;
+	if (o->nsnapshots && o->snapshots[o->peak_snapshot].in_use_bytes >= peak) {
+		peak = o->snapshots[o->peak_snapshot].in_use_bytes;
+		peak_t = o->snapshots[o->peak_snapshot].t_s;
 		has_peak_t = true;
 	}
 	/* Without snapshots, the processes may all have held what they
@@ -931,52 +943,35 @@ static int functions(struct merge *m)
 {
 	asp_dump_t *o = m->out;
 	size_t total = 0;
-	struct fsum {
-		u128 calls, bytes, failed, null, temporary;
-	} *v;
 
 	for (size_t k = 0; k < m->n; k++)
 		total += m->d[k].nfns;
-	o->fns = array(total, sizeof *o->fns);
-	v = array(total, sizeof *v);
-	if (!o->fns || !v) {
-		free(v);
+	if (!(o->fns = array(total, sizeof *o->fns)))
 		return -ENOMEM;
-	}
 	for (size_t k = 0; k < m->n; k++) {
 		for (size_t i = 0; i < m->d[k].nfns; i++) {
 			const asp_fn_t *f = &m->d[k].fns[i];
-			size_t j;
+			asp_fn_t *x = o->fns;
 
-			for (j = 0; j < o->nfns; j++)
-				if (strcmp(o->fns[j].name, f->name) == 0)
-					break;
-			if (j == o->nfns) {
+			while (x < o->fns + o->nfns && strcmp(x->name, f->name) != 0)
+				x++;
+			if (x == o->fns + o->nfns) {
 				o->fns[o->nfns++] = *f;
-				o->fns[j].has_temporary = true;
-			} else if (o->fns[j].cls != f->cls) {
-				free(v);
+				continue;
+			}
+			if (x->cls != f->cls)
 				return fail(m, k, "functions.%s: not the same kind of "
 					    "function as in the dumps before", f->name);
-			}
-			v[j].calls += f->calls;
-			v[j].bytes += f->bytes;
-			v[j].failed += f->failed;
-			v[j].null += f->null;
-			v[j].temporary += f->temporary;
-			o->fns[j].has_temporary = o->fns[j].has_temporary && f->has_temporary;
+			add(&x->calls, f->calls);
+			add(&x->bytes, f->bytes);
+			add(&x->failed, f->failed);
+			add(&x->null, f->null);
+			add(&x->temporary, f->temporary);
+			x->has_temporary = x->has_temporary && f->has_temporary;
 		}
 	}
-	for (size_t j = 0; j < o->nfns; j++) {
-		asp_fn_t *f = &o->fns[j];
-
-		f->calls = sat(v[j].calls);
-		f->bytes = sat(v[j].bytes);
-		f->failed = sat(v[j].failed);
-		f->null = sat(v[j].null);
-		f->temporary = f->has_temporary ? sat(v[j].temporary) : 0;
-	}
-	free(v);
+	for (size_t j = 0; j < o->nfns; j++)
+		o->fns[j].temporary = o->fns[j].has_temporary ? o->fns[j].temporary : 0;
 	qsort(o->fns, o->nfns, sizeof *o->fns, by_fn);
 	return 0;
 }
@@ -1003,14 +998,11 @@ static int histogram(struct merge *m)
 		for (size_t i = 0; i < m->d[k].nhist; i++)
 			v[n++] = m->d[k].hist[i];
 	qsort(v, n, sizeof *v, by_le);
-	for (size_t i = 0; i < n;) {
-		u128 count = 0;
-		size_t j = i;
-
-		for (; j < n && v[j].le == v[i].le; j++)
-			count += v[j].count;
-		v[o->nhist++] = (asp_bucket_t){ v[i].le, sat(count) };
-		i = j;
+	for (size_t i = 0; i < n; i++) {
+		if (o->nhist && v[o->nhist - 1].le == v[i].le)
+			add(&v[o->nhist - 1].count, v[i].count);
+		else
+			v[o->nhist++] = v[i];
 	}
 	o->hist = v;
 	return 0;
@@ -1022,15 +1014,13 @@ static int threads(struct merge *m)
 {
 	asp_dump_t *o = m->out;
 	size_t nthreads = 0, nstacks = 0;
-	u128 omitted = 0;
 
 	for (size_t k = 0; k < m->n; k++) {
 		nthreads += m->d[k].nthreads;
 		nstacks += m->d[k].nthread_stacks;
-		omitted += m->d[k].threads_omitted;
+		add(&o->threads_omitted, m->d[k].threads_omitted);
 		o->has_thread_stacks = o->has_thread_stacks || m->d[k].has_thread_stacks;
 	}
-	o->threads_omitted = sat(omitted);
 	o->threads = array(nthreads, sizeof *o->threads);
 	o->thread_stacks = array(nstacks, sizeof *o->thread_stacks);
 	if (!o->threads || !o->thread_stacks)
@@ -1060,36 +1050,25 @@ static int threads(struct merge *m)
 static void refs(struct merge *m)
 {
 	asp_refs_t *o = &m->out->refs;
-	u128 v[5] = {0};
 
 	o->has_cross_thread = true;
 	for (size_t k = 0; k < m->n; k++) {
 		const asp_refs_t *r = &m->d[k].refs;
 
-		v[0] += r->acquires;
-		v[1] += r->releases;
-		v[2] += r->created;
-		v[3] += r->destroyed;
-		v[4] += r->cross_thread;
+		add(&o->acquires, r->acquires);
+		add(&o->releases, r->releases);
+		add(&o->created, r->created);
+		add(&o->destroyed, r->destroyed);
+		add(&o->cross_thread, r->cross_thread);
 		o->has_cross_thread = o->has_cross_thread && r->has_cross_thread;
 	}
-	o->acquires = sat(v[0]);
-	o->releases = sat(v[1]);
-	o->created = sat(v[2]);
-	o->destroyed = sat(v[3]);
-	o->cross_thread = o->has_cross_thread ? sat(v[4]) : 0;
+	o->cross_thread = o->has_cross_thread ? o->cross_thread : 0;
 }
 
 /* --- leaks ----------------------------------------------------------------------------- */
 
 /* The kinds of records times suppressed or not. */
 #define REC_SLOTS (2 * ASP_LEAK_SUPPRESSED)
-
-/* A merged loss record: those of one kind from one merged stack. */
-struct mrec {
-	asp_record_t r;		/* the first one's keys, the merged stack */
-	u128 bytes, blocks, ibytes, iblocks;
-};
 
 static int by_record(const void *pa, const void *pb)
 {
@@ -1107,14 +1086,13 @@ static int by_record(const void *pa, const void *pb)
 }
 
 /* "leaks" and "loss_records" when every dump has a leak part (a leak
- * check, or none left to make). */
+ * check, or none left to make). The records of one kind from one merged
+ * stack are one, with the first one's other keys. */
 static int leaks(struct merge *m)
 {
 	asp_dump_t *o = m->out;
 	bool all = true, any_leaks = false, records_ok = true, any_records = false;
-	size_t total = 0;
-	struct mrec *v;
-	size_t *at;
+	size_t total = 0, *at;
 
 	for (size_t k = 0; k < m->n; k++) {
 		const asp_dump_t *d = &m->d[k];
@@ -1134,23 +1112,18 @@ static int leaks(struct merge *m)
 	if (!all || !any_leaks)
 		return 0;
 	o->has_leaks = true;
-	for (int kind = 0; kind < ASP_LEAK_NKINDS; kind++) {
-		u128 bytes = 0, blocks = 0;
-
-		for (size_t k = 0; k < m->n; k++) {
-			bytes += m->d[k].leaks[kind].bytes;
-			blocks += m->d[k].leaks[kind].blocks;
+	for (size_t k = 0; k < m->n; k++) {
+		for (int kind = 0; kind < ASP_LEAK_NKINDS; kind++) {
+			add(&o->leaks[kind].bytes, m->d[k].leaks[kind].bytes);
+			add(&o->leaks[kind].blocks, m->d[k].leaks[kind].blocks);
 		}
-		o->leaks[kind] = (asp_amount_t){ sat(bytes), sat(blocks) };
 	}
 	if (!records_ok || !any_records)
 		return 0;
-	v = array(total, sizeof *v);
 	/* The merged record of each stack, kind and suppression: its index + 1. */
 	at = array(REC_SLOTS * (o->nstacks + 1), sizeof *at);
 	o->records = array(total, sizeof *o->records);
-	if (!v || !at || !o->records) {
-		free(v);
+	if (!at || !o->records) {
 		free(at);
 		return -ENOMEM;
 	}
@@ -1159,35 +1132,23 @@ static int leaks(struct merge *m)
 			const asp_record_t *r = &m->d[k].records[i];
 			size_t s = m->in[k].stack[r->stack];
 			size_t *slot = &at[REC_SLOTS * s + 2 * r->kind + r->suppressed];
-			struct mrec *x;
+			asp_record_t *x = &o->records[*slot ? *slot - 1 : o->nrecords];
 
 			if (!*slot) {
-				x = &v[o->nrecords];
-				x->r = *r;
-				x->r.stack = s;
-				if (r->alloc_pc)
-					x->r.alloc_pc = rebase(m, &m->in[k], r->alloc_pc);
+				*x = *r;
+				x->stack = s;
+				x->alloc_pc = rebase_pc(m, &m->in[k], r->alloc_pc);
 				*slot = ++o->nrecords;
+				continue;
 			}
-			x = &v[*slot - 1];
-			x->bytes += r->bytes;
-			x->blocks += r->blocks;
-			x->ibytes += r->indirect_bytes;
-			x->iblocks += r->indirect_blocks;
+			add(&x->bytes, r->bytes);
+			add(&x->blocks, r->blocks);
+			add(&x->indirect_bytes, r->indirect_bytes);
+			add(&x->indirect_blocks, r->indirect_blocks);
 		}
-	}
-	for (size_t i = 0; i < o->nrecords; i++) {
-		asp_record_t *r = &o->records[i];
-
-		*r = v[i].r;
-		r->bytes = sat(v[i].bytes);
-		r->blocks = sat(v[i].blocks);
-		r->indirect_bytes = sat(v[i].ibytes);
-		r->indirect_blocks = sat(v[i].iblocks);
 	}
 	o->has_records = true;
 	qsort(o->records, o->nrecords, sizeof *o->records, by_record);
-	free(v);
 	free(at);
 	return 0;
 }
@@ -1202,7 +1163,6 @@ static int leaks(struct merge *m)
 static int errors(struct merge *m)
 {
 	asp_dump_t *o = m->out;
-	u128 sum[5] = { 0 };
 	size_t total = 0;
 
 	for (size_t k = 0; k < m->n; k++) {
@@ -1224,41 +1184,27 @@ static int errors(struct merge *m)
 
 			*e = d->heap_errors[i];
 			e->stack = in->stack[e->stack];
-			if (e->call.pc)
-				e->call.pc = rebase(m, in, e->call.pc);
+			e->call.pc = rebase_pc(m, in, e->call.pc);
 			if (asp_herr_has_block(e->where)) {
 				e->alloc_stack = in->stack[e->alloc_stack];
-				if (e->alloc.pc)
-					e->alloc.pc = rebase(m, in, e->alloc.pc);
+				e->alloc.pc = rebase_pc(m, in, e->alloc.pc);
 			}
 			if (e->where == ASP_WHERE_FREED) {
 				e->free_stack = in->stack[e->free_stack];
-				if (e->free.pc)
-					e->free.pc = rebase(m, in, e->free.pc);
+				e->free.pc = rebase_pc(m, in, e->free.pc);
 			}
 		}
-		sum[0] += d->errors;
-		sum[1] += d->error_contexts;
-		sum[2] += d->errors_suppressed;
-		sum[3] += d->error_contexts_suppressed;
-		sum[4] += d->heap_error_total;
+		add(&o->errors, d->errors);
+		add(&o->error_contexts, d->error_contexts);
+		add(&o->errors_suppressed, d->errors_suppressed);
+		add(&o->error_contexts_suppressed, d->error_contexts_suppressed);
+		add(&o->heap_error_total, d->heap_error_total);
 	}
 	o->has_heap_errors = o->has_error_summary = true;
-	o->errors = sat(sum[0]);
-	o->error_contexts = sat(sum[1]);
-	o->errors_suppressed = sat(sum[2]);
-	o->error_contexts_suppressed = sat(sum[3]);
-	o->heap_error_total = sat(sum[4]);
 	return 0;
 }
 
 /* --- stack_stats ---------------------------------------------------------------------- */
-
-struct mstat {
-	size_t stack;
-	u128 samples, allocs, bytes, iblocks, ibytes, temporary;
-	bool has_temporary, seen;
-};
 
 static int by_stat(const void *pa, const void *pb)
 {
@@ -1274,52 +1220,50 @@ static int by_stat(const void *pa, const void *pb)
 static int stack_stats(struct merge *m)
 {
 	asp_dump_t *o = m->out;
-	struct mstat *v = array(o->nstacks, sizeof *v);
-	u128 omitted = 0;
+	size_t *at = array(o->nstacks, sizeof *at);	/* by merged stack: index + 1 */
 
 	o->stack_stats = array(o->nstacks, sizeof *o->stack_stats);
-	if (!v || !o->stack_stats) {
-		free(v);
+	if (!at || !o->stack_stats) {
+		free(at);
 		return -ENOMEM;
 	}
 	for (size_t k = 0; k < m->n; k++) {
 		o->has_stack_stats = o->has_stack_stats || m->d[k].has_stack_stats;
-		omitted += m->d[k].stack_stats_omitted;
+		add(&o->stack_stats_omitted, m->d[k].stack_stats_omitted);
 		for (size_t i = 0; i < m->d[k].nstack_stats; i++) {
 			const asp_stack_stat_t *s = &m->d[k].stack_stats[i];
-			struct mstat *x = &v[m->in[k].stack[s->stack]];
+			size_t x = m->in[k].stack[s->stack];
+			asp_stack_stat_t *t = &o->stack_stats[at[x] ? at[x] - 1 : o->nstack_stats];
 
-			if (!x->seen) {
-				x->seen = x->has_temporary = true;
-				x->stack = m->in[k].stack[s->stack];
+			if (!at[x]) {
+				*t = (asp_stack_stat_t){ .stack = x, .has_temporary = true };
+				at[x] = ++o->nstack_stats;
 			}
-			x->samples += s->samples;
-			x->allocs += s->allocs;
-			x->bytes += s->bytes;
-			x->iblocks += s->in_use_blocks;
-			x->ibytes += s->in_use_bytes;
-			x->temporary += s->temporary;
-			x->has_temporary = x->has_temporary && s->has_temporary;
+			add(&t->samples, s->samples);
+			add(&t->allocs, s->allocs);
+			add(&t->bytes, s->bytes);
+			add(&t->in_use_blocks, s->in_use_blocks);
+			add(&t->in_use_bytes, s->in_use_bytes);
+			add(&t->temporary, s->temporary);
+			t->has_temporary = t->has_temporary && s->has_temporary;
 		}
 	}
-	o->stack_stats_omitted = sat(omitted);
-	for (size_t i = 0; i < o->nstacks; i++) {
-		const struct mstat *x = &v[i];
+	for (size_t i = 0; i < o->nstack_stats; i++) {
+		if (!o->stack_stats[i].has_temporary)
+			o->stack_stats[i].temporary = 0;
+		o->stack_stats[i].has_peak = o->nsnapshots > 0;
+	}
+	/* What each held in the merged peak snapshot. */
+	for (size_t i = 0; o->nsnapshots && i < o->snapshots[o->peak_snapshot].ndetail; i++) {
+		const asp_detail_t *x = &o->snapshots[o->peak_snapshot].detail[i];
 
-		if (!x->seen)
-			continue;
-		o->stack_stats[o->nstack_stats++] = (asp_stack_stat_t){
-			.stack = x->stack, .samples = sat(x->samples), .allocs = sat(x->allocs),
-			.bytes = sat(x->bytes), .in_use_blocks = sat(x->iblocks),
-			.in_use_bytes = sat(x->ibytes), .has_temporary = x->has_temporary,
-			.temporary = x->has_temporary ? sat(x->temporary) : 0,
-			.has_peak = o->nsnapshots > 0,
-			.peak_bytes = o->nsnapshots ? m->peak_bytes[x->stack] : 0,
-			.peak_blocks = o->nsnapshots ? m->peak_blocks[x->stack] : 0,
-		};
+		if (at[x->stack]) {
+			o->stack_stats[at[x->stack] - 1].peak_bytes = x->bytes;
+			o->stack_stats[at[x->stack] - 1].peak_blocks = x->blocks;
+		}
 	}
 	qsort(o->stack_stats, o->nstack_stats, sizeof *o->stack_stats, by_stat);
-	free(v);
+	free(at);
 	return 0;
 }
 
@@ -1385,7 +1329,6 @@ static void times(struct merge *m)
 static void guard(struct merge *m)
 {
 	asp_dump_t *o = m->out;
-	u128 sum[3] = { 0 };
 
 	for (size_t k = 0; k < m->n; k++) {
 		const asp_dump_t *d = &m->d[k];
@@ -1393,19 +1336,12 @@ static void guard(struct merge *m)
 		if (!d->has_guard)
 			continue;
 		if (!o->has_guard)
-			o->guard_mean = d->guard_mean;
-		o->has_guard = true;
-		sum[0] += d->guard_slots;
-		sum[1] += d->guard_guarded;
-		sum[2] += d->guard_live;
+			o->guard_mean = o->options.guard = d->guard_mean;
+		o->has_guard = o->options.has_guard = true;
+		add(&o->guard_slots, d->guard_slots);
+		add(&o->guard_guarded, d->guard_guarded);
+		add(&o->guard_live, d->guard_live);
 	}
-	if (!o->has_guard)
-		return;
-	o->guard_slots = sat(sum[0]);
-	o->guard_guarded = sat(sum[1]);
-	o->guard_live = sat(sum[2]);
-	o->options.has_guard = true;
-	o->options.guard = o->guard_mean;
 }
 
 /* "processes": each dump's own parts, or the processes an earlier merge
@@ -1431,42 +1367,29 @@ static int processes(struct merge *m)
 	return 0;
 }
 
-/* The merged dump, its parts in the order their warnings come. */
-static int build(struct merge *m)
+/* The figures that only add up, once the snapshots have given the peak. */
+static int sums(struct merge *m)
 {
-	int rc = check_inputs(m);
-
-	if (rc == 0)
-		rc = modules(m);
-	if (rc == 0)
-		rc = modules_out(m);
-	if (rc == 0)
-		rc = stacks(m);
-	if (rc == 0)
-		rc = leaks(m);
-	if (rc == 0)
-		rc = program(m);
-	if (rc == 0)
-		rc = snapshots(m);
-	if (rc == 0)
-		rc = functions(m);
-	if (rc < 0)
-		return rc;
 	if (m->out->nsnapshots)
 		snapshot_info(m);
 	heap(m);
 	times(m);
 	refs(m);
 	guard(m);
-	rc = histogram(m);
-	if (rc == 0)
-		rc = threads(m);
-	if (rc == 0)
-		rc = errors(m);
-	if (rc == 0)
-		rc = stack_stats(m);
-	if (rc == 0)
-		rc = processes(m);
+	return histogram(m);
+}
+
+/* The merged dump, its parts in the order their warnings come. */
+static int build(struct merge *m)
+{
+	static int (*const steps[])(struct merge *) = {
+		check_inputs, modules, place, modules_out, stacks, leaks, program, snapshots,
+		functions, sums, threads, errors, stack_stats, processes,
+	};
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < sizeof steps / sizeof *steps; i++)
+		rc = steps[i](m);
 	return rc;
 }
 
@@ -1474,17 +1397,11 @@ static void merge_free(struct merge *m)
 {
 	for (size_t k = 0; m->in && k < m->n; k++) {
 		free(m->in[k].by_base);
-		free(m->in[k].lim);
 		free(m->in[k].mod);
-		free(m->in[k].stack);
-		free(m->in[k].reach);
 	}
 	free(m->in);
+	free(m->stack);
 	free(m->mods);
-	free(m->loose);
-	free(m->table);
-	free(m->peak_bytes);
-	free(m->peak_blocks);
 }
 
 /* The merged dump's text: written, then loaded back as every reader loads
