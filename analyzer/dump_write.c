@@ -1,6 +1,7 @@
 /* dump_write - the analyzer's one writer of a dump: a model as the JSON
  * text the loader reads, key for key as the shim writes it (shim/report.c,
- * dump_out): jansson's indented text for the parts of a fixed size, then
+ * dump_out), its name, version and top-level keys common/dumpfmt.h's:
+ * jansson's indented text for the parts of a fixed size, then
  * the arrays that grow with the stacks one element a line, so that a
  * merged dump of a million stacks is a million short lines.
  *
@@ -11,6 +12,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "dumpfmt.h"
 
 /* The text of reals: as many digits as a double round-trips with, as the
  * shim's jansson writes them. */
@@ -300,59 +303,60 @@ static json_t *process_json(struct wr *w, const asp_dump_t *d, size_t i)
 
 	put(w, o, "file", json_string(p->file));
 	put(w, o, "start_s", json_real(d->processes[i].start_s));
-	put(w, o, "heap", heap_json(p));
-	put(w, o, "time", time_json(p));
-	put(w, o, "dump", dump_info_json(p));
+	put(w, o, ASP_KEY_HEAP, heap_json(p));
+	put(w, o, ASP_KEY_TIME, time_json(p));
+	put(w, o, ASP_KEY_DUMP, dump_info_json(p));
 	if (p->has_guard)
-		put(w, o, "guard", guard_json(p));
+		put(w, o, ASP_KEY_GUARD, guard_json(p));
 	return o;
 }
 
 /* Everything but the arrays that grow with the stacks. */
 static json_t *fixed_json(struct wr *w, const asp_dump_t *d)
 {
-	json_t *root = json_pack("{s:s,s:i}", "format", "allocspy-dump",
-				 "version", ASP_DUMP_VERSION);
+	json_t *root = json_pack("{s:s,s:i}", ASP_KEY_FORMAT, ASP_DUMP_FORMAT,
+				 ASP_KEY_VERSION, ASP_DUMP_VERSION);
 
 	if (!root) {
 		w->oom = true;
 		return NULL;
 	}
-	put(w, root, "dump", dump_info_json(d));
-	put(w, root, "program", identity_json(w, d));
-	put(w, root, "time", time_json(d));
-	put(w, root, "options", options_json(d));
-	put(w, root, "heap", heap_json(d));
-	put(w, root, "functions", functions_json(w, d));
-	put(w, root, "histogram", array_of(w, d, d->nhist, bucket_json));
-	put(w, root, "threads", array_of(w, d, d->nthreads, thread_json));
+	put(w, root, ASP_KEY_DUMP, dump_info_json(d));
+	put(w, root, ASP_KEY_PROGRAM, identity_json(w, d));
+	put(w, root, ASP_KEY_TIME, time_json(d));
+	put(w, root, ASP_KEY_OPTIONS, options_json(d));
+	put(w, root, ASP_KEY_HEAP, heap_json(d));
+	put(w, root, ASP_KEY_FUNCTIONS, functions_json(w, d));
+	put(w, root, ASP_KEY_HISTOGRAM, array_of(w, d, d->nhist, bucket_json));
+	put(w, root, ASP_KEY_THREADS, array_of(w, d, d->nthreads, thread_json));
 	if (d->threads_omitted)
-		put(w, root, "threads_omitted", jint(d->threads_omitted));
-	put(w, root, "refs", refs_json(d));
+		put(w, root, ASP_KEY_THREADS_OMITTED, jint(d->threads_omitted));
+	put(w, root, ASP_KEY_REFS, refs_json(d));
 	if (d->sampled)
-		put(w, root, "sample", json_pack("{s:o,s:o*}", "mean_bytes", jint(d->sample_bytes),
-						 "seed", jint_if(d->has_sample_seed, d->sample_seed)));
+		put(w, root, ASP_KEY_SAMPLE, json_pack("{s:o,s:o*}",
+			"mean_bytes", jint(d->sample_bytes),
+			"seed", jint_if(d->has_sample_seed, d->sample_seed)));
 	if (d->has_leaks)
-		put(w, root, "leaks", leaks_json(w, d));
+		put(w, root, ASP_KEY_LEAKS, leaks_json(w, d));
 	if (d->has_heap_errors) {
-		put(w, root, "errors", array_of(w, d, d->nheap_errors, error_json));
-		put(w, root, "error_summary", json_pack("{s:o,s:o,s:o,s:o}",
+		put(w, root, ASP_KEY_ERRORS, array_of(w, d, d->nheap_errors, error_json));
+		put(w, root, ASP_KEY_ERROR_SUMMARY, json_pack("{s:o,s:o,s:o,s:o}",
 			"errors", jint(d->errors), "contexts", jint(d->error_contexts),
 			"suppressed", jint(d->errors_suppressed),
 			"suppressed_contexts", jint(d->error_contexts_suppressed)));
 	}
 	if (d->has_guard)
-		put(w, root, "guard", guard_json(d));
+		put(w, root, ASP_KEY_GUARD, guard_json(d));
 	if (d->nsnapshots)
-		put(w, root, "snapshots", array_of(w, d, d->nsnapshots, snapshot_json));
+		put(w, root, ASP_KEY_SNAPSHOTS, array_of(w, d, d->nsnapshots, snapshot_json));
 	if (d->has_snapshot_info)
-		put(w, root, "snapshot_info", json_pack("{s:o,s:s}", "max",
+		put(w, root, ASP_KEY_SNAPSHOT_INFO, json_pack("{s:o,s:s}", "max",
 			jint(d->snapshot_max), "detail", d->detail_callers ? "callers" : "stacks"));
 	if (d->stack_stats_omitted)
-		put(w, root, "stack_stats_omitted", jint(d->stack_stats_omitted));
-	put(w, root, "modules", array_of(w, d, d->nmodules, module_json));
+		put(w, root, ASP_KEY_STACK_STATS_OMITTED, jint(d->stack_stats_omitted));
+	put(w, root, ASP_KEY_MODULES, array_of(w, d, d->nmodules, module_json));
 	if (d->nprocesses)
-		put(w, root, "processes", array_of(w, d, d->nprocesses, process_json));
+		put(w, root, ASP_KEY_PROCESSES, array_of(w, d, d->nprocesses, process_json));
 	return root;
 }
 
@@ -437,7 +441,7 @@ static void stacks_out(struct wr *w, const asp_dump_t *d)
 {
 	size_t cut = 0;
 
-	open_array(w, "stacks");
+	open_array(w, ASP_KEY_STACKS);
 	for (size_t i = 0; i < d->nstacks; i++) {
 		const asp_stack_t *s = &d->stacks[i];
 
@@ -448,7 +452,7 @@ static void stacks_out(struct wr *w, const asp_dump_t *d)
 		putc(']', w->out);
 	}
 	close_array(w, d->nstacks);
-	open_array(w, "truncated_stacks");
+	open_array(w, ASP_KEY_TRUNCATED_STACKS);
 	for (size_t i = 0; i < d->nstacks; i++) {
 		if (!d->stacks[i].truncated)
 			continue;
@@ -475,11 +479,11 @@ int asp_dump_write(FILE *out, const asp_dump_t *d)
 	fwrite(text, 1, len - 2, out);
 	free(text);
 	if (d->has_records)
-		lines_of(&w, d, "loss_records", d->nrecords, record_json);
+		lines_of(&w, d, ASP_KEY_LOSS_RECORDS, d->nrecords, record_json);
 	if (d->has_thread_stacks)
-		lines_of(&w, d, "thread_stacks", d->nthread_stacks, thread_stack_json);
+		lines_of(&w, d, ASP_KEY_THREAD_STACKS, d->nthread_stacks, thread_stack_json);
 	if (d->has_stack_stats)
-		lines_of(&w, d, "stack_stats", d->nstack_stats, stack_stat_json);
+		lines_of(&w, d, ASP_KEY_STACK_STATS, d->nstack_stats, stack_stat_json);
 	stacks_out(&w, d);
 	fputs("\n}\n", out);
 	return w.oom ? -ENOMEM : 0;
