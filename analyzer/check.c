@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,48 +45,31 @@ static const struct budget_option *option_of(enum asp_metric m)
 	return &budget_options[0];
 }
 
-static int say(char *err, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int say(char *err, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, size, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 int asp_budget_parse(asp_budget_t *b, const char *name, const char *value, char *err,
 		     size_t size)
 {
 	const struct budget_option *o = NULL;
 	const char *colon = strrchr(value, ':'), *amount = colon ? colon + 1 : value;
 	size_t len = strlen(name) + strlen(value) + 2;
-	int bad;
+	bool bytes;
 
 	memset(b, 0, sizeof *b);
 	for (size_t i = 0; i < NOPTIONS; i++)
 		if (strcmp(name, budget_options[i].name) == 0)
 			o = &budget_options[i];
 	if (!o)
-		return say(err, size, "%s is not a budget", name);
+		return asp_gate_error(err, size, "%s is not a budget", name);
 	if (colon && !o->function)
-		return say(err, size, "%s=%s: %s takes no function, only a count", name, value,
-			   name);
+		return asp_gate_error(err, size, "%s=%s: %s takes no function, only a count",
+				      name, value, name);
 	if (colon == value)
-		return say(err, size, "%s=%s: no function before the ':'", name, value);
-	if (asp_metrics[o->metric].unit == ASP_U_BYTES)
-		bad = asp_parse_size(amount, &b->max);
-	else
-		bad = asp_parse_count(amount, &b->max);
-	if (bad)
-		return say(err, size, "%s=%s: bad %s '%s': %s", name, value,
-			   asp_metrics[o->metric].unit == ASP_U_BYTES ? "size" : "count", amount,
-			   asp_metrics[o->metric].unit == ASP_U_BYTES ?
-			   "bytes, or with K, M or G for KiB, MiB or GiB (64K, 1M), at most 2^63 - 1" :
-			   "a whole number, at most 2^63 - 1");
+		return asp_gate_error(err, size, "%s=%s: no function before the ':'", name, value);
+	bytes = asp_metrics[o->metric].unit == ASP_U_BYTES;
+	if (bytes ? asp_parse_size(amount, &b->max) : asp_parse_count(amount, &b->max))
+		return asp_gate_error(err, size, "%s=%s: bad %s '%s': %s", name, value,
+				      bytes ? "size" : "count", amount, bytes ?
+				      "bytes, or with K, M or G for KiB, MiB or GiB (64K, 1M), "
+				      "at most 2^63 - 1" : "a whole number, at most 2^63 - 1");
 	b->metric = o->metric;
 	b->option = malloc(len);
 	if (colon)
@@ -343,13 +325,13 @@ static int check_one(struct checker *c, const asp_budget_t *b, struct result *r,
 	if (!b->function) {
 		rc = asp_dump_figure(c->d, b->metric, &x, why);
 		if (rc != 0)
-			return say(err, size, "%s: %s", b->option, why);
+			return asp_gate_error(err, size, "%s: %s", b->option, why);
 		r->value = x.n;
 	}
 	if (!f->done && stack_figures(c->d, b->metric, f) < 0)
 		return -ENOMEM;
 	if (b->function && !f->have)
-		return say(err, size, "%s: the dump has %s", b->option, f->source);
+		return asp_gate_error(err, size, "%s: the dump has %s", b->option, f->source);
 	if (f->have && (b->function || f->n) && profile(c) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; f->have && i < f->n; i++) {
@@ -424,23 +406,6 @@ static void notes(const struct checker *c, const asp_budget_t *b, size_t n,
 			 "functions may be low", asp_fmt_count(x, d->stack_stats_omitted));
 }
 
-static void put_line(FILE *out, const asp_profile_t *p, const asp_loc_t *loc,
-		     const asp_line_t *l)
-{
-	char buf[ASP_NAME_MAX];
-
-	asp_put_text(out, asp_profile_name(p, loc, l, buf));
-	if (l->file) {
-		fputs(" (", out);
-		asp_put_text(out, l->file);
-		fprintf(out, ":%u)", l->line);
-	} else if (l->fn && l->module) {
-		fputs(" (in ", out);
-		asp_put_text(out, l->module);
-		putc(')', out);
-	}
-}
-
 /* "parse (p.c:3) < main (p.c:9)": the stack innermost first, as timeline
  * names its frames, on one line. */
 static void put_stack(FILE *out, const asp_profile_t *p, const asp_pstack_t *ps)
@@ -457,7 +422,7 @@ static void put_stack(FILE *out, const asp_profile_t *p, const asp_pstack_t *ps)
 			}
 			if (shown++)
 				fputs(" < ", out);
-			put_line(out, p, loc, &loc->lines[k]);
+			asp_profile_put_frame(out, p, loc, &loc->lines[k], asp_put_text);
 		}
 	}
 	if (shown == 0)
@@ -503,30 +468,6 @@ int asp_check_text(FILE *out, const asp_dump_t *d, const asp_budget_t *b, size_t
 	return exceeded;
 }
 
-static json_t *frames_json(const asp_profile_t *p, const asp_pstack_t *ps)
-{
-	json_t *a = json_array();
-
-	for (size_t j = 0; j < ps->n; j++) {
-		const asp_loc_t *loc = ps->locs[j];
-
-		for (size_t k = 0; k < loc->nlines; k++) {
-			const asp_line_t *l = &loc->lines[k];
-			char addr[24], buf[ASP_NAME_MAX];
-
-			snprintf(addr, sizeof addr, "0x%" PRIx64, loc->addr);
-			json_array_append_new(a, json_pack("{s:s,s:o,s:o,s:o,s:o,s:b}",
-				"address", addr,
-				"function", asp_json_text(asp_profile_name(p, loc, l, buf)),
-				"file", asp_json_text(l->file),
-				"line", l->file ? json_integer(l->line) : json_null(),
-				"module", asp_json_text(l->module),
-				"inlined", l->inlined));
-		}
-	}
-	return a;
-}
-
 int asp_check_json(json_t **out, const asp_dump_t *d, const asp_budget_t *b, size_t n,
 		   char *err, size_t size)
 {
@@ -558,7 +499,8 @@ int asp_check_json(json_t **out, const asp_dump_t *d, const asp_budget_t *b, siz
 			"top_stack", r[i].has_top && c.have_profile ? json_pack("{s:I,s:b,s:o}",
 				"value", (json_int_t)r[i].top_value,
 				"estimate", r[i].top_estimate,
-				"frames", frames_json(&c.p, &c.p.stacks[r[i].top])) : json_null()));
+				"frames", asp_profile_frames_json(&c.p, &c.p.stacks[r[i].top], true)) :
+				json_null()));
 	*out = json_pack("{s:o,s:I,s:i,s:o}", "file", asp_json_text(d->file),
 			 "pid", (json_int_t)d->pid, "exceeded", exceeded, "budgets", a);
 	checker_free(&c);

@@ -182,7 +182,7 @@ const char *asp_errors_missing(const asp_dump_t *d)
 		return NULL;
 	if (d->count_mode)
 		return "ALLOCSPY_MODE=count looks for none";
-	if (json_object_get(d->root, ASP_KEY_PROCESSES))
+	if (d->nprocesses)
 		return "a dump merged into it had none";
 	return "it was written by an allocspy that did not look for them";
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "hash.h"
 
 #define NONE SIZE_MAX
 
@@ -134,7 +135,7 @@ struct asp_flame {
 
 static size_t hash_child(size_t parent, size_t name, size_t nslot)
 {
-	uint64_t h = (uint64_t)parent * 0x9e3779b97f4a7c15ULL ^ (uint64_t)name;
+	uint64_t h = asp_hash(parent) ^ (uint64_t)name;
 
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdULL;

@@ -21,6 +21,47 @@ const char *asp_fmt_seconds(char buf[ASP_NUM_MAX], double s)
 	return buf;
 }
 
+/* The binary units of bytes. */
+static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+#define UNITS (int)(sizeof units / sizeof *units)
+
+const char *asp_fmt_unit(uint64_t max, double *div)
+{
+	int u = 0;
+
+	*div = 1;
+	while (u < UNITS - 1 && (double)max / *div >= 1024) {
+		*div *= 1024;
+		u++;
+	}
+	return units[u];
+}
+
+const char *asp_fmt_scaled(char buf[ASP_NUM_MAX], uint64_t v, double div)
+{
+	if (div == 1)
+		snprintf(buf, ASP_NUM_MAX, "%llu", (unsigned long long)v);
+	else
+		snprintf(buf, ASP_NUM_MAX, "%.1f", (double)v / div);
+	return buf;
+}
+
+const char *asp_fmt_bytes(char buf[ASP_NUM_MAX], double v)
+{
+	int u = 0;
+
+	while (u < UNITS - 1 && v >= 1024) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, ASP_NUM_MAX, "%.0f B", v);
+	else
+		snprintf(buf, ASP_NUM_MAX, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v,
+			 units[u]);
+	return buf;
+}
+
 const char *asp_fmt_ratio(char buf[ASP_NUM_MAX], double a, double b)
 {
 	double r = a ? b / a : 0;

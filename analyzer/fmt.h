@@ -16,6 +16,17 @@ const char *asp_fmt_count(char buf[ASP_NUM_MAX], uint64_t v);
 /* "0.123": seconds with three decimals. */
 const char *asp_fmt_seconds(char buf[ASP_NUM_MAX], double s);
 
+/* The unit figures up to max are shown in ("B", "KiB", ... "EiB"), its
+ * size in bytes into *div. */
+const char *asp_fmt_unit(uint64_t max, double *div);
+
+/* "512", "1.5": v bytes in the unit of div (asp_fmt_unit). */
+const char *asp_fmt_scaled(char buf[ASP_NUM_MAX], uint64_t v, double div);
+
+/* "512 B", "1.50 MiB", "150 KiB": v bytes in its own unit, with three
+ * digits at least. */
+const char *asp_fmt_bytes(char buf[ASP_NUM_MAX], double v);
+
 /* "x0.25": b against a with two decimals ("x<0.01" below that, none from
  * x100 up), or "-" when a is 0. */
 const char *asp_fmt_ratio(char buf[ASP_NUM_MAX], double a, double b);

@@ -158,10 +158,7 @@ int asp_parse_count(const char *s, uint64_t *out)
 
 /* --- compare --fail-if ------------------------------------------------------ */
 
-static int say(char *err, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int say(char *err, size_t size, const char *fmt, ...)
+int asp_gate_error(char *err, size_t size, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -198,7 +195,7 @@ static int parse_term(asp_fail_term_t *t, const char *expr, const char *term, si
 	int m;
 
 	if (len >= sizeof buf)
-		return say(err, size, "--fail-if: term too long: '%.40s...'", term);
+		return asp_gate_error(err, size, "--fail-if: term too long: '%.40s...'", term);
 	memcpy(buf, term, len);
 	buf[len] = '\0';
 	while (isspace((unsigned char)*s))
@@ -207,13 +204,13 @@ static int parse_term(asp_fail_term_t *t, const char *expr, const char *term, si
 	while (end > s && isspace((unsigned char)end[-1]))
 		*--end = '\0';
 	if (!*s)
-		return say(err, size, "--fail-if: '%.100s': an empty term (terms are separated "
-			   "by commas)", expr);
+		return asp_gate_error(err, size, "--fail-if: '%.100s': an empty term (terms are "
+				      "separated by commas)", expr);
 	snprintf(t->text, sizeof t->text, "%s", s);
 	gt = strchr(s, '>');
 	if (!gt)
-		return say(err, size, "--fail-if: '%s': expected METRIC>+THRESHOLD, as in "
-			   "peak>+5%%", t->text);
+		return asp_gate_error(err, size, "--fail-if: '%s': expected METRIC>+THRESHOLD, "
+				      "as in peak>+5%%", t->text);
 	for (end = gt; end > s && isspace((unsigned char)end[-1]); end--)
 		;
 	*end = '\0';
@@ -221,16 +218,17 @@ static int parse_term(asp_fail_term_t *t, const char *expr, const char *term, si
 		if (strcmp(s, asp_metrics[m].name) == 0)
 			break;
 	if (m == ASP_M_COUNT)
-		return say(err, size, "--fail-if: '%s': unknown metric '%s'", t->text, s);
+		return asp_gate_error(err, size, "--fail-if: '%s': unknown metric '%s'", t->text, s);
 	t->metric = (enum asp_metric)m;
 	for (th = gt + 1; isspace((unsigned char)*th); th++)
 		;
 	if (*th == '-')
-		return say(err, size, "--fail-if: '%s': only a rise fails: a threshold is +N or "
-			   "+N%%", t->text);
+		return asp_gate_error(err, size, "--fail-if: '%s': only a rise fails: a threshold "
+				      "is +N or +N%%", t->text);
 	if (*th != '+')
-		return say(err, size, "--fail-if: '%s': the threshold needs a '+' (a rise over "
-			   "the first dump): %s>+%s", t->text, asp_metrics[m].name, th);
+		return asp_gate_error(err, size, "--fail-if: '%s': the threshold needs a '+' (a "
+				      "rise over the first dump): %s>+%s", t->text,
+				      asp_metrics[m].name, th);
 	th++;
 	end = th + strlen(th);
 	if (end > th && end[-1] == '%') {
@@ -245,8 +243,8 @@ static int parse_term(asp_fail_term_t *t, const char *expr, const char *term, si
 		    asp_parse_count(th, &t->amount.n)) == 0) {
 		return 0;
 	}
-	return say(err, size, "--fail-if: '%s': bad threshold '+%s%s': %s", t->text, th,
-		   t->relative ? "%" : "", threshold_help(asp_metrics[m].unit));
+	return asp_gate_error(err, size, "--fail-if: '%s': bad threshold '+%s%s': %s", t->text,
+			      th, t->relative ? "%" : "", threshold_help(asp_metrics[m].unit));
 }
 
 int asp_fail_if_parse(asp_fail_if_t *f, const char *expr, char *err, size_t size)
@@ -324,7 +322,8 @@ int asp_fail_if_eval(const asp_fail_if_t *f, const asp_dump_t *d, size_t n,
 
 			if (asp_dump_figure(&d[i], f->v[k].metric, &x, why) != 0) {
 				*bad = i;
-				return say(err, size, "--fail-if %s: %s", f->v[k].text, why);
+				return asp_gate_error(err, size, "--fail-if %s: %s",
+						      f->v[k].text, why);
 			}
 		}
 	}

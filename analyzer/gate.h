@@ -61,6 +61,11 @@ int asp_parse_size(const char *s, uint64_t *out);
 /* A count: digits only, at most ASP_DUMP_MAX. 0, or -1. */
 int asp_parse_count(const char *s, uint64_t *out);
 
+/* Writes the message of a bad budget or expression into err (size bytes);
+ * returns -1. */
+int asp_gate_error(char *err, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* --- compare --fail-if ----------------------------------------------------- */
 
 /* One term of an expression: metric > +threshold, the threshold a share of

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chart.h"
 #include "compare.h"
 #include "errors.h"
 #include "export.h"
@@ -64,25 +65,6 @@ static void put_count(FILE *out, uint64_t v)
 	char buf[ASP_NUM_MAX];
 
 	fputs(asp_fmt_count(buf, v), out);
-}
-
-/* v as "1.5 MiB" (or "512 B"). */
-static const char *human(char buf[ASP_NUM_MAX], double v)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB",
-					     "PiB", "EiB" };
-	int u = 0;
-
-	while (u < 6 && v >= 1024) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, ASP_NUM_MAX, "%.0f B", v);
-	else
-		snprintf(buf, ASP_NUM_MAX, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v,
-			 units[u]);
-	return buf;
 }
 
 static uint64_t jget(const json_t *o, const char *key)
@@ -310,62 +292,6 @@ static size_t *chosen_points(const asp_point_t *pts, size_t total, size_t peak, 
 	return v;
 }
 
-struct chart {
-	const asp_dump_t *d;
-	const asp_point_t *pts;	/* every point */
-	size_t npts;
-	const size_t *ix;	/* the points drawn */
-	size_t n;
-	size_t peak;		/* its position in ix */
-	double vmax;		/* the top of the y axis, in bytes */
-	bool by_alloc;		/* x: bytes allocated, else seconds */
-	double xmax;
-};
-
-static double chart_xv(const struct chart *c, size_t k)
-{
-	const asp_point_t *s = &c->pts[c->ix[k]];
-
-	return c->by_alloc ? (double)s->bytes_allocated : s->t_s;
-}
-
-static double chart_x(const struct chart *c, double v)
-{
-	return TL_LEFT + v / c->xmax * (TL_W - TL_LEFT - TL_RIGHT);
-}
-
-static double chart_y(const struct chart *c, double v)
-{
-	return TL_TOP + TL_PLOT_H - v / c->vmax * TL_PLOT_H;
-}
-
-static void chart_axes(FILE *out, const struct chart *c)
-{
-	const double bottom = TL_TOP + TL_PLOT_H, right = TL_W - TL_RIGHT;
-	char a[ASP_NUM_MAX];
-
-	fprintf(out, "<path class=\"axis\" d=\"M%d %d V%.1f H%.1f\"/>", TL_LEFT,
-		TL_TOP, bottom, right);
-	for (int i = 0; i <= 2; i++) {
-		double y = bottom - TL_PLOT_H * i / 2.0;
-		double x = TL_LEFT + (right - TL_LEFT) * i / 2.0;
-
-		fprintf(out, "<path class=\"axis\" d=\"M%d %.1f h-5 M%.1f %.1f v5\"/>",
-			TL_LEFT, y, x, bottom);
-		fprintf(out, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
-			TL_LEFT - 8, y + 4, human(a, c->vmax * i / 2));
-		if (c->by_alloc)
-			human(a, c->xmax * i / 2);
-		else
-			snprintf(a, sizeof a, "%.3f s", c->xmax * i / 2);
-		fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>",
-			x, bottom + 18, i == 0 ? "start" : i == 2 ? "end" : "middle", a);
-	}
-	fprintf(out, "<text class=\"label\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
-		TL_LEFT + (right - TL_LEFT) / 2, TL_H - 4,
-		c->by_alloc ? "bytes allocated so far" : "seconds since the start");
-}
-
 /* The figures of point s, as its hover title says them: a snapshot's, or
  * the peak's own as every view says it. */
 static void point_title(FILE *out, const asp_dump_t *d, const asp_point_t *s)
@@ -385,55 +311,23 @@ static void point_title(FILE *out, const asp_dump_t *d, const asp_point_t *s)
 	fprintf(out, "%s bytes allocated so far</title>", asp_fmt_count(a, s->bytes_allocated));
 }
 
-static void chart_group(FILE *out, struct chart *c)
+/* One of the page's two charts, by time or by bytes allocated, and over
+ * it a band per point to hover over. */
+static void chart_group(FILE *out, asp_chart_t *c)
 {
-	const asp_dump_t *d = c->d;
-	const asp_point_t *pk = &c->pts[c->ix[c->peak]];
-	const double bottom = TL_TOP + TL_PLOT_H;
-	const asp_point_t *last = &c->pts[c->npts - 1];
-	double px, py;
-	char a[ASP_PEAK_TEXT_MAX];
-
-	c->xmax = c->by_alloc ? (double)last->bytes_allocated : last->t_s;
-	if (c->xmax <= 0)
-		c->xmax = 1;
 	fprintf(out, "<g class=\"%s\">", c->by_alloc ? "tl-alloc" : "tl-time");
-	chart_axes(out, c);
-	/* The heap as a step function: each point's level holds until the
-	 * next one. */
-	fprintf(out, "<path class=\"area\" d=\"M%.2f %.2f", chart_x(c, chart_xv(c, 0)), bottom);
-	for (size_t k = 0; k < c->n; k++)
-		fprintf(out, " H%.2f V%.2f", chart_x(c, chart_xv(c, k)),
-			chart_y(c, (double)c->pts[c->ix[k]].in_use_bytes));
-	fprintf(out, " H%.2f V%.2f Z\"/>\n", chart_x(c, c->xmax), bottom);
-	px = chart_x(c, chart_xv(c, c->peak));
-	py = chart_y(c, (double)pk->in_use_bytes);
-	/* The peak as every view gives it; data-snapshot names the snapshot
-	 * whose detail the stacks beside the chart are. */
-	fprintf(out, "<circle class=\"tl-peak\" cx=\"%.2f\" cy=\"%.2f\" r=\"4.5\" "
-		"data-snapshot=\"%zu\" data-t=\"%.9g\" data-in-use=\"%" PRIu64 "\" "
-		"data-bound=\"%" PRIu64 "\" data-allocated=\"%" PRIu64 "\"/>",
-		px, py, d->peak_snapshot, pk->t_s, pk->in_use_bytes, d->peak_bytes_bound,
-		pk->bytes_allocated);
-	fprintf(out, "<text class=\"peak-label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"%s\">"
-		"peak: ", px + (px > TL_W / 2.0 ? -8 : 8), py < TL_TOP + 14 ? py + 16 : py - 8,
-		px > TL_W / 2.0 ? "end" : "start");
-	asp_put_xml(out, asp_peak_text(a, d));
-	fputs("</text>\n", out);
-	/* A band per point, to hover over. */
+	asp_chart_svg(out, c);
 	fputs("<g class=\"bands\">", out);
 	for (size_t k = 0; k < c->n; k++) {
-		double x = chart_x(c, chart_xv(c, k));
-		double lo = k ? (chart_x(c, chart_xv(c, k - 1)) + x) / 2 : TL_LEFT;
-		double hi = k + 1 < c->n ? (x + chart_x(c, chart_xv(c, k + 1))) / 2 :
-			    TL_W - TL_RIGHT;
+		double x = asp_chart_x(c, k);
+		double lo = k ? (asp_chart_x(c, k - 1) + x) / 2 : TL_LEFT;
+		double hi = k + 1 < c->n ? (x + asp_chart_x(c, k + 1)) / 2 : TL_W - TL_RIGHT;
 
 		fprintf(out, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
 			"data-k=\"%zu\" data-x=\"%.2f\" data-y=\"%.2f\">", lo, TL_TOP,
-			hi > lo ? hi - lo : 0, TL_PLOT_H, k, x,
-			chart_y(c, (double)c->pts[c->ix[k]].in_use_bytes));
+			hi > lo ? hi - lo : 0, TL_PLOT_H, k, x, asp_chart_y(c, k));
 		if (!c->by_alloc)
-			point_title(out, d, &c->pts[c->ix[k]]);
+			point_title(out, c->d, &c->pts[c->ix[k]]);
 		fputs("</rect>", out);
 	}
 	fputs("</g></g>\n", out);
@@ -441,7 +335,7 @@ static void chart_group(FILE *out, struct chart *c)
 
 /* What the script needs to tell the drawn points' figures: "index" is a
  * snapshot's, -1 for the peak's own point, whose text is "peak_text". */
-static json_t *timeline_data(const struct chart *c)
+static json_t *timeline_data(const asp_chart_t *c)
 {
 	json_t *ix = json_array(), *t = json_array(), *u = json_array(),
 	       *b = json_array(), *a = json_array(), *f = json_array();
@@ -506,7 +400,10 @@ static void peak_stacks(FILE *out, const asp_dump_t *d, const json_t *tl)
 static int put_timeline(FILE *out, struct part *pt)
 {
 	const asp_dump_t *d = pt->d;
-	struct chart c = { .d = d };
+	asp_chart_t c = {
+		.kind = ASP_CHART_PAGE, .width = TL_W, .left = TL_LEFT, .right = TL_RIGHT,
+		.top = TL_TOP, .plot_h = TL_PLOT_H, .d = d,
+	};
 	asp_point_t *pts;
 	json_t *tl;
 	size_t *ix, peak = 0;
@@ -526,14 +423,9 @@ static int put_timeline(FILE *out, struct part *pt)
 		return -ENOMEM;
 	}
 	c.ix = ix;
-	for (size_t k = 0; k < c.n; k++) {
+	for (size_t k = 0; k < c.n; k++)
 		if (ix[k] == peak)
 			c.peak = k;
-		if ((double)pts[ix[k]].in_use_bytes > c.vmax)
-			c.vmax = (double)pts[ix[k]].in_use_bytes;
-	}
-	if (c.vmax <= 0)
-		c.vmax = 1;
 	tl = asp_timeline_json_top(&pt->p, ASP_HTML_PEAK_STACKS);
 	if (!tl || json_object_set_new(pt->data, "timeline", timeline_data(&c)) < 0) {
 		json_decref(tl);

@@ -73,6 +73,7 @@ const char *asp_fn_symbol(const char *name)
 #define MAX_FRAMES 4096		/* frames in one stack */
 #define MAX_ARGS 1000000	/* argv entries */
 #define MAX_SECONDS 1e9		/* about 31 years */
+#define MAX_START_UNIX 1e11	/* the year 5138 */
 
 /* The reader: every getter records the first problem and from then on
  * returns empty values, so the loader checks once at the end. */
@@ -319,6 +320,17 @@ static bool opt_count(struct rd *r, json_t *obj, const char *where,
 	return !r->failed && obj && json_object_get(obj, key);
 }
 
+/* A merged dump's "pid" of a thread, whether it has one. */
+static bool opt_pid(struct rd *r, json_t *obj, const char *where, int64_t *pid)
+{
+	char buf[128];
+	json_t *v = member(r, obj, where, "pid", JSON_INTEGER, "an integer", false);
+
+	if (v)
+		*pid = check_int(r, v, at(buf, where, "pid"), 1, INT32_MAX);
+	return v && !r->failed;
+}
+
 /* An index into stacks. */
 static size_t get_stack_index(struct rd *r, asp_dump_t *d, json_t *obj,
 			      const char *where)
@@ -360,29 +372,36 @@ static void *alloc_array(struct rd *r, size_t n, size_t size)
 	return p;
 }
 
-static void load_program(struct rd *r, asp_dump_t *d, json_t *root)
+/* The pid, ppid, exe and argv of prog: "program", or a process of a
+ * merged dump. */
+static void load_identity(struct rd *r, asp_dump_t *d, json_t *prog, const char *where)
 {
-	json_t *prog = get_object(r, root, "", ASP_KEY_PROGRAM, true);
-	json_t *argv = get_array(r, prog, "program", "argv", true);
+	json_t *argv = get_array(r, prog, where, "argv", true);
+	char w[128];
 	json_t *v;
 	size_t i;
 
-	v = member(r, prog, "program", "pid", JSON_INTEGER, "an integer", true);
+	v = member(r, prog, where, "pid", JSON_INTEGER, "an integer", true);
 	if (v)
-		d->pid = check_int(r, v, "program.pid", 1, INT32_MAX);
-	d->exe = get_string(r, prog, "program", "exe", ASP_PATH_MAX, true);
+		d->pid = check_int(r, v, at(w, where, "pid"), 1, INT32_MAX);
+	v = member(r, prog, where, "ppid", JSON_INTEGER, "an integer", false);
+	if (v)
+		d->ppid = check_int(r, v, at(w, where, "ppid"), 0, INT32_MAX);
+	d->has_ppid = v && !r->failed;
+	d->exe = get_string(r, prog, where, "exe", ASP_PATH_MAX, true);
 	if (!argv)
 		return;
+	at(w, where, "argv");
 	d->argc = json_array_size(argv);
 	if (d->argc > MAX_ARGS) {
-		fail(r, "program.argv: %zu arguments is too many", d->argc);
+		fail(r, "%s: %zu arguments is too many", w, d->argc);
 		return;
 	}
 	d->argv = alloc_array(r, d->argc, sizeof *d->argv);
 	json_array_foreach(argv, i, v) {
 		char buf[128];
 
-		at_index(buf, "program.argv", i);
+		at_index(buf, w, i);
 		if (!json_is_string(v))
 			fail(r, "%s: expected a string, found %s", buf,
 			     type_name(v));
@@ -395,10 +414,16 @@ static void load_program(struct rd *r, asp_dump_t *d, json_t *root)
 	}
 }
 
+static void load_program(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	load_identity(r, d, get_object(r, root, "", ASP_KEY_PROGRAM, true), "program");
+}
+
 static void load_options(struct rd *r, asp_dump_t *d, json_t *root)
 {
 	json_t *opt = get_object(r, root, "", ASP_KEY_OPTIONS, true);
 	const char *mode = get_string(r, opt, "options", "mode", 16, true);
+	asp_options_t *o = &d->options;
 
 	if (mode && strcmp(mode, "track") != 0 && strcmp(mode, "count") != 0)
 		fail(r, "options.mode: \"%s\" is neither \"track\" nor \"count\"",
@@ -412,68 +437,139 @@ static void load_options(struct rd *r, asp_dump_t *d, json_t *root)
 	    strcmp(d->leak_check, "full") != 0 && strcmp(d->leak_check, "no") != 0)
 		fail(r, "options.leak_check: \"%s\" is not summary, full or no",
 		     d->leak_check);
+	/* The rest, for merge to write again. */
+	o->unwind = get_string(r, opt, "options", "unwind", 16, false);
+	o->output = get_string(r, opt, "options", "output", ASP_PATH_MAX, false);
+	o->freeres = get_string(r, opt, "options", "freeres", 16, false);
+	o->has_snapshots = opt_count(r, opt, "options", "snapshots", &o->snapshots);
+	o->has_interval_ms = opt_count(r, opt, "options", "interval_ms", &o->interval_ms);
+	o->has_sample = opt_count(r, opt, "options", "sample", &o->sample);
+	o->has_guard = opt_count(r, opt, "options", "guard", &o->guard);
 }
 
-static void load_time(struct rd *r, asp_dump_t *d, json_t *root)
+/* A start time: time.start_unix, seconds since 1970, or a merged
+ * process's start_s, seconds after the first one's; a number in [0, max]
+ * when present. Absent, a failure when required. */
+static double get_start(struct rd *r, json_t *obj, const char *where,
+			 const char *key, double max, bool required, bool *present)
 {
-	json_t *t = get_object(r, root, "", ASP_KEY_TIME, true);
+	char buf[128];
+	json_t *v;
+	double t;
 
-	d->wall_s = get_seconds(r, t, "time", "wall_s");
-	d->user_s = get_seconds(r, t, "time", "user_s");
-	d->sys_s = get_seconds(r, t, "time", "sys_s");
+	*present = false;
+	if (r->failed || !obj)
+		return 0;
+	v = json_object_get(obj, key);
+	if (!v && !required)
+		return 0;
+	if (!json_is_number(v)) {
+		fail(r, "%s: expected a number, found %s", at(buf, where, key),
+		     v ? "another type" : "nothing");
+		return 0;
+	}
+	t = json_number_value(v);
+	if (!(t >= 0 && t <= max)) {
+		fail(r, "%s: %g is out of range", at(buf, where, key), t);
+		return 0;
+	}
+	*present = true;
+	return t;
 }
 
-static void load_heap(struct rd *r, asp_dump_t *d, json_t *root)
+/* "time", at where: the dump's or a merged process's. */
+static void load_time_of(struct rd *r, asp_dump_t *d, json_t *obj, const char *where)
 {
-	json_t *h = get_object(r, root, "", ASP_KEY_HEAP, true);
+	json_t *t = get_object(r, obj, where, ASP_KEY_TIME, true);
+	char w[128];
 
-	d->allocs = get_count(r, h, "heap", "allocs", true);
-	d->frees = get_count(r, h, "heap", "frees", true);
-	d->bytes_allocated = get_count(r, h, "heap", "bytes_allocated", true);
-	d->in_use_blocks = get_count(r, h, "heap", "in_use_blocks", true);
-	d->has_in_use_bytes = get_count_or_null(r, h, "heap", "in_use_bytes",
+	at(w, where, "time");
+	d->wall_s = get_seconds(r, t, w, "wall_s");
+	d->user_s = get_seconds(r, t, w, "user_s");
+	d->sys_s = get_seconds(r, t, w, "sys_s");
+	d->start_unix = get_start(r, t, w, "start_unix", MAX_START_UNIX, false,
+				   &d->has_start_unix);
+}
+
+/* "heap", at where: the dump's or a merged process's. */
+static void load_heap_of(struct rd *r, asp_dump_t *d, json_t *obj, const char *where)
+{
+	json_t *h = get_object(r, obj, where, ASP_KEY_HEAP, true);
+	char w[128];
+
+	at(w, where, "heap");
+	d->allocs = get_count(r, h, w, "allocs", true);
+	d->frees = get_count(r, h, w, "frees", true);
+	d->bytes_allocated = get_count(r, h, w, "bytes_allocated", true);
+	d->in_use_blocks = get_count(r, h, w, "in_use_blocks", true);
+	d->has_failed = opt_count(r, h, w, "failed", &d->failed);
+	d->has_untracked_frees = opt_count(r, h, w, "untracked_frees",
+					   &d->untracked_frees);
+	d->has_in_use_bytes = get_count_or_null(r, h, w, "in_use_bytes",
 						&d->in_use_bytes);
-	d->has_peak = get_count_or_null(r, h, "heap", "peak_bytes",
+	d->has_peak = get_count_or_null(r, h, w, "peak_bytes",
 					&d->peak_bytes);
 	if (!r->failed && !d->count_mode && !d->has_in_use_bytes)
-		fail(r, "heap.in_use_bytes: null in a track-mode dump");
-	opt_count(r, h, "heap", "peak_bytes_bound", &d->peak_bytes_bound);
-	d->peak_t_s = seconds(r, h, "heap", "peak_t_s", &d->has_peak_t);
-	d->has_temporary = opt_count(r, h, "heap", "temporary", &d->temporary);
-	check_at_most(r, "heap", "temporary", d->temporary, "heap.allocs",
+		fail(r, "%s.in_use_bytes: null in a track-mode dump", w);
+	d->has_peak_bytes_bound = opt_count(r, h, w, "peak_bytes_bound",
+					    &d->peak_bytes_bound);
+	d->peak_t_s = seconds(r, h, w, "peak_t_s", &d->has_peak_t);
+	d->has_temporary = opt_count(r, h, w, "temporary", &d->temporary);
+	check_at_most(r, w, "temporary", d->temporary, "heap.allocs",
 		      d->allocs);
 	if (!r->failed && !d->has_peak && (d->peak_bytes_bound || d->has_peak_t))
-		fail(r, "heap.%s: given for a peak that is null",
+		fail(r, "%s.%s: given for a peak that is null", w,
 		     d->peak_bytes_bound ? "peak_bytes_bound" : "peak_t_s");
 }
 
-/* "dump": why and when it was written. */
-static void load_dump_info(struct rd *r, asp_dump_t *d, json_t *root)
+/* "dump", at where: why and when the dump, or a merged process's, was
+ * written. */
+static void load_dump_info_of(struct rd *r, asp_dump_t *d, json_t *obj,
+			      const char *where)
 {
-	json_t *o = get_object(r, root, "", ASP_KEY_DUMP, false);
+	json_t *o = get_object(r, obj, where, ASP_KEY_DUMP, false);
 	json_t *sig, *x;
 	const char *reason;
+	char w[128], ws[128], buf[128];
 
 	d->reason = ASP_REASON_EXIT;
 	if (!o)
 		return;
-	reason = get_string(r, o, "dump", "reason", 16, true);
+	at(w, where, "dump");
+	at(ws, w, "signal");
+	reason = get_string(r, o, w, "reason", 16, true);
 	if (reason && strcmp(reason, "interval") == 0)
 		d->reason = ASP_REASON_INTERVAL;
 	else if (reason && strcmp(reason, "signal") == 0)
 		d->reason = ASP_REASON_SIGNAL;
 	else if (reason && strcmp(reason, "exit") != 0)
-		fail(r, "dump.reason: \"%s\" is not exit, interval or signal",
-		     reason);
-	d->dump_t_s = seconds(r, o, "dump", "t_s", &d->has_dump_t);
-	sig = get_object(r, o, "dump", "signal", d->reason == ASP_REASON_SIGNAL);
+		fail(r, "%s.reason: \"%s\" is not exit, interval or signal",
+		     w, reason);
+	d->dump_t_s = seconds(r, o, w, "t_s", &d->has_dump_t);
+	d->has_freeres = json_object_get(o, "freeres") != NULL;
+	d->freeres = get_bool(r, o, w, "freeres");
+	sig = get_object(r, o, w, "signal", d->reason == ASP_REASON_SIGNAL);
 	if (!r->failed && sig && d->reason != ASP_REASON_SIGNAL)
-		fail(r, "dump.signal: given, but the reason is \"%s\"", reason);
-	x = member(r, sig, "dump.signal", "number", JSON_INTEGER, "an integer",
-		   true);
+		fail(r, "%s: given, but the reason is \"%s\"", ws, reason);
+	x = member(r, sig, ws, "number", JSON_INTEGER, "an integer", true);
 	if (x)
-		d->signal = (int)check_int(r, x, "dump.signal.number", 1, 64);
-	d->signal_name = get_string(r, sig, "dump.signal", "name", 16, true);
+		d->signal = (int)check_int(r, x, at(buf, ws, "number"), 1, 64);
+	d->signal_name = get_string(r, sig, ws, "name", 16, true);
+}
+
+static void load_time(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	load_time_of(r, d, root, "");
+}
+
+static void load_heap(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	load_heap_of(r, d, root, "");
+}
+
+static void load_dump_info(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	load_dump_info_of(r, d, root, "");
 }
 
 int asp_fn_cmp(const asp_fn_t *a, const asp_fn_t *b)
@@ -640,6 +736,9 @@ static void load_threads(struct rd *r, asp_dump_t *d, json_t *root)
 		t->bytes_allocated = get_count(r, v, where, "bytes_allocated", true);
 		t->ref_acquires = get_count(r, v, where, "ref_acquires", true);
 		t->ref_releases = get_count(r, v, where, "ref_releases", true);
+		t->has_exited = json_object_get(v, "exited") != NULL;
+		t->exited = get_bool(r, v, where, "exited");
+		t->has_pid = opt_pid(r, v, where, &t->pid);
 	}
 }
 
@@ -799,6 +898,7 @@ static void load_modules(struct rd *r, asp_dump_t *d, json_t *root)
 						     0, INT64_MAX);
 		if (!r->failed && x && m->end <= m->base)
 			fail(r, "%s.end: not above base", where);
+		m->has_start = opt_count(r, v, where, "start", &m->start);
 		m->build_id = get_string(r, v, where, "build_id", 128, false);
 		if (m->build_id && (!is_hex(m->build_id) ||
 				    strlen(m->build_id) % 2 != 0))
@@ -818,7 +918,7 @@ static void load_sample(struct rd *r, asp_dump_t *d, json_t *root)
 		return;
 	d->sampled = true;
 	d->sample_bytes = get_count(r, o, "sample", "mean_bytes", true);
-	d->sample_seed = get_count(r, o, "sample", "seed", false);
+	d->has_sample_seed = opt_count(r, o, "sample", "seed", &d->sample_seed);
 	if (!r->failed && d->sample_bytes == 0)
 		fail(r, "sample.mean_bytes: 0 is not a sampling interval");
 }
@@ -841,6 +941,7 @@ static void load_stack_stats(struct rd *r, asp_dump_t *d, json_t *root)
 
 	if (!a)
 		return;
+	d->has_stack_stats = true;
 	d->stack_stats = alloc_array(r, json_array_size(a), sizeof *d->stack_stats);
 	json_array_foreach(a, i, v) {
 		char where[128];
@@ -886,6 +987,7 @@ static void load_thread_stacks(struct rd *r, asp_dump_t *d, json_t *root)
 
 	if (!a)
 		return;
+	d->has_thread_stacks = true;
 	d->thread_stacks = alloc_array(r, json_array_size(a),
 				       sizeof *d->thread_stacks);
 	json_array_foreach(a, i, v) {
@@ -909,6 +1011,7 @@ static void load_thread_stacks(struct rd *r, asp_dump_t *d, json_t *root)
 			t->samples = get_count(r, v, where, "samples", true);
 		t->allocs = get_count(r, v, where, est(d, "allocs", k), true);
 		t->bytes = get_count(r, v, where, est(d, "bytes", k), true);
+		t->has_pid = opt_pid(r, v, where, &t->pid);
 	}
 }
 
@@ -1108,6 +1211,7 @@ static void load_records(struct rd *r, asp_dump_t *d, json_t *root)
 		rec->indirect_blocks = get_count(r, v, where, "indirect_blocks",
 						 false);
 		rec->suppressed = get_bool(r, v, where, "suppressed");
+		rec->suppression = get_string(r, v, where, "suppression", ASP_PATH_MAX, false);
 		rec->unsampled = json_object_get(v, "sampled") &&
 				 !get_bool(r, v, where, "sampled") && !r->failed;
 		rec->alloc_fn = get_string(r, v, where, "alloc_fn", 64, false);
@@ -1389,39 +1493,80 @@ static void load_errors(struct rd *r, asp_dump_t *d, json_t *root)
 	d->heap_error_total = total;
 }
 
-/* "guard": ALLOCSPY_GUARD's pool (track mode), its mean the option's. */
-static void load_guard(struct rd *r, asp_dump_t *d, json_t *root)
+/* "guard", at where: ALLOCSPY_GUARD's pool (track mode) of the dump or of
+ * a merged process. */
+static void load_guard_of(struct rd *r, asp_dump_t *d, json_t *obj, const char *where)
 {
-	json_t *o = get_object(r, root, "", ASP_KEY_GUARD, false), *opt, *x;
-	uint64_t option = 0;
-	bool has_option = false;
-	char buf[128];
+	json_t *o = get_object(r, obj, where, ASP_KEY_GUARD, false), *x;
+	char w[128], buf[128];
 
-	opt = json_object_get(root, ASP_KEY_OPTIONS);
-	if (!r->failed && json_object_get(opt, "guard"))
-		has_option = opt_count(r, opt, "options", "guard", &option);
 	if (!o || r->failed)
 		return;
+	at(w, where, "guard");
 	if (d->count_mode) {
-		fail(r, "guard: in a count-mode dump");
+		fail(r, "%s: in a count-mode dump", w);
 		return;
 	}
 	d->has_guard = true;
-	x = member(r, o, "guard", "mean", JSON_INTEGER, "an integer", true);
+	x = member(r, o, w, "mean", JSON_INTEGER, "an integer", true);
 	if (x)
-		d->guard_mean = (uint64_t)check_int(r, x, at(buf, "guard", "mean"), 1,
+		d->guard_mean = (uint64_t)check_int(r, x, at(buf, w, "mean"), 1,
 						    ASP_GUARD_MEAN_MAX);
-	x = member(r, o, "guard", "slots", JSON_INTEGER, "an integer", true);
+	x = member(r, o, w, "slots", JSON_INTEGER, "an integer", true);
 	if (x)
-		d->guard_slots = (uint64_t)check_int(r, x, at(buf, "guard", "slots"), 1,
+		d->guard_slots = (uint64_t)check_int(r, x, at(buf, w, "slots"), 1,
 						     ASP_DUMP_MAX);
-	d->guard_guarded = get_count(r, o, "guard", "guarded", true);
-	d->guard_live = get_count(r, o, "guard", "live", true);
-	check_at_most(r, "guard", "live", d->guard_live, "guard.guarded", d->guard_guarded);
-	check_at_most(r, "guard", "live", d->guard_live, "guard.slots", d->guard_slots);
-	if (!r->failed && has_option && option != d->guard_mean)
+	d->guard_guarded = get_count(r, o, w, "guarded", true);
+	d->guard_live = get_count(r, o, w, "live", true);
+	check_at_most(r, w, "live", d->guard_live, "guard.guarded", d->guard_guarded);
+	check_at_most(r, w, "live", d->guard_live, "guard.slots", d->guard_slots);
+}
+
+/* "guard": its mean the option's. */
+static void load_guard(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	load_guard_of(r, d, root, "");
+	if (!r->failed && d->has_guard && d->options.has_guard &&
+	    d->options.guard != d->guard_mean)
 		fail(r, "guard.mean: %llu is not options.guard (%llu)",
-		     (unsigned long long)d->guard_mean, (unsigned long long)option);
+		     (unsigned long long)d->guard_mean, (unsigned long long)d->options.guard);
+}
+
+/* "processes": a merged dump's, each with the parts of its own dump that
+ * it keeps. */
+static void load_processes(struct rd *r, asp_dump_t *d, json_t *root)
+{
+	json_t *a = get_array(r, root, "", ASP_KEY_PROCESSES, false), *v;
+	size_t i;
+
+	if (!a)
+		return;
+	d->processes = alloc_array(r, json_array_size(a), sizeof *d->processes);
+	d->process_dumps = alloc_array(r, json_array_size(a), sizeof *d->process_dumps);
+	json_array_foreach(a, i, v) {
+		asp_dump_t *p;
+		char where[128];
+		bool start;
+
+		if (r->failed)
+			return;
+		at_index(where, "processes", i);
+		if (!json_is_object(v)) {
+			fail(r, "%s: expected an object, found %s", where, type_name(v));
+			return;
+		}
+		p = &d->process_dumps[d->nprocesses];
+		d->processes[d->nprocesses++] = (asp_process_t){ .d = p };
+		d->processes[i].start_s = get_start(r, v, where, "start_s", MAX_SECONDS,
+						     true, &start);
+		p->count_mode = d->count_mode;
+		load_identity(r, p, v, where);
+		p->file = get_string(r, v, where, "file", ASP_PATH_MAX, true);
+		load_heap_of(r, p, v, where);
+		load_time_of(r, p, v, where);
+		load_dump_info_of(r, p, v, where);
+		load_guard_of(r, p, v, where);
+	}
 }
 
 /* The checks that come first, so that a file that is not a dump at all
@@ -1489,6 +1634,7 @@ static int build(asp_dump_t *d, const char *file, json_t *root, char *err)
 	load_snapshots(&r, d, root);
 	load_snapshot_info(&r, d, root);
 	load_rss(&r, d, root);
+	load_processes(&r, d, root);
 	if (r.failed) {
 		asp_dump_free(d);
 		return -EINVAL;
@@ -1584,6 +1730,10 @@ void asp_dump_free(asp_dump_t *d)
 	free(d->details);
 	free(d->frames);
 	free(d->modules);
+	free(d->processes);
+	for (size_t i = 0; d->process_dumps && i < d->nprocesses; i++)
+		asp_dump_free(&d->process_dumps[i]);
+	free(d->process_dumps);
 	json_decref(d->root);
 	memset(d, 0, sizeof *d);
 }

@@ -51,6 +51,9 @@ typedef struct asp_thread {
 	const char *name;
 	uint64_t allocs, frees, bytes_allocated;
 	uint64_t ref_acquires, ref_releases;
+	bool has_exited, exited;	/* "exited", when the dump says */
+	bool has_pid;		/* a merged dump's: the thread's process */
+	int64_t pid;
 } asp_thread_t;
 
 typedef struct asp_bucket {
@@ -70,6 +73,7 @@ typedef struct asp_record {
 	uint64_t indirect_bytes, indirect_blocks;
 	size_t stack;		/* index into asp_dump_t.stacks */
 	bool suppressed;
+	const char *suppression;	/* the entry that suppressed it, or NULL */
 	const char *alloc_fn;	/* NULL when the dump does not say */
 	uint64_t alloc_pc;	/* the shim's interposer; 0 when not said */
 	/* The allocation frames valgrind would show ("malloc", "strdup"). */
@@ -187,6 +191,8 @@ typedef struct asp_thread_stack {
 	size_t stack;		/* index into asp_dump_t.stacks */
 	uint64_t samples;	/* sampled dumps only */
 	uint64_t allocs, bytes;
+	bool has_pid;		/* a merged dump's: the thread's process */
+	int64_t pid;
 } asp_thread_stack_t;
 
 /* Who held the memory of a snapshot: one stack's blocks (estimates in a
@@ -225,6 +231,8 @@ typedef struct asp_module {
 	const char *path;
 	uint64_t base;		/* load bias (dlpi_addr) */
 	uint64_t end;		/* 0 when the dump does not say */
+	bool has_start;
+	uint64_t start;		/* its lowest segment's start, when the dump says */
 	const char *build_id;	/* lower-case hex, NULL when absent */
 } asp_module_t;
 
@@ -244,6 +252,18 @@ typedef struct asp_rss {
 	uint64_t arena_heaps, nlarge_blocks, nthread_stacks;
 } asp_rss_t;
 
+/* The options a dump was written with that no report reads ("options":
+ * ALLOCSPY_UNWIND, _OUTPUT, _FREERES, _SNAPSHOTS, _INTERVAL_MS, _SAMPLE
+ * and _GUARD), kept for merge to write again: NULL or has_ false where
+ * the dump does not say. */
+typedef struct asp_options {
+	const char *unwind, *output, *freeres;
+	bool has_snapshots, has_interval_ms, has_sample, has_guard;
+	uint64_t snapshots, interval_ms, sample, guard;
+} asp_options_t;
+
+struct asp_process;
+
 typedef struct asp_dump {
 	const char *file;	/* the name it was loaded from */
 	const char *label;	/* compare's and html's name for it (--label),
@@ -251,6 +271,8 @@ typedef struct asp_dump {
 	json_t *root;		/* owns every string below */
 
 	int64_t pid;
+	bool has_ppid;
+	int64_t ppid;
 	const char *exe;
 	const char **argv;
 	size_t argc;
@@ -258,20 +280,29 @@ typedef struct asp_dump {
 	bool sampled;		/* "sample": the per-stack figures (stack_stats,
 				 * thread_stacks, snapshot detail) are estimates */
 	uint64_t sample_bytes;	/* sample.mean_bytes */
+	bool has_sample_seed;	/* false in a merged dump */
 	uint64_t sample_seed;	/* sample.seed */
 	enum asp_reason reason;
 	bool has_dump_t;
 	double dump_t_s;	/* dump.t_s */
 	int signal;		/* ASP_REASON_SIGNAL: its number and name */
 	const char *signal_name;
+	bool has_freeres, freeres;	/* dump.freeres: at exit, whether the
+					 * libraries' memory was freed */
 	const char *leak_check;	/* options.leak_check, or NULL */
 	uint64_t backtrace;	/* options.backtrace: the most frames a stack
 				 * keeps; 0 when the dump does not say */
+	asp_options_t options;
 	double wall_s, user_s, sys_s;
+	bool has_start_unix;
+	double start_unix;	/* time.start_unix: its start, seconds since 1970 */
 
 	uint64_t allocs, frees, bytes_allocated, in_use_blocks;
+	bool has_failed, has_untracked_frees;	/* heap.failed, .untracked_frees */
+	uint64_t failed, untracked_frees;
 	bool has_in_use_bytes, has_peak;	/* false: null (count mode) */
 	uint64_t in_use_bytes, peak_bytes;
+	bool has_peak_bytes_bound;
 	uint64_t peak_bytes_bound;	/* 0: exact, or absent */
 	bool has_peak_t;
 	double peak_t_s;
@@ -302,6 +333,7 @@ typedef struct asp_dump {
 	size_t nrecords;
 	asp_stack_t *stacks;
 	size_t nstacks;
+	bool has_stack_stats, has_thread_stacks;	/* the keys, maybe empty */
 	asp_stack_stat_t *stack_stats;	/* largest first, as the dump lists them */
 	size_t nstack_stats;
 	uint64_t stack_stats_omitted;	/* stacks left out of stack_stats */
@@ -319,7 +351,18 @@ typedef struct asp_dump {
 	uint64_t *frames;	/* storage for every stack's frames */
 	asp_module_t *modules;
 	size_t nmodules;
+	struct asp_process *processes;	/* a merged dump's ("processes") */
+	size_t nprocesses;
+	struct asp_dump *process_dumps;	/* storage for their parts */
 } asp_dump_t;
+
+/* One process of a merged dump: the parts of its own dump that
+ * "processes" keeps (its pid, ppid, exe and argv, file, heap, time, dump
+ * and guard; the rest of d is empty), and when it started. */
+typedef struct asp_process {
+	const asp_dump_t *d;
+	double start_s;		/* seconds after the first process's start */
+} asp_process_t;
 
 /* Loads FILE into d. Returns 0, or a negative errno (-EINVAL: not a valid
  * dump) with a one-line reason in err, without the file name; d then holds

@@ -2,6 +2,10 @@
  * forking server, a test suite, a fleet) added up into one dump that every
  * command and every export reads.
  *
+ * The loaded dumps make one model of a dump (load.h), which dump_write
+ * writes as the shim writes a dump; the merged dump is then loaded back,
+ * as any reader will, so that merge never writes one they refuse.
+ *
  * Counts add up, saturating at the dump's largest count. The processes
  * are kept one by one in "processes".
  *
@@ -29,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dump_write.h"
 #include "msg.h"
 #include "summary.h"
 
@@ -37,9 +42,6 @@
 
 /* The loader's largest time, in seconds. */
 #define MAX_SECONDS 1e9
-
-/* The latest start time accepted, in seconds since the epoch (year 5138). */
-#define MAX_START_UNIX 1e11
 
 typedef unsigned __int128 u128;
 
@@ -54,45 +56,43 @@ struct mod {
 	uint64_t base;		/* its base in the merged dump */
 };
 
+/* A module of one dump, as the merge sees it. */
+struct inmod {
+	uint64_t lim;		/* its end: the dump's, or past its last frame */
+	uint64_t reach;		/* past the last address in it */
+	size_t merged;		/* its index in the merged list */
+};
+
 /* One dump, as the merge sees it. */
 struct in {
 	const asp_dump_t *d;
 	double start;		/* time.start_unix, or 0 */
 	double offset;		/* its start after the first one's, in seconds */
 	size_t *by_base;	/* its modules' indexes, by base */
-	uint64_t *lim;		/* each module's end: the dump's, or past its last frame */
-	uint64_t *reach;	/* past the last address in each module */
-	size_t *mod;		/* each module's index in the merged list */
-	size_t *stack;		/* each stack's index in the merged list */
-};
-
-struct mstack {
-	uint64_t *frames;
-	size_t n;
+	struct inmod *mod;	/* by module */
+	size_t *stack;		/* each stack's index in the merged list (in
+				 * merge.stack) */
 };
 
 struct merge {
 	const asp_dump_t *d;
 	size_t n;
 	struct in *in;
+	asp_dump_t *out;	/* the merged dump: every array its own */
 	struct mod *mods;
 	size_t nmods, capmods;
-	uint64_t *loose;	/* addresses in no module, sorted, distinct */
+	uint64_t *loose;	/* addresses in no module, sorted, distinct
+				 * (modules() to place()) */
 	size_t nloose;
 	uint64_t top;		/* above every address of every dump */
-	struct mstack *stacks;
-	size_t nstacks;
-	size_t *table;		/* the stacks by hash: index + 1, or 0 */
+	size_t nframes;		/* of out->frames, those of its stacks */
+	size_t *stack;		/* every dump's in.stack, one after the other */
+	size_t *table;		/* the stacks by hash: index + 1, or 0 (stacks()) */
 	size_t table_size;
-	bool oom;		/* a JSON value could not be made */
+	bool all_start;		/* every dump has time.start_unix */
 	bool leak_part;		/* every dump has a leak part */
 	char *err;
 	size_t *bad;
-	/* What the snapshots found, for the heap and stack_stats. */
-	bool has_snapshots;
-	uint64_t snap_peak;	/* the largest merged snapshot's bytes */
-	double snap_peak_t;
-	uint64_t *peak_bytes, *peak_blocks;	/* by merged stack, at that one */
 };
 
 static int fail(struct merge *m, size_t k, const char *fmt, ...)
@@ -114,76 +114,29 @@ static uint64_t sat(u128 v)
 	return v > ASP_DUMP_MAX ? ASP_DUMP_MAX : (uint64_t)v;
 }
 
-/* --- JSON --------------------------------------------------------------------- */
-
-/* Each records a value that could not be made, or stored. */
-static void put(struct merge *m, json_t *obj, const char *key, json_t *v)
+/* *to += v, saturating: as the sum saturated once, for counts only grow. */
+static void add(uint64_t *to, uint64_t v)
 {
-	if (!v || json_object_set_new(obj, key, v) < 0)
-		m->oom = true;
+	*to = sat((u128)*to + v);
 }
 
-static void append(struct merge *m, json_t *arr, json_t *v)
+/* An array of n elements of size (one at least), or NULL. */
+static void *array(size_t n, size_t size)
 {
-	if (!v || json_array_append_new(arr, v) < 0)
-		m->oom = true;
-}
-
-static json_t *jint(uint64_t v)
-{
-	return json_integer((json_int_t)v);
-}
-
-/* A copy of the member key of the dump's object at path (NULL: none). */
-static json_t *raw(const asp_dump_t *d, const char *obj, const char *key)
-{
-	json_t *o = obj ? json_object_get(d->root, obj) : d->root;
-
-	return json_object_get(o, key);
-}
-
-/* A non-negative integer member of a dump's object, when it has one. */
-static bool raw_count(const asp_dump_t *d, const char *obj, const char *key,
-		      uint64_t *out)
-{
-	json_t *v = raw(d, obj, key);
-
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return false;
-	*out = (uint64_t)json_integer_value(v);
-	return true;
+	return calloc(n ? n : 1, size);
 }
 
 /* --- the inputs ---------------------------------------------------------------- */
 
-/* A time in seconds of a dump's JSON: present, a number in [0, max]. */
-static int get_time(struct merge *m, size_t k, json_t *v, const char *what,
-		    double max, double *out)
-{
-	double t;
-
-	if (!json_is_number(v))
-		return fail(m, k, "%s: expected a number, found %s", what,
-			    v ? "another type" : "nothing");
-	t = json_number_value(v);
-	if (!(t >= 0 && t <= max))
-		return fail(m, k, "%s: %g is out of range", what, t);
-	*out = t;
-	return 0;
-}
-
-/* The checks no loader makes: the modes agree, the start times and the
- * processes of an earlier merge are sound. Then each dump's offset. */
+/* The checks no loader makes: the modes agree, and the times fit. Then
+ * each dump's offset. */
 static int check_inputs(struct merge *m)
 {
-	bool all_start = true;
 	double first = 0;
 
+	m->all_start = true;
 	for (size_t k = 0; k < m->n; k++) {
 		const asp_dump_t *d = &m->d[k];
-		json_t *procs = raw(d, NULL, "processes"), *v;
-		size_t i;
-		int rc;
 
 		if (d->count_mode != m->d[0].count_mode)
 			return fail(m, k, "a %s-mode dump cannot be merged with %s, a "
@@ -195,31 +148,10 @@ static int check_inputs(struct merge *m)
 				    "sampled differently cannot be merged",
 				    (unsigned long long)d->sample_bytes,
 				    (unsigned long long)m->d[0].sample_bytes, m->d[0].file);
-		v = raw(d, "time", "start_unix");
-		if (v) {
-			rc = get_time(m, k, v, "time.start_unix", MAX_START_UNIX,
-				      &m->in[k].start);
-			if (rc < 0)
-				return rc;
-		} else {
-			all_start = false;
-		}
-		if (procs && !json_is_array(procs))
-			return fail(m, k, "processes: expected an array");
-		json_array_foreach(procs, i, v) {
-			char what[64];
-			double t;
-
-			snprintf(what, sizeof what, "processes[%zu].start_s", i);
-			if (!json_is_object(v))
-				return fail(m, k, "processes[%zu]: expected an object", i);
-			rc = get_time(m, k, json_object_get(v, "start_s"), what,
-				      MAX_SECONDS, &t);
-			if (rc < 0)
-				return rc;
-		}
+		m->in[k].start = d->start_unix;
+		m->all_start = m->all_start && d->has_start_unix;
 	}
-	if (!all_start) {
+	if (!m->all_start) {
 		asp_warn("not every dump has time.start_unix: their times are "
 			 "taken to start together");
 		for (size_t k = 0; k < m->n; k++)
@@ -278,7 +210,7 @@ static long module_at(const struct in *in, uint64_t addr)
 	if (lo == 0)
 		return -1;
 	i = in->by_base[lo - 1];
-	return addr < in->lim[i] ? (long)i : -1;
+	return addr < in->mod[i].lim ? (long)i : -1;
 }
 
 /* Calls fn for every address of a dump: its stacks' frames and the loss
@@ -335,8 +267,8 @@ static void grow_module(void *arg, uint64_t addr)
 	struct in *in = arg;
 	long i = module_at(in, addr);
 
-	if (i >= 0 && addr >= in->reach[i])
-		in->reach[i] = addr + 1;
+	if (i >= 0 && addr >= in->mod[i].reach)
+		in->mod[i].reach = addr + 1;
 }
 
 /* Counts the loose addresses of a dump, or with m->loose, lists them. */
@@ -394,21 +326,18 @@ static uint64_t align_up(uint64_t v)
 	return (v + MODULE_ALIGN - 1) & ~(MODULE_ALIGN - 1);
 }
 
-/* Every dump's module ends, loose addresses and merged modules, placed. */
+/* Every dump's module ends, the merged modules, and the loose addresses. */
 static int modules(struct merge *m)
 {
 	size_t total = 0;
-	uint64_t top;
 
 	for (size_t k = 0; k < m->n; k++) {
 		struct in *in = &m->in[k];
 		const asp_dump_t *d = in->d;
 
-		in->by_base = calloc(d->nmodules + 1, sizeof *in->by_base);
-		in->lim = calloc(d->nmodules + 1, sizeof *in->lim);
-		in->mod = calloc(d->nmodules + 1, sizeof *in->mod);
-		in->reach = calloc(d->nmodules + 1, sizeof *in->reach);
-		if (!in->by_base || !in->lim || !in->mod || !in->reach)
+		in->by_base = array(d->nmodules, sizeof *in->by_base);
+		in->mod = array(d->nmodules, sizeof *in->mod);
+		if (!in->by_base || !in->mod)
 			return -ENOMEM;
 		for (size_t i = 0; i < d->nmodules; i++) {
 			long x = module_of(m, &d->modules[i]);
@@ -416,8 +345,8 @@ static int modules(struct merge *m)
 			if (x < 0)
 				return -ENOMEM;
 			in->by_base[i] = i;
-			in->mod[i] = (size_t)x;
-			in->lim[i] = d->modules[i].end ? d->modules[i].end : UINT64_MAX;
+			in->mod[i].merged = (size_t)x;
+			in->mod[i].lim = d->modules[i].end ? d->modules[i].end : UINT64_MAX;
 		}
 		qsort_r(in->by_base, d->nmodules, sizeof *in->by_base, by_base,
 			(void *)d);
@@ -425,25 +354,19 @@ static int modules(struct merge *m)
 		each_address(d, grow_module, in);
 		for (size_t i = 0; i < d->nmodules; i++) {
 			const asp_module_t *x = &d->modules[i];
-			struct mod *y = &m->mods[in->mod[i]];
+			struct inmod *im = &in->mod[i];
+			struct mod *y = &m->mods[im->merged];
 
 			if (!x->end)
-				in->lim[i] = in->reach[i] > x->base ? in->reach[i] :
-					     x->base + 1;
-			if (in->lim[i] - x->base > y->size)
-				y->size = in->lim[i] - x->base;
-			if (in->lim[i] > m->top)
-				m->top = in->lim[i];
-			if (!y->has_start) {
-				json_t *s = json_object_get(json_array_get(
-					raw(d, NULL, "modules"), i), "start");
-
-				if (json_is_integer(s) && json_integer_value(s) >= 0 &&
-				    (uint64_t)json_integer_value(s) >= x->base &&
-				    (uint64_t)json_integer_value(s) < in->lim[i]) {
-					y->has_start = true;
-					y->start_off = (uint64_t)json_integer_value(s) - x->base;
-				}
+				im->lim = im->reach > x->base ? im->reach : x->base + 1;
+			if (im->lim - x->base > y->size)
+				y->size = im->lim - x->base;
+			if (im->lim > m->top)
+				m->top = im->lim;
+			if (!y->has_start && x->has_start && x->start >= x->base &&
+			    x->start < im->lim) {
+				y->has_start = true;
+				y->start_off = x->start - x->base;
 			}
 		}
 		{
@@ -467,27 +390,40 @@ static int modules(struct merge *m)
 		if (i == 0 || m->loose[i] != m->loose[total - 1])
 			m->loose[total++] = m->loose[i];
 	m->nloose = total;
+	return 0;
+}
+
+/* Each merged module at its base in the first dump that has it, unless
+ * that range is taken; else above every address. Then the loose
+ * addresses are of no more use. */
+static int place(struct merge *m)
+{
+	uint64_t top;
+	int rc = 0;
+
 	for (size_t i = 0; i < m->nmods; i++)
 		if (m->mods[i].want <= ASP_DUMP_MAX - m->mods[i].size &&
 		    m->mods[i].want + m->mods[i].size > m->top)
 			m->top = m->mods[i].want + m->mods[i].size;
 	top = align_up(m->top);
-	for (size_t i = 0; i < m->nmods; i++) {
+	for (size_t i = 0; i < m->nmods && rc == 0; i++) {
 		struct mod *x = &m->mods[i];
 
 		if (x->want <= ASP_DUMP_MAX - x->size &&
 		    !taken(m, i, x->want, x->want + x->size) &&
 		    !loose_in(m, x->want, x->want + x->size)) {
 			x->base = x->want;
-			continue;
+		} else if (!top || top > ASP_DUMP_MAX - x->size) {
+			rc = fail(m, 0, "the modules of the dumps do not fit in one "
+				  "address space");
+		} else {
+			x->base = top;
+			top = align_up(top + x->size);
 		}
-		if (!top || top > ASP_DUMP_MAX - x->size)
-			return fail(m, 0, "the modules of the dumps do not fit in one "
-				    "address space");
-		x->base = top;
-		top = align_up(top + x->size);
 	}
-	return 0;
+	free(m->loose);
+	m->loose = NULL;
+	return rc;
 }
 
 /* addr of dump in, in the merged modules. */
@@ -497,7 +433,33 @@ static uint64_t rebase(const struct merge *m, const struct in *in, uint64_t addr
 
 	if (i < 0)
 		return addr;
-	return m->mods[in->mod[i]].base + (addr - in->d->modules[i].base);
+	return m->mods[in->mod[i].merged].base + (addr - in->d->modules[i].base);
+}
+
+/* An interposer's address, moved as the frames are; 0 (not said) stays. */
+static uint64_t rebase_pc(const struct merge *m, const struct in *in, uint64_t pc)
+{
+	return pc ? rebase(m, in, pc) : 0;
+}
+
+/* The merged modules. */
+static int modules_out(struct merge *m)
+{
+	asp_dump_t *o = m->out;
+
+	if (!(o->modules = array(m->nmods, sizeof *o->modules)))
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nmods; i++) {
+		const struct mod *x = &m->mods[i];
+
+		o->modules[i] = (asp_module_t){
+			.path = x->path, .base = x->base, .end = x->base + x->size,
+			.has_start = x->has_start, .start = x->base + x->start_off,
+			.build_id = x->build_id,
+		};
+	}
+	o->nmodules = m->nmods;
+	return 0;
 }
 
 /* --- stacks ----------------------------------------------------------------------- */
@@ -514,96 +476,70 @@ static size_t hash_frames(const uint64_t *f, size_t n)
 	return (size_t)h;
 }
 
-/* The merged index of the stack f[0..n) (taken over, or freed when the
- * list has it already). */
-static long intern(struct merge *m, uint64_t *f, size_t n)
+/* The merged index of the stack of n frames at the end of out->frames:
+ * kept there, or left for the next one when the list has it already. */
+static size_t intern(struct merge *m, size_t n)
 {
+	asp_dump_t *o = m->out;
+	const uint64_t *f = o->frames + m->nframes;
 	size_t h = hash_frames(f, n) & (m->table_size - 1);
 
 	while (m->table[h]) {
-		struct mstack *s = &m->stacks[m->table[h] - 1];
+		const asp_stack_t *s = &o->stacks[m->table[h] - 1];
 
-		if (s->n == n && (n == 0 || memcmp(s->frames, f, n * sizeof *f) == 0)) {
-			free(f);
-			return (long)(m->table[h] - 1);
-		}
+		if (s->n == n && (n == 0 || memcmp(s->frames, f, n * sizeof *f) == 0))
+			return m->table[h] - 1;
 		h = (h + 1) & (m->table_size - 1);
 	}
-	m->stacks[m->nstacks] = (struct mstack){ f, n };
-	m->table[h] = ++m->nstacks;
-	return (long)(m->nstacks - 1);
+	o->stacks[o->nstacks] = (asp_stack_t){ .n = n, .frames = f };
+	m->nframes += n;
+	m->table[h] = ++o->nstacks;
+	return o->nstacks - 1;
 }
 
+/* Every dump's stacks, their frames moved with the modules, each distinct
+ * one once; cut at the depth limit when one of those it stands for is. */
 static int stacks(struct merge *m)
 {
-	size_t total = 0;
+	asp_dump_t *o = m->out;
+	size_t total = 0, frames = 0;
 
-	for (size_t k = 0; k < m->n; k++)
+	for (size_t k = 0; k < m->n; k++) {
 		total += m->d[k].nstacks;
+		for (size_t i = 0; i < m->d[k].nstacks; i++)
+			frames += m->d[k].stacks[i].n;
+	}
 	m->table_size = 16;
 	while (m->table_size < 2 * total)
 		m->table_size *= 2;
 	m->table = calloc(m->table_size, sizeof *m->table);
-	m->stacks = calloc(total + 1, sizeof *m->stacks);
-	if (!m->table || !m->stacks)
+	m->stack = array(total, sizeof *m->stack);
+	o->stacks = array(total, sizeof *o->stacks);
+	o->frames = array(frames, sizeof *o->frames);
+	if (!m->table || !m->stack || !o->stacks || !o->frames) {
+		free(m->table);
 		return -ENOMEM;
+	}
+	total = 0;
 	for (size_t k = 0; k < m->n; k++) {
 		struct in *in = &m->in[k];
 		const asp_dump_t *d = in->d;
 
-		in->stack = calloc(d->nstacks + 1, sizeof *in->stack);
-		if (!in->stack)
-			return -ENOMEM;
+		in->stack = m->stack + total;
+		total += d->nstacks;
 		for (size_t i = 0; i < d->nstacks; i++) {
 			const asp_stack_t *s = &d->stacks[i];
-			uint64_t *f = malloc((s->n ? s->n : 1) * sizeof *f);
+			size_t x;
 
-			if (!f)
-				return -ENOMEM;
 			for (size_t j = 0; j < s->n; j++)
-				f[j] = rebase(m, in, s->frames[j]);
-			in->stack[i] = (size_t)intern(m, f, s->n);
+				o->frames[m->nframes + j] = rebase(m, in, s->frames[j]);
+			x = intern(m, s->n);
+			o->stacks[x].truncated = o->stacks[x].truncated || s->truncated;
+			in->stack[i] = x;
 		}
 	}
+	free(m->table);
 	return 0;
-}
-
-static json_t *stacks_json(struct merge *m)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; a && i < m->nstacks; i++) {
-		json_t *s = json_array();
-
-		for (size_t j = 0; s && j < m->stacks[i].n; j++)
-			append(m, s, jint(m->stacks[i].frames[j]));
-		append(m, a, s);
-	}
-	return a;
-}
-
-static json_t *modules_json(struct merge *m)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; a && i < m->nmods; i++) {
-		const struct mod *x = &m->mods[i];
-		json_t *o = json_object();
-
-		if (!o) {
-			m->oom = true;
-			break;
-		}
-		put(m, o, "path", json_string(x->path));
-		put(m, o, "base", jint(x->base));
-		if (x->has_start)
-			put(m, o, "start", jint(x->base + x->start_off));
-		put(m, o, "end", jint(x->base + x->size));
-		if (x->build_id)
-			put(m, o, "build_id", json_string(x->build_id));
-		append(m, a, o);
-	}
-	return a;
 }
 
 /* --- snapshots --------------------------------------------------------------------- */
@@ -615,7 +551,6 @@ static double end_of(const struct merge *m, size_t k)
 
 	return m->in[k].offset + (d->has_dump_t ? d->dump_t_s : d->wall_s);
 }
-
 
 /* One snapshot of one dump, on the merged clock; j SIZE_MAX: the dump's
  * end, after which its process holds nothing. */
@@ -675,12 +610,16 @@ static void advance(struct merge *m, struct sums *s, size_t k, size_t j)
 	}
 }
 
-/* Who held the memory, by merged stack. */
+/* Who held the memory, by merged stack; and the merged snapshots' detail
+ * entries, one array for all of them. */
 struct held {
 	u128 *bytes, *blocks;
 	size_t *used;		/* the stacks with an entry */
 	size_t nused;
 	bool *in;
+	asp_detail_t *v;
+	size_t n, cap;
+	size_t *at;		/* by merged snapshot: its first entry in v */
 };
 
 static int by_held(const void *pa, const void *pb, void *arg)
@@ -693,14 +632,13 @@ static int by_held(const void *pa, const void *pb, void *arg)
 	return a < b ? -1 : a > b;
 }
 
-/* The detail of a merged snapshot of bytes and blocks: the details of the
- * processes whose latest snapshot has one, by merged stack, largest first,
- * within the snapshot's figures. With peak, each stack's share goes to
- * m->peak_bytes and m->peak_blocks. */
-static json_t *detail_json(struct merge *m, struct held *h, const struct sums *s,
-			   uint64_t bytes, uint64_t blocks, bool peak)
+/* The detail of merged snapshot s: the details of the processes whose
+ * latest snapshot has one, by merged stack, largest first, within the
+ * snapshot's figures, appended to h->v. */
+static int detail(struct merge *m, struct held *h, const struct sums *s,
+		  asp_snapshot_t *snap)
 {
-	json_t *a = json_array();
+	uint64_t bytes = snap->in_use_bytes, blocks = snap->in_use_blocks;
 
 	h->nused = 0;
 	for (size_t k = 0; k < m->n; k++) {
@@ -721,6 +659,16 @@ static json_t *detail_json(struct merge *m, struct held *h, const struct sums *s
 			h->blocks[x] += v->detail[i].blocks;
 		}
 	}
+	if (h->n + h->nused > h->cap) {
+		size_t cap = 2 * h->cap + h->nused + 64;
+		asp_detail_t *v = realloc(h->v, cap * sizeof *v);
+
+		if (!v)
+			return -ENOMEM;
+		h->v = v;
+		h->cap = cap;
+	}
+	snap->has_detail = true;
 	qsort_r(h->used, h->nused, sizeof *h->used, by_held, h);
 	for (size_t i = 0; i < h->nused; i++) {
 		size_t x = h->used[i];
@@ -735,34 +683,25 @@ static json_t *detail_json(struct merge *m, struct held *h, const struct sums *s
 			bytes -= b;
 			blocks -= n;
 		}
-		if (peak) {
-			m->peak_bytes[x] = b;
-			m->peak_blocks[x] = n;
-		}
-		if (!b && !n)
-			continue;
-		if (a)
-			append(m, a, json_pack("{s:o,s:o,s:o}", "stack", jint(x),
-					       m->d[0].sampled ? "est_bytes" : "bytes", jint(b),
-					       m->d[0].sampled ? "est_blocks" : "blocks", jint(n)));
+		if (b || n)
+			h->v[h->n + snap->ndetail++] = (asp_detail_t){ x, b, n };
 	}
-	return a;
+	h->n += snap->ndetail;
+	return 0;
 }
 
-/* "snapshots": the merged heap over time; NULL with m->has_snapshots
- * false when some dump has none. */
-static int snapshots(struct merge *m, json_t **out)
+/* "snapshots": the merged heap over time; none when some dump has none. */
+static int snapshots(struct merge *m)
 {
+	asp_dump_t *o = m->out;
 	struct sums s = {0};
 	struct held h = {0};
 	struct ev *ev;
 	size_t nev = 0, ngroups = 0, peak = 0, g;
 	uint64_t peak_val = 0;
 	double last_end = 0;
-	json_t *a;
 	int rc = -ENOMEM;
 
-	*out = NULL;
 	for (size_t k = 0; k < m->n; k++) {
 		if (!m->d[k].nsnapshots) {
 			if (!m->d[0].count_mode)
@@ -772,18 +711,14 @@ static int snapshots(struct merge *m, json_t **out)
 		}
 		nev += m->d[k].nsnapshots;
 	}
-	ev = calloc(nev + m->n + 1, sizeof *ev);
-	s.latest = calloc(m->n, sizeof *s.latest);
-	s.ended = calloc(m->n, sizeof *s.ended);
-	h.bytes = calloc(m->nstacks + 1, sizeof *h.bytes);
-	h.blocks = calloc(m->nstacks + 1, sizeof *h.blocks);
-	h.used = calloc(m->nstacks + 1, sizeof *h.used);
-	h.in = calloc(m->nstacks + 1, sizeof *h.in);
-	m->peak_bytes = calloc(m->nstacks + 1, sizeof *m->peak_bytes);
-	m->peak_blocks = calloc(m->nstacks + 1, sizeof *m->peak_blocks);
-	a = json_array();
-	if (!ev || !s.latest || !s.ended || !h.bytes || !h.blocks || !h.used || !h.in ||
-	    !m->peak_bytes || !m->peak_blocks || !a)
+	ev = array(nev + m->n, sizeof *ev);
+	s.latest = array(m->n, sizeof *s.latest);
+	s.ended = array(m->n, sizeof *s.ended);
+	h.bytes = array(o->nstacks, sizeof *h.bytes);
+	h.blocks = array(o->nstacks, sizeof *h.blocks);
+	h.used = array(o->nstacks, sizeof *h.used);
+	h.in = array(o->nstacks, sizeof *h.in);
+	if (!ev || !s.latest || !s.ended || !h.bytes || !h.blocks || !h.used || !h.in)
 		goto done;
 	nev = 0;
 	for (size_t k = 0; k < m->n; k++)
@@ -805,10 +740,8 @@ static int snapshots(struct merge *m, json_t **out)
 	qsort(ev, nev, sizeof *ev, by_time);
 	/* First the sums at each instant, for the peak: the largest, the
 	 * first of equals. */
-	for (size_t k = 0; k < m->n; k++) {
+	for (size_t k = 0; k < m->n; k++)
 		s.latest[k] = SIZE_MAX;
-		s.ended[k] = false;
-	}
 	for (size_t e = 0; e < nev; ngroups++) {
 		double t = ev[e].t;
 
@@ -821,6 +754,10 @@ static int snapshots(struct merge *m, json_t **out)
 	}
 	/* Then the snapshots: with detail where one of the processes took a
 	 * detailed one, and at the peak. */
+	o->snapshots = array(ngroups, sizeof *o->snapshots);
+	h.at = array(ngroups, sizeof *h.at);
+	if (!o->snapshots || !h.at)
+		goto done;
 	s.alloc = s.freed = s.bytes = s.blocks = 0;
 	for (size_t k = 0; k < m->n; k++) {
 		s.latest[k] = SIZE_MAX;
@@ -828,39 +765,35 @@ static int snapshots(struct merge *m, json_t **out)
 	}
 	g = 0;
 	for (size_t e = 0; e < nev; g++) {
+		asp_snapshot_t *v = &o->snapshots[g];
 		double t = ev[e].t;
 		bool detailed = g == peak;
-		json_t *o;
 
 		for (; e < nev && ev[e].t == t; e++) {
 			advance(m, &s, ev[e].k, ev[e].j);
 			detailed = detailed || (ev[e].j != SIZE_MAX &&
 						m->d[ev[e].k].snapshots[ev[e].j].has_detail);
 		}
-		o = json_object();
-		if (!o)
+		*v = (asp_snapshot_t){
+			.t_s = t, .bytes_allocated = sat(s.alloc), .bytes_freed = sat(s.freed),
+			.in_use_bytes = sat(s.bytes), .in_use_blocks = sat(s.blocks),
+			.peak = g == peak,
+		};
+		if (v->peak)
+			o->peak_snapshot = g;
+		h.at[g] = h.n;
+		if (detailed && detail(m, &h, &s, v) < 0)
 			goto done;
-		put(m, o, "t_s", json_real(t));
-		put(m, o, "bytes_allocated", jint(sat(s.alloc)));
-		put(m, o, "bytes_freed", jint(sat(s.freed)));
-		put(m, o, "in_use_bytes", jint(sat(s.bytes)));
-		put(m, o, "in_use_blocks", jint(sat(s.blocks)));
-		if (g == peak) {
-			put(m, o, "peak", json_true());
-			m->snap_peak = sat(s.bytes);
-			m->snap_peak_t = t;
-		}
-		if (detailed)
-			put(m, o, "detail", detail_json(m, &h, &s, sat(s.bytes),
-							sat(s.blocks), g == peak));
-		append(m, a, o);
 	}
-	m->has_snapshots = true;
-	*out = a;
-	a = NULL;
+	o->nsnapshots = ngroups;
+	/* The entries are where they stay: each snapshot's detail, in them. */
+	o->details = h.v;
+	h.v = NULL;
+	for (g = 0; g < ngroups; g++)
+		if (o->snapshots[g].has_detail)
+			o->snapshots[g].detail = o->details + h.at[g];
 	rc = 0;
 done:
-	json_decref(a);
 	free(ev);
 	free(s.latest);
 	free(s.ended);
@@ -868,22 +801,22 @@ done:
 	free(h.blocks);
 	free(h.used);
 	free(h.in);
+	free(h.v);
+	free(h.at);
 	return rc;
 }
 
-static json_t *snapshot_info_json(struct merge *m)
+static void snapshot_info(struct merge *m)
 {
-	bool callers = true;
-	u128 max = 0;
+	asp_dump_t *o = m->out;
 
+	o->has_snapshot_info = o->detail_callers = true;
 	for (size_t k = 0; k < m->n; k++) {
 		const asp_dump_t *d = &m->d[k];
 
-		max += d->has_snapshot_info ? d->snapshot_max : d->nsnapshots;
-		callers = callers && d->has_snapshot_info && d->detail_callers;
+		add(&o->snapshot_max, d->has_snapshot_info ? d->snapshot_max : d->nsnapshots);
+		o->detail_callers = o->detail_callers && d->has_snapshot_info && d->detail_callers;
 	}
-	return json_pack("{s:o,s:s}", "max", jint(sat(max)),
-			 "detail", callers ? "callers" : "stacks");
 }
 
 /* --- the heap and the tables ---------------------------------------------------------- */
@@ -936,35 +869,31 @@ static u128 together(struct merge *m)
 	return most;
 }
 
-static json_t *heap_json(struct merge *m)
+static void heap(struct merge *m)
 {
-	u128 sum[6] = {0}, bounds = 0;
-	uint64_t failed = 0, untracked = 0, peak = 0, v;
-	bool has_failed = true, has_untracked = true, has_peak = true;
-	bool has_temp = true, has_in_use = true, has_peak_t = false;
+	asp_dump_t *o = m->out;
+	bool has_peak_t = false;
 	double peak_t = 0, end = 0;
-	json_t *h;
+	uint64_t peak = 0, bound;
 
+	o->has_failed = o->has_untracked_frees = o->has_temporary = true;
+	o->has_in_use_bytes = o->has_peak = true;
 	for (size_t k = 0; k < m->n; k++) {
 		const asp_dump_t *d = &m->d[k];
 
-		sum[0] += d->allocs;
-		sum[1] += d->frees;
-		sum[2] += d->bytes_allocated;
-		sum[3] += d->in_use_blocks;
-		sum[4] += d->in_use_bytes;
-		sum[5] += d->temporary;
-		has_temp = has_temp && d->has_temporary;
-		has_in_use = has_in_use && d->has_in_use_bytes;
-		has_peak = has_peak && d->has_peak;
-		if (raw_count(d, "heap", "failed", &v))
-			failed = sat((u128)failed + v);
-		else
-			has_failed = false;
-		if (raw_count(d, "heap", "untracked_frees", &v))
-			untracked = sat((u128)untracked + v);
-		else
-			has_untracked = false;
+		add(&o->allocs, d->allocs);
+		add(&o->frees, d->frees);
+		add(&o->bytes_allocated, d->bytes_allocated);
+		add(&o->in_use_blocks, d->in_use_blocks);
+		add(&o->in_use_bytes, d->in_use_bytes);
+		add(&o->temporary, d->temporary);
+		add(&o->failed, d->failed);
+		add(&o->untracked_frees, d->untracked_frees);
+		o->has_temporary = o->has_temporary && d->has_temporary;
+		o->has_in_use_bytes = o->has_in_use_bytes && d->has_in_use_bytes;
+		o->has_peak = o->has_peak && d->has_peak;
+		o->has_failed = o->has_failed && d->has_failed;
+		o->has_untracked_frees = o->has_untracked_frees && d->has_untracked_frees;
 		if (end_of(m, k) > end)
 			end = end_of(m, k);
 		/* The largest of the processes' own peaks. */
@@ -974,106 +903,76 @@ static json_t *heap_json(struct merge *m)
 			peak_t = m->in[k].offset + d->peak_t_s;
 		}
 	}
-	h = json_pack("{s:o,s:o,s:o,s:o}", "allocs", jint(sat(sum[0])),
-		      "frees", jint(sat(sum[1])), "bytes_allocated", jint(sat(sum[2])),
-		      "in_use_blocks", jint(sat(sum[3])));
-	if (!h)
-		return NULL;
-	if (has_failed)
-		put(m, h, "failed", jint(failed));
-	if (has_untracked)
-		put(m, h, "untracked_frees", jint(untracked));
-	put(m, h, "in_use_bytes", has_in_use ? jint(sat(sum[4])) : json_null());
-	if (has_peak && m->has_snapshots && m->snap_peak >= peak) {
-		peak = m->snap_peak;
-		peak_t = m->snap_peak_t;
+	/* The figures some dumps lack are left out. */
+	o->in_use_bytes = o->has_in_use_bytes ? o->in_use_bytes : 0;
+	o->temporary = o->has_temporary ? o->temporary : 0;
+	o->failed = o->has_failed ? o->failed : 0;
+	o->untracked_frees = o->has_untracked_frees ? o->untracked_frees : 0;
+	if (!o->has_peak)
+		return;
+	if (o->nsnapshots && o->snapshots[o->peak_snapshot].in_use_bytes >= peak) {
+		peak = o->snapshots[o->peak_snapshot].in_use_bytes;
+		peak_t = o->snapshots[o->peak_snapshot].t_s;
 		has_peak_t = true;
 	}
 	/* Without snapshots, the processes may all have held what they
 	 * held at their ends at once: the peak is at least that. With them,
 	 * the snapshots say what they held together. */
-	if (has_peak && has_in_use && !m->has_snapshots && sat(sum[4]) > peak) {
-		peak = sat(sum[4]);
+	if (o->has_in_use_bytes && !o->nsnapshots && o->in_use_bytes > peak) {
+		peak = o->in_use_bytes;
 		peak_t = end;
 		has_peak_t = true;
 	}
-	put(m, h, "peak_bytes", has_peak ? jint(peak) : json_null());
-	if (has_peak) {
-		/* The true peak is at most the sum of the peaks of those that
-		 * ran at one time. */
-		bounds = together(m);
-		put(m, h, "peak_bytes_bound", jint(sat(bounds) > peak ?
-						   sat(bounds) - peak : 0));
-		if (has_peak_t)
-			put(m, h, "peak_t_s", json_real(peak_t));
-	}
-	if (has_temp)
-		put(m, h, "temporary", jint(sat(sum[5])));
-	return h;
+	o->peak_bytes = peak;
+	/* The true peak is at most the sum of the peaks of those that ran
+	 * at one time. */
+	bound = sat(together(m));
+	o->has_peak_bytes_bound = true;
+	o->peak_bytes_bound = bound > peak ? bound - peak : 0;
+	o->has_peak_t = has_peak_t;
+	o->peak_t_s = has_peak_t ? peak_t : 0;
 }
-
-struct fsum {
-	asp_fn_t f;
-	u128 calls, bytes, failed, null, temporary;
-	bool has_temporary;
-};
 
 static int by_fn(const void *a, const void *b)
 {
-	return asp_fn_cmp(&((const struct fsum *)a)->f, &((const struct fsum *)b)->f);
+	return asp_fn_cmp(a, b);
 }
 
-static int functions_json(struct merge *m, json_t **out)
+/* The functions of every dump, by name, added up. */
+static int functions(struct merge *m)
 {
-	size_t total = 0, n = 0;
-	struct fsum *v;
-	json_t *o;
+	asp_dump_t *o = m->out;
+	size_t total = 0;
 
 	for (size_t k = 0; k < m->n; k++)
 		total += m->d[k].nfns;
-	v = calloc(total + 1, sizeof *v);
-	if (!v)
+	if (!(o->fns = array(total, sizeof *o->fns)))
 		return -ENOMEM;
 	for (size_t k = 0; k < m->n; k++) {
 		for (size_t i = 0; i < m->d[k].nfns; i++) {
 			const asp_fn_t *f = &m->d[k].fns[i];
-			size_t j;
+			asp_fn_t *x = o->fns;
 
-			for (j = 0; j < n; j++)
-				if (strcmp(v[j].f.name, f->name) == 0)
-					break;
-			if (j == n) {
-				v[n++] = (struct fsum){ .f = *f, .has_temporary = true };
-			} else if (v[j].f.cls != f->cls) {
-				free(v);
+			while (x < o->fns + o->nfns && strcmp(x->name, f->name) != 0)
+				x++;
+			if (x == o->fns + o->nfns) {
+				o->fns[o->nfns++] = *f;
+				continue;
+			}
+			if (x->cls != f->cls)
 				return fail(m, k, "functions.%s: not the same kind of "
 					    "function as in the dumps before", f->name);
-			}
-			v[j].calls += f->calls;
-			v[j].bytes += f->bytes;
-			v[j].failed += f->failed;
-			v[j].null += f->null;
-			v[j].temporary += f->temporary;
-			v[j].has_temporary = v[j].has_temporary && f->has_temporary;
+			add(&x->calls, f->calls);
+			add(&x->bytes, f->bytes);
+			add(&x->failed, f->failed);
+			add(&x->null, f->null);
+			add(&x->temporary, f->temporary);
+			x->has_temporary = x->has_temporary && f->has_temporary;
 		}
 	}
-	qsort(v, n, sizeof *v, by_fn);
-	o = json_object();
-	for (size_t j = 0; o && j < n; j++) {
-		json_t *x = json_pack("{s:o}", "calls", jint(sat(v[j].calls)));
-
-		if (x && v[j].f.cls == ASP_FN_ALLOC) {
-			put(m, x, "bytes", jint(sat(v[j].bytes)));
-			put(m, x, "failed", jint(sat(v[j].failed)));
-			if (v[j].has_temporary)
-				put(m, x, "temporary", jint(sat(v[j].temporary)));
-		} else if (x && v[j].f.cls == ASP_FN_FREE) {
-			put(m, x, "null", jint(sat(v[j].null)));
-		}
-		put(m, o, v[j].f.name, x);
-	}
-	free(v);
-	*out = o;
+	for (size_t j = 0; j < o->nfns; j++)
+		o->fns[j].temporary = o->fns[j].has_temporary ? o->fns[j].temporary : 0;
+	qsort(o->fns, o->nfns, sizeof *o->fns, by_fn);
 	return 0;
 }
 
@@ -1084,82 +983,86 @@ static int by_le(const void *pa, const void *pb)
 	return a->le < b->le ? -1 : a->le > b->le;
 }
 
-static json_t *histogram_json(struct merge *m)
+/* The size histograms' buckets, those of one bound added up. */
+static int histogram(struct merge *m)
 {
+	asp_dump_t *o = m->out;
 	size_t total = 0, n = 0;
 	asp_bucket_t *v;
-	json_t *a;
 
 	for (size_t k = 0; k < m->n; k++)
 		total += m->d[k].nhist;
-	v = calloc(total + 1, sizeof *v);
-	if (!v)
-		return NULL;
+	if (!(v = array(total, sizeof *v)))
+		return -ENOMEM;
 	for (size_t k = 0; k < m->n; k++)
 		for (size_t i = 0; i < m->d[k].nhist; i++)
 			v[n++] = m->d[k].hist[i];
 	qsort(v, n, sizeof *v, by_le);
-	a = json_array();
-	for (size_t i = 0; a && i < n;) {
-		u128 count = 0;
-		size_t j = i;
-
-		for (; j < n && v[j].le == v[i].le; j++)
-			count += v[j].count;
-		/* A bound above 2^63 is written as a real, as the shim does. */
-		append(m, a, json_pack("{s:o,s:o}", "le", v[i].le == UINT64_MAX ?
-				       json_real(18446744073709551615.0) : jint(v[i].le),
-				       "count", jint(sat(count))));
-		i = j;
+	for (size_t i = 0; i < n; i++) {
+		if (o->nhist && v[o->nhist - 1].le == v[i].le)
+			add(&v[o->nhist - 1].count, v[i].count);
+		else
+			v[o->nhist++] = v[i];
 	}
-	free(v);
-	return a;
+	o->hist = v;
+	return 0;
 }
 
-/* The dump's array key, each element copied, with "pid" set where it is
- * not and, with stacks, "stack" made a merged index (the loader checked
- * it). */
-static void concat(struct merge *m, json_t *a, size_t k, const char *key,
-		   bool stacks)
+/* Every dump's threads and thread_stacks in turn, each with its process's
+ * pid (an earlier merge's have one), the stacks merged ones. */
+static int threads(struct merge *m)
 {
-	json_t *src = raw(&m->d[k], NULL, key), *v;
-	size_t i;
+	asp_dump_t *o = m->out;
+	size_t nthreads = 0, nstacks = 0;
 
-	json_array_foreach(src, i, v) {
-		json_t *c = json_deep_copy(v);
-		json_t *s = json_object_get(c, "stack");
+	for (size_t k = 0; k < m->n; k++) {
+		nthreads += m->d[k].nthreads;
+		nstacks += m->d[k].nthread_stacks;
+		add(&o->threads_omitted, m->d[k].threads_omitted);
+		o->has_thread_stacks = o->has_thread_stacks || m->d[k].has_thread_stacks;
+	}
+	o->threads = array(nthreads, sizeof *o->threads);
+	o->thread_stacks = array(nstacks, sizeof *o->thread_stacks);
+	if (!o->threads || !o->thread_stacks)
+		return -ENOMEM;
+	for (size_t k = 0; k < m->n; k++) {
+		const asp_dump_t *d = &m->d[k];
 
-		if (!c) {
-			m->oom = true;
-			return;
+		for (size_t i = 0; i < d->nthreads; i++) {
+			asp_thread_t *t = &o->threads[o->nthreads++];
+
+			*t = d->threads[i];
+			t->pid = t->has_pid ? t->pid : d->pid;
+			t->has_pid = true;
 		}
-		if (!json_object_get(c, "pid"))
-			put(m, c, "pid", json_integer(m->d[k].pid));
-		if (stacks && json_is_integer(s))
-			put(m, c, "stack", jint(m->in[k].stack[json_integer_value(s)]));
-		append(m, a, c);
+		for (size_t i = 0; i < d->nthread_stacks; i++) {
+			asp_thread_stack_t *t = &o->thread_stacks[o->nthread_stacks++];
+
+			*t = d->thread_stacks[i];
+			t->stack = m->in[k].stack[t->stack];
+			t->pid = t->has_pid ? t->pid : d->pid;
+			t->has_pid = true;
+		}
 	}
+	return 0;
 }
 
-static json_t *refs_json(struct merge *m)
+static void refs(struct merge *m)
 {
-	u128 v[5] = {0};
-	bool cross = true;
+	asp_refs_t *o = &m->out->refs;
 
+	o->has_cross_thread = true;
 	for (size_t k = 0; k < m->n; k++) {
 		const asp_refs_t *r = &m->d[k].refs;
 
-		v[0] += r->acquires;
-		v[1] += r->releases;
-		v[2] += r->created;
-		v[3] += r->destroyed;
-		v[4] += r->cross_thread;
-		cross = cross && r->has_cross_thread;
+		add(&o->acquires, r->acquires);
+		add(&o->releases, r->releases);
+		add(&o->created, r->created);
+		add(&o->destroyed, r->destroyed);
+		add(&o->cross_thread, r->cross_thread);
+		o->has_cross_thread = o->has_cross_thread && r->has_cross_thread;
 	}
-	return json_pack("{s:o,s:o,s:o,s:o,s:o}", "acquires", jint(sat(v[0])),
-			 "releases", jint(sat(v[1])), "objects_created", jint(sat(v[2])),
-			 "objects_destroyed", jint(sat(v[3])),
-			 "cross_thread", cross ? jint(sat(v[4])) : json_null());
+	o->cross_thread = o->has_cross_thread ? o->cross_thread : 0;
 }
 
 /* --- leaks ----------------------------------------------------------------------------- */
@@ -1167,65 +1070,30 @@ static json_t *refs_json(struct merge *m)
 /* The kinds of records times suppressed or not. */
 #define REC_SLOTS (2 * ASP_LEAK_SUPPRESSED)
 
-/* A merged loss record: those of one kind from one merged stack. */
-struct mrec {
-	const asp_record_t *r;	/* the first one, for its other keys */
-	size_t k;		/* its dump */
-	size_t stack;
-	u128 bytes, blocks, ibytes, iblocks;
-};
-
 static int by_record(const void *pa, const void *pb)
 {
-	const struct mrec *a = pa, *b = pb;
-	u128 ta = a->bytes + a->ibytes, tb = b->bytes + b->ibytes;
+	const asp_record_t *a = pa, *b = pb;
+	uint64_t ta = a->bytes + a->indirect_bytes, tb = b->bytes + b->indirect_bytes;
 
 	/* valgrind's order: by total bytes, then blocks, ascending. */
 	if (ta != tb)
 		return ta < tb ? -1 : 1;
 	if (a->blocks != b->blocks)
 		return a->blocks < b->blocks ? -1 : 1;
-	if (a->r->kind != b->r->kind)
-		return a->r->kind < b->r->kind ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
 	return a->stack < b->stack ? -1 : a->stack > b->stack;
 }
 
-static json_t *record_json(struct merge *m, const struct mrec *x)
-{
-	const asp_record_t *r = x->r;
-	json_t *raw_rec = json_array_get(raw(&m->d[x->k], NULL, "loss_records"),
-					 (size_t)(r - m->d[x->k].records));
-	json_t *o = json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:b}",
-			      "kind", asp_leak_kind_name[r->kind],
-			      "bytes", jint(sat(x->bytes)), "blocks", jint(sat(x->blocks)),
-			      "indirect_bytes", jint(sat(x->ibytes)),
-			      "indirect_blocks", jint(sat(x->iblocks)),
-			      "stack", jint(x->stack), "suppressed", r->suppressed);
-	json_t *v;
-
-	if (!o)
-		return NULL;
-	if ((v = json_object_get(raw_rec, "suppression")) && json_is_string(v))
-		put(m, o, "suppression", json_deep_copy(v));
-	if (r->alloc_fn)
-		put(m, o, "alloc_fn", json_string(r->alloc_fn));
-	if (r->alloc_pc)
-		put(m, o, "alloc_pc", jint(rebase(m, &m->in[x->k], r->alloc_pc)));
-	if ((v = json_object_get(raw_rec, "alloc_stack")))
-		put(m, o, "alloc_stack", json_deep_copy(v));
-	return o;
-}
-
 /* "leaks" and "loss_records" when every dump has a leak part (a leak
- * check, or none left to make); NULL otherwise. */
-static int leaks_json(struct merge *m, json_t **leaks, json_t **records)
+ * check, or none left to make). The records of one kind from one merged
+ * stack are one, with the first one's other keys. */
+static int leaks(struct merge *m)
 {
+	asp_dump_t *o = m->out;
 	bool all = true, any_leaks = false, records_ok = true, any_records = false;
-	size_t total = 0, n = 0;
-	struct mrec *v;
-	size_t *at;
+	size_t total = 0, *at;
 
-	*leaks = *records = NULL;
 	for (size_t k = 0; k < m->n; k++) {
 		const asp_dump_t *d = &m->d[k];
 
@@ -1243,24 +1111,19 @@ static int leaks_json(struct merge *m, json_t **leaks, json_t **records)
 	m->leak_part = all;
 	if (!all || !any_leaks)
 		return 0;
-	*leaks = json_object();
-	for (int kind = 0; *leaks && kind < ASP_LEAK_NKINDS; kind++) {
-		u128 bytes = 0, blocks = 0;
-
-		for (size_t k = 0; k < m->n; k++) {
-			bytes += m->d[k].leaks[kind].bytes;
-			blocks += m->d[k].leaks[kind].blocks;
+	o->has_leaks = true;
+	for (size_t k = 0; k < m->n; k++) {
+		for (int kind = 0; kind < ASP_LEAK_NKINDS; kind++) {
+			add(&o->leaks[kind].bytes, m->d[k].leaks[kind].bytes);
+			add(&o->leaks[kind].blocks, m->d[k].leaks[kind].blocks);
 		}
-		put(m, *leaks, asp_leak_key[kind], json_pack("{s:o,s:o}",
-			"bytes", jint(sat(bytes)), "blocks", jint(sat(blocks))));
 	}
 	if (!records_ok || !any_records)
 		return 0;
-	v = calloc(total + 1, sizeof *v);
 	/* The merged record of each stack, kind and suppression: its index + 1. */
-	at = calloc(REC_SLOTS * (m->nstacks + 1), sizeof *at);
-	if (!v || !at) {
-		free(v);
+	at = array(REC_SLOTS * (o->nstacks + 1), sizeof *at);
+	o->records = array(total, sizeof *o->records);
+	if (!at || !o->records) {
 		free(at);
 		return -ENOMEM;
 	}
@@ -1269,458 +1132,320 @@ static int leaks_json(struct merge *m, json_t **leaks, json_t **records)
 			const asp_record_t *r = &m->d[k].records[i];
 			size_t s = m->in[k].stack[r->stack];
 			size_t *slot = &at[REC_SLOTS * s + 2 * r->kind + r->suppressed];
-			size_t j;
+			asp_record_t *x = &o->records[*slot ? *slot - 1 : o->nrecords];
 
 			if (!*slot) {
-				v[n++] = (struct mrec){ .r = r, .k = k, .stack = s };
-				*slot = n;
+				*x = *r;
+				x->stack = s;
+				x->alloc_pc = rebase_pc(m, &m->in[k], r->alloc_pc);
+				*slot = ++o->nrecords;
+				continue;
 			}
-			j = *slot - 1;
-			v[j].bytes += r->bytes;
-			v[j].blocks += r->blocks;
-			v[j].ibytes += r->indirect_bytes;
-			v[j].iblocks += r->indirect_blocks;
+			add(&x->bytes, r->bytes);
+			add(&x->blocks, r->blocks);
+			add(&x->indirect_bytes, r->indirect_bytes);
+			add(&x->indirect_blocks, r->indirect_blocks);
 		}
 	}
-	qsort(v, n, sizeof *v, by_record);
-	*records = json_array();
-	for (size_t i = 0; *records && i < n; i++)
-		append(m, *records, record_json(m, &v[i]));
-	free(v);
+	o->has_records = true;
+	qsort(o->records, o->nrecords, sizeof *o->records, by_record);
 	free(at);
 	return 0;
 }
 
 /* --- heap errors ---------------------------------------------------------------------- */
 
-/* Context i of dump k as the merged dump has it: as the dump wrote it,
- * its stacks and its interposers' addresses moved as the frames are; the
- * addresses it is about are its process's own, and stay. */
-static json_t *error_json(struct merge *m, size_t k, size_t i)
+/* "errors" and "error_summary" when every dump has them: each dump's
+ * contexts in turn (a context is one process's), as the dump has it, its
+ * stacks and its interposers' addresses moved as the frames are (the
+ * addresses it is about are its process's own, and stay); the summaries
+ * added up. */
+static int errors(struct merge *m)
 {
-	const asp_heap_error_t *e = &m->d[k].heap_errors[i];
-	const struct in *in = &m->in[k];
-	json_t *o = json_deep_copy(json_array_get(raw(&m->d[k], NULL, "errors"), i));
-	json_t *b = json_object_get(o, "block");
+	asp_dump_t *o = m->out;
+	size_t total = 0;
 
-	if (!o)
-		return NULL;
-	put(m, o, "stack", jint(in->stack[e->stack]));
-	if (e->call.pc)
-		put(m, o, "call_pc", jint(rebase(m, in, e->call.pc)));
-	if (b && asp_herr_has_block(e->where)) {
-		put(m, b, "alloc_stack", jint(in->stack[e->alloc_stack]));
-		if (e->alloc.pc)
-			put(m, b, "alloc_pc", jint(rebase(m, in, e->alloc.pc)));
-	}
-	if (b && e->where == ASP_WHERE_FREED) {
-		put(m, b, "free_stack", jint(in->stack[e->free_stack]));
-		if (e->free.pc)
-			put(m, b, "free_pc", jint(rebase(m, in, e->free.pc)));
-	}
-	return o;
-}
-
-/* "errors" and "error_summary" when every dump has them (true): each
- * dump's contexts in turn (a context is one process's), and the summaries
- * added up; NULL where memory ran out. */
-static bool errors_json(struct merge *m, json_t **errors, json_t **summary)
-{
-	u128 sum[4] = { 0 };
-
-	*errors = *summary = NULL;
 	for (size_t k = 0; k < m->n; k++) {
 		if (!m->d[k].has_heap_errors) {
 			if (!m->d[k].count_mode)
 				asp_warn("%s: no heap errors: the merged dump has none", m->d[k].file);
-			return false;
+			return 0;
 		}
+		total += m->d[k].nheap_errors;
 	}
-	*errors = json_array();
-	for (size_t k = 0; *errors && k < m->n; k++) {
+	if (!(o->heap_errors = array(total, sizeof *o->heap_errors)))
+		return -ENOMEM;
+	for (size_t k = 0; k < m->n; k++) {
 		const asp_dump_t *d = &m->d[k];
+		const struct in *in = &m->in[k];
 
-		for (size_t i = 0; i < d->nheap_errors; i++)
-			append(m, *errors, error_json(m, k, i));
-		sum[0] += d->errors;
-		sum[1] += d->error_contexts;
-		sum[2] += d->errors_suppressed;
-		sum[3] += d->error_contexts_suppressed;
+		for (size_t i = 0; i < d->nheap_errors; i++) {
+			asp_heap_error_t *e = &o->heap_errors[o->nheap_errors++];
+
+			*e = d->heap_errors[i];
+			e->stack = in->stack[e->stack];
+			e->call.pc = rebase_pc(m, in, e->call.pc);
+			if (asp_herr_has_block(e->where)) {
+				e->alloc_stack = in->stack[e->alloc_stack];
+				e->alloc.pc = rebase_pc(m, in, e->alloc.pc);
+			}
+			if (e->where == ASP_WHERE_FREED) {
+				e->free_stack = in->stack[e->free_stack];
+				e->free.pc = rebase_pc(m, in, e->free.pc);
+			}
+		}
+		add(&o->errors, d->errors);
+		add(&o->error_contexts, d->error_contexts);
+		add(&o->errors_suppressed, d->errors_suppressed);
+		add(&o->error_contexts_suppressed, d->error_contexts_suppressed);
+		add(&o->heap_error_total, d->heap_error_total);
 	}
-	*summary = json_pack("{s:o,s:o,s:o,s:o}", "errors", jint(sat(sum[0])),
-			     "contexts", jint(sat(sum[1])), "suppressed", jint(sat(sum[2])),
-			     "suppressed_contexts", jint(sat(sum[3])));
-	return true;
+	o->has_heap_errors = o->has_error_summary = true;
+	return 0;
 }
 
 /* --- stack_stats ---------------------------------------------------------------------- */
 
-struct mstat {
-	size_t stack;
-	u128 samples, allocs, bytes, iblocks, ibytes, temporary;
-	bool has_temporary, seen;
-};
-
 static int by_stat(const void *pa, const void *pb)
 {
-	const struct mstat *a = pa, *b = pb;
+	const asp_stack_stat_t *a = pa, *b = pb;
 
 	if (a->bytes != b->bytes)
 		return a->bytes > b->bytes ? -1 : 1;
 	return a->stack < b->stack ? -1 : a->stack > b->stack;
 }
 
-static json_t *stack_stats_json(struct merge *m)
+/* The stacks' totals added up by merged stack, largest first; their peak
+ * figures those of the merged peak snapshot. */
+static int stack_stats(struct merge *m)
 {
-	struct mstat *v = calloc(m->nstacks + 1, sizeof *v);
-	size_t n = 0;
-	json_t *a;
+	asp_dump_t *o = m->out;
+	size_t *at = array(o->nstacks, sizeof *at);	/* by merged stack: index + 1 */
 
-	if (!v)
-		return NULL;
+	o->stack_stats = array(o->nstacks, sizeof *o->stack_stats);
+	if (!at || !o->stack_stats) {
+		free(at);
+		return -ENOMEM;
+	}
 	for (size_t k = 0; k < m->n; k++) {
+		o->has_stack_stats = o->has_stack_stats || m->d[k].has_stack_stats;
+		add(&o->stack_stats_omitted, m->d[k].stack_stats_omitted);
 		for (size_t i = 0; i < m->d[k].nstack_stats; i++) {
 			const asp_stack_stat_t *s = &m->d[k].stack_stats[i];
-			struct mstat *x = &v[m->in[k].stack[s->stack]];
+			size_t x = m->in[k].stack[s->stack];
+			asp_stack_stat_t *t = &o->stack_stats[at[x] ? at[x] - 1 : o->nstack_stats];
 
-			if (!x->seen) {
-				x->seen = x->has_temporary = true;
-				x->stack = m->in[k].stack[s->stack];
-				n++;
+			if (!at[x]) {
+				*t = (asp_stack_stat_t){ .stack = x, .has_temporary = true };
+				at[x] = ++o->nstack_stats;
 			}
-			x->samples += s->samples;
-			x->allocs += s->allocs;
-			x->bytes += s->bytes;
-			x->iblocks += s->in_use_blocks;
-			x->ibytes += s->in_use_bytes;
-			x->temporary += s->temporary;
-			x->has_temporary = x->has_temporary && s->has_temporary;
+			add(&t->samples, s->samples);
+			add(&t->allocs, s->allocs);
+			add(&t->bytes, s->bytes);
+			add(&t->in_use_blocks, s->in_use_blocks);
+			add(&t->in_use_bytes, s->in_use_bytes);
+			add(&t->temporary, s->temporary);
+			t->has_temporary = t->has_temporary && s->has_temporary;
 		}
 	}
-	/* The entries that were seen, at the front. */
-	n = 0;
-	for (size_t i = 0; i < m->nstacks; i++)
-		if (v[i].seen)
-			v[n++] = v[i];
-	qsort(v, n, sizeof *v, by_stat);
-	a = json_array();
-	for (size_t i = 0; a && i < n; i++) {
-		const struct mstat *x = &v[i];
-		/* A sampled dump's figures are estimates, named est_*. */
-		bool e = m->d[0].sampled;
-		json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:o}", "stack", jint(x->stack),
-				      e ? "est_allocs" : "allocs", jint(sat(x->allocs)),
-				      e ? "est_bytes" : "bytes", jint(sat(x->bytes)),
-				      e ? "est_in_use_blocks" : "in_use_blocks", jint(sat(x->iblocks)),
-				      e ? "est_in_use_bytes" : "in_use_bytes", jint(sat(x->ibytes)));
+	for (size_t i = 0; i < o->nstack_stats; i++) {
+		if (!o->stack_stats[i].has_temporary)
+			o->stack_stats[i].temporary = 0;
+		o->stack_stats[i].has_peak = o->nsnapshots > 0;
+	}
+	/* What each held in the merged peak snapshot. */
+	for (size_t i = 0; o->nsnapshots && i < o->snapshots[o->peak_snapshot].ndetail; i++) {
+		const asp_detail_t *x = &o->snapshots[o->peak_snapshot].detail[i];
 
-		if (o && e)
-			put(m, o, "samples", jint(sat(x->samples)));
-		if (o && x->has_temporary)
-			put(m, o, e ? "est_temporary" : "temporary", jint(sat(x->temporary)));
-		if (o && m->has_snapshots) {
-			put(m, o, e ? "est_peak_bytes" : "peak_bytes", jint(m->peak_bytes[x->stack]));
-			put(m, o, e ? "est_peak_blocks" : "peak_blocks",
-			    jint(m->peak_blocks[x->stack]));
+		if (at[x->stack]) {
+			o->stack_stats[at[x->stack] - 1].peak_bytes = x->bytes;
+			o->stack_stats[at[x->stack] - 1].peak_blocks = x->blocks;
 		}
-		append(m, a, o);
 	}
-	free(v);
-	return a;
+	qsort(o->stack_stats, o->nstack_stats, sizeof *o->stack_stats, by_stat);
+	free(at);
+	return 0;
 }
 
 /* --- the rest --------------------------------------------------------------------------- */
 
-static json_t *time_json(struct merge *m, bool *has_start)
+/* "program" and "options": the first dump's, with the deepest backtrace,
+ * and a leak check as the merged leak part has it. */
+static int program(struct merge *m)
 {
-	double user = 0, sys = 0, wall = 0, first = 0;
+	asp_dump_t *o = m->out;
+	const asp_dump_t *d = &m->d[0];
+	bool full = false;
 
-	*has_start = true;
+	o->pid = d->pid;
+	o->has_ppid = d->has_ppid;
+	o->ppid = d->ppid;
+	o->exe = d->exe;
+	o->argc = d->argc;
+	if (!(o->argv = array(d->argc, sizeof *o->argv)))
+		return -ENOMEM;
+	memcpy(o->argv, d->argv, d->argc * sizeof *o->argv);
+	o->count_mode = d->count_mode;
+	o->sampled = d->sampled;
+	o->sample_bytes = d->sample_bytes;
+	o->options = d->options;
+	for (size_t k = 0; k < m->n; k++) {
+		if (m->d[k].backtrace > o->backtrace)
+			o->backtrace = m->d[k].backtrace;
+		full = full || (m->d[k].leak_check && !strcmp(m->d[k].leak_check, "full"));
+	}
+	o->leak_check = !m->leak_part ? "no" : full ? "full" : d->leak_check;
+	return 0;
+}
+
+/* "time" and "dump": the user and system times added up, the wall time
+ * and the dump's to the end of the last process, from the first start. */
+static void times(struct merge *m)
+{
+	asp_dump_t *o = m->out;
+	bool exit = true;
+
+	o->has_start_unix = m->all_start;
+	o->has_dump_t = true;
 	for (size_t k = 0; k < m->n; k++) {
 		const asp_dump_t *d = &m->d[k];
 
-		user += d->user_s;
-		sys += d->sys_s;
-		if (m->in[k].offset + d->wall_s > wall)
-			wall = m->in[k].offset + d->wall_s;
+		o->user_s += d->user_s;
+		o->sys_s += d->sys_s;
+		if (m->in[k].offset + d->wall_s > o->wall_s)
+			o->wall_s = m->in[k].offset + d->wall_s;
 		if (m->in[k].offset == 0)
-			first = m->in[k].start;
-		*has_start = *has_start && raw(d, "time", "start_unix");
+			o->start_unix = m->in[k].start;
+		exit = exit && d->reason == ASP_REASON_EXIT;
+		if (end_of(m, k) > o->dump_t_s)
+			o->dump_t_s = end_of(m, k);
 	}
-	return *has_start ?
-	       json_pack("{s:f,s:f,s:f,s:f}", "wall_s", wall, "user_s", user,
-			 "sys_s", sys, "start_unix", first) :
-	       json_pack("{s:f,s:f,s:f}", "wall_s", wall, "user_s", user, "sys_s", sys);
-}
-
-static json_t *dump_json(struct merge *m)
-{
-	bool exit = true;
-	double end = 0;
-
-	for (size_t k = 0; k < m->n; k++) {
-		exit = exit && m->d[k].reason == ASP_REASON_EXIT;
-		if (end_of(m, k) > end)
-			end = end_of(m, k);
-	}
-	return json_pack("{s:s,s:f}", "reason", exit ? "exit" : "interval", "t_s", end);
-}
-
-static json_t *options_json(struct merge *m, bool leaks)
-{
-	json_t *o = json_deep_copy(raw(&m->d[0], NULL, "options"));
-	uint64_t bt = 0, v;
-	bool full = false;
-
-	if (!o)
-		return NULL;
-	for (size_t k = 0; k < m->n; k++) {
-		if (raw_count(&m->d[k], "options", "backtrace", &v) && v > bt)
-			bt = v;
-		full = full || (m->d[k].leak_check && !strcmp(m->d[k].leak_check, "full"));
-	}
-	put(m, o, "backtrace", jint(bt));
-	if (!leaks)
-		put(m, o, "leak_check", json_string("no"));
-	else if (full)
-		put(m, o, "leak_check", json_string("full"));
-	return o;
+	o->reason = exit ? ASP_REASON_EXIT : ASP_REASON_INTERVAL;
 }
 
 /* "guard" when a dump has one (each process has a pool of its own): the
  * slots, the blocks guarded and those live added up, the mean the first
- * guarded dump's. */
-static json_t *guard_json(struct merge *m)
+ * guarded dump's, which options.guard then gives. */
+static void guard(struct merge *m)
 {
-	u128 sum[3] = { 0 };
-	uint64_t mean = 0;
+	asp_dump_t *o = m->out;
 
 	for (size_t k = 0; k < m->n; k++) {
 		const asp_dump_t *d = &m->d[k];
 
 		if (!d->has_guard)
 			continue;
-		if (mean == 0)
-			mean = d->guard_mean;
-		sum[0] += d->guard_slots;
-		sum[1] += d->guard_guarded;
-		sum[2] += d->guard_live;
+		if (!o->has_guard)
+			o->guard_mean = o->options.guard = d->guard_mean;
+		o->has_guard = o->options.has_guard = true;
+		add(&o->guard_slots, d->guard_slots);
+		add(&o->guard_guarded, d->guard_guarded);
+		add(&o->guard_live, d->guard_live);
 	}
-	if (mean == 0)
-		return NULL;
-	return json_pack("{s:o,s:o,s:o,s:o}", "mean", jint(mean), "slots", jint(sat(sum[0])),
-			 "guarded", jint(sat(sum[1])), "live", jint(sat(sum[2])));
 }
 
-/* "processes": each dump's, or the ones an earlier merge kept. */
-static json_t *processes_json(struct merge *m)
+/* "processes": each dump's own parts, or the processes an earlier merge
+ * kept, their starts on the merged clock. */
+static int processes(struct merge *m)
 {
-	json_t *a = json_array();
+	asp_dump_t *o = m->out;
+	size_t total = 0;
 
-	for (size_t k = 0; a && k < m->n; k++) {
-		const asp_dump_t *d = &m->d[k];
-		json_t *procs = raw(d, NULL, "processes"), *v, *o;
-		size_t i;
-
-		json_array_foreach(procs, i, v) {
-			o = json_deep_copy(v);
-			if (o)
-				put(m, o, "start_s", json_real(m->in[k].offset +
-					json_number_value(json_object_get(v, "start_s"))));
-			append(m, a, o);
-		}
-		if (procs)
-			continue;
-		o = json_object();
-		if (!o) {
-			m->oom = true;
-			break;
-		}
-		put(m, o, "pid", json_integer(d->pid));
-		if ((v = raw(d, "program", "ppid")))
-			put(m, o, "ppid", json_deep_copy(v));
-		put(m, o, "exe", json_deep_copy(raw(d, "program", "exe")));
-		put(m, o, "argv", json_deep_copy(raw(d, "program", "argv")));
-		put(m, o, "file", json_string(d->file));
-		put(m, o, "start_s", json_real(m->in[k].offset));
-		put(m, o, "heap", json_deep_copy(raw(d, NULL, "heap")));
-		put(m, o, "time", json_deep_copy(raw(d, NULL, "time")));
-		v = raw(d, NULL, "dump");
-		put(m, o, "dump", v ? json_deep_copy(v) : json_pack("{s:s}", "reason", "exit"));
-		if ((v = raw(d, NULL, "guard")))
-			put(m, o, "guard", json_deep_copy(v));
-		append(m, a, o);
-	}
-	return a;
-}
-
-/* Whether one of the dumps has the top-level key. */
-static bool any_has(const struct merge *m, const char *key)
-{
 	for (size_t k = 0; k < m->n; k++)
-		if (raw(&m->d[k], NULL, key))
-			return true;
-	return false;
-}
-
-/* The sum of a top-level count of every dump, when one has it. */
-static void put_sum(struct merge *m, json_t *root, const char *key)
-{
-	u128 sum = 0;
-	bool any = false;
-	uint64_t v;
-
+		total += m->d[k].nprocesses ? m->d[k].nprocesses : 1;
+	if (!(o->processes = array(total, sizeof *o->processes)))
+		return -ENOMEM;
 	for (size_t k = 0; k < m->n; k++) {
-		if (raw_count(&m->d[k], NULL, key, &v)) {
-			sum += v;
-			any = true;
-		}
+		const asp_dump_t *d = &m->d[k];
+
+		for (size_t i = 0; i < d->nprocesses; i++)
+			o->processes[o->nprocesses++] = (asp_process_t){
+				d->processes[i].d, m->in[k].offset + d->processes[i].start_s };
+		if (!d->nprocesses)
+			o->processes[o->nprocesses++] = (asp_process_t){ d, m->in[k].offset };
 	}
-	if (any)
-		put(m, root, key, jint(sat(sum)));
+	return 0;
 }
 
-static int build(struct merge *m, json_t *root)
+/* The figures that only add up, once the snapshots have given the peak. */
+static int sums(struct merge *m)
 {
-	json_t *snaps = NULL, *fns = NULL, *leaks, *records, *errs, *errsum, *a;
-	bool has_start;
-	int rc;
+	if (m->out->nsnapshots)
+		snapshot_info(m);
+	heap(m);
+	times(m);
+	refs(m);
+	guard(m);
+	return histogram(m);
+}
 
-	put(m, root, "format", json_string("allocspy-dump"));
-	put(m, root, "version", json_integer(ASP_DUMP_VERSION));
-	put(m, root, "dump", dump_json(m));
-	put(m, root, "program", json_deep_copy(raw(&m->d[0], NULL, "program")));
-	put(m, root, "time", time_json(m, &has_start));
-	rc = leaks_json(m, &leaks, &records);
-	if (rc < 0)
-		return rc;
-	put(m, root, "options", options_json(m, m->leak_part));
-	if (m->d[0].sampled)
-		put(m, root, "sample", json_pack("{s:o}", "mean_bytes", jint(m->d[0].sample_bytes)));
-	rc = snapshots(m, &snaps);
-	if (rc == 0)
-		rc = functions_json(m, &fns);
-	if (rc < 0) {
-		json_decref(snaps);
-		json_decref(leaks);
-		json_decref(records);
-		return rc;
-	}
-	put(m, root, "heap", heap_json(m));
-	put(m, root, "functions", fns);
-	put(m, root, "histogram", histogram_json(m));
-	a = json_array();
-	for (size_t k = 0; a && k < m->n; k++)
-		concat(m, a, k, "threads", false);
-	put(m, root, "threads", a);
-	put_sum(m, root, "threads_omitted");
-	put(m, root, "refs", refs_json(m));
-	if (leaks)
-		put(m, root, "leaks", leaks);
-	if (records)
-		put(m, root, "loss_records", records);
-	if (errors_json(m, &errs, &errsum)) {
-		put(m, root, "errors", errs);
-		put(m, root, "error_summary", errsum);
-	}
-	if ((a = guard_json(m))) {
-		/* options.guard says the mean "guard" has */
-		put(m, json_object_get(root, "options"), "guard",
-		    json_deep_copy(json_object_get(a, "mean")));
-		put(m, root, "guard", a);
-	}
-	if (any_has(m, "thread_stacks")) {
-		a = json_array();
-		for (size_t k = 0; a && k < m->n; k++)
-			concat(m, a, k, "thread_stacks", true);
-		put(m, root, "thread_stacks", a);
-	}
-	if (any_has(m, "stack_stats"))
-		put(m, root, "stack_stats", stack_stats_json(m));
-	put_sum(m, root, "stack_stats_omitted");
-	if (snaps) {
-		put(m, root, "snapshots", snaps);
-		put(m, root, "snapshot_info", snapshot_info_json(m));
-	}
-	put(m, root, "stacks", stacks_json(m));
-	put(m, root, "modules", modules_json(m));
-	put(m, root, "processes", processes_json(m));
-	return m->oom ? -ENOMEM : 0;
+/* The merged dump, its parts in the order their warnings come. */
+static int build(struct merge *m)
+{
+	static int (*const steps[])(struct merge *) = {
+		check_inputs, modules, place, modules_out, stacks, leaks, program, snapshots,
+		functions, sums, threads, errors, stack_stats, processes,
+	};
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < sizeof steps / sizeof *steps; i++)
+		rc = steps[i](m);
+	return rc;
 }
 
 static void merge_free(struct merge *m)
 {
 	for (size_t k = 0; m->in && k < m->n; k++) {
 		free(m->in[k].by_base);
-		free(m->in[k].lim);
 		free(m->in[k].mod);
-		free(m->in[k].stack);
-		free(m->in[k].reach);
 	}
-	for (size_t i = 0; i < m->nstacks; i++)
-		free(m->stacks[i].frames);
 	free(m->in);
+	free(m->stack);
 	free(m->mods);
-	free(m->loose);
-	free(m->stacks);
-	free(m->table);
-	free(m->peak_bytes);
-	free(m->peak_blocks);
+}
+
+/* The merged dump's text: written, then loaded back as every reader loads
+ * it (the one statement of what a dump must hold). */
+static int write_text(const asp_dump_t *o, char **text, char err[ASP_ERR_MAX])
+{
+	size_t len = 0;
+	FILE *f = open_memstream(text, &len);
+	asp_dump_t check;
+	int rc;
+
+	if (!f)
+		return -ENOMEM;
+	rc = asp_dump_write(f, o);
+	if (fclose(f) != 0 && rc == 0)
+		rc = -ENOMEM;
+	if (rc < 0)
+		return rc;
+	rc = asp_dump_parse(&check, "merged", *text, len, err);
+	if (rc == 0)
+		asp_dump_free(&check);
+	return rc == -EINVAL ? -EPROTO : rc;
 }
 
 int asp_merge(const asp_dump_t *d, size_t n, char **text, size_t *bad,
 	      char err[ASP_ERR_MAX])
 {
-	struct merge m = { .d = d, .n = n, .err = err, .bad = bad };
-	json_t *root = json_object();
-	asp_dump_t check;
-	char why[ASP_ERR_MAX];
+	asp_dump_t out = { .file = "merged" };
+	struct merge m = { .d = d, .n = n, .out = &out, .err = err, .bad = bad };
 	int rc = -ENOMEM;
 
 	*text = NULL;
-	m.in = calloc(n, sizeof *m.in);
-	if (!root || !m.in)
-		goto done;
-	for (size_t k = 0; k < n; k++)
-		m.in[k].d = &d[k];
-	rc = check_inputs(&m);
-	if (rc == 0)
-		rc = modules(&m);
-	if (rc == 0)
-		rc = stacks(&m);
-	if (rc == 0)
-		rc = build(&m, root);
-	if (rc < 0)
-		goto done;
-	rc = -ENOMEM;
-	*text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
-			   JSON_REAL_PRECISION(17));
-	if (!*text)
-		goto done;
-	/* The merged dump must read as any dump does. */
-	rc = asp_dump_parse(&check, "merged", *text, strlen(*text), why);
-	if (rc == 0) {
-		asp_dump_free(&check);
-		/* json_dumps leaves no newline at the end. */
-		size_t len = strlen(*text);
-		char *t = realloc(*text, len + 2);
-
-		rc = -ENOMEM;
-		if (t) {
-			memcpy(t + len, "\n", 2);
-			*text = t;
-			rc = 0;
-		}
-	} else if (rc == -EINVAL) {
-		snprintf(err, ASP_ERR_MAX, "%s", why);
-		rc = -EPROTO;
+	if ((m.in = calloc(n, sizeof *m.in))) {
+		for (size_t k = 0; k < n; k++)
+			m.in[k].d = &d[k];
+		rc = build(&m);
 	}
-done:
+	if (rc == 0)
+		rc = write_text(&out, text, err);
 	if (rc < 0) {
 		free(*text);
 		*text = NULL;
 	}
-	json_decref(root);
+	asp_dump_free(&out);
 	merge_free(&m);
 	return rc;
 }

@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "fmt.h"
+#include "hash.h"
 #include "peak.h"
 
 /* profile.proto's field numbers. */
@@ -208,7 +209,7 @@ struct encoder {
 
 static uint64_t function_id(struct encoder *e, uint64_t name, uint64_t file)
 {
-	uint64_t k = (name * 0x9e3779b97f4a7c15ULL) ^ (file + 0x632be59bd9b4e019ULL);
+	uint64_t k = asp_hash(name) ^ (file + 0x632be59bd9b4e019ULL);
 	size_t h;
 
 	k ^= k >> 31;

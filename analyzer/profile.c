@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
+
 /* Most lines one address can give (inlined calls nested this deep). */
 #define MAX_INLINE 64
 
@@ -257,6 +259,51 @@ const char *asp_profile_name(const asp_profile_t *p, const asp_loc_t *loc,
 			     const asp_line_t *l, char buf[ASP_NAME_MAX])
 {
 	return l->fn ? l->fn : unnamed(p->d, loc->module, loc->addr, buf);
+}
+
+void asp_profile_put_frame(FILE *out, const asp_profile_t *p, const asp_loc_t *loc,
+			   const asp_line_t *l, void (*put)(FILE *, const char *))
+{
+	char buf[ASP_NAME_MAX];
+
+	put(out, asp_profile_name(p, loc, l, buf));
+	if (l->file) {
+		fputs(" (", out);
+		put(out, l->file);
+		fprintf(out, ":%u)", l->line);
+	} else if (l->fn && l->module) {
+		fputs(" (in ", out);
+		put(out, l->module);
+		putc(')', out);
+	}
+}
+
+json_t *asp_profile_frames_json(const asp_profile_t *p, const asp_pstack_t *ps, bool names)
+{
+	json_t *a = json_array();
+
+	for (size_t j = 0; a && j < ps->n; j++) {
+		const asp_loc_t *loc = ps->locs[j];
+
+		for (size_t k = 0; k < loc->nlines; k++) {
+			const asp_line_t *l = &loc->lines[k];
+			char addr[24], buf[ASP_NAME_MAX];
+			const char *name = asp_profile_name(p, loc, l, buf);
+			json_t *o = json_object();
+
+			snprintf(addr, sizeof addr, "0x%" PRIx64, loc->addr);
+			json_object_set_new(o, "address", json_string(addr));
+			json_object_set_new(o, "function", asp_json_text(names ? name : l->fn));
+			if (!names)
+				json_object_set_new(o, "name", asp_json_text(name));
+			json_object_set_new(o, "file", asp_json_text(l->file));
+			json_object_set_new(o, "line", l->file ? json_integer(l->line) : json_null());
+			json_object_set_new(o, "module", asp_json_text(l->module));
+			json_object_set_new(o, "inlined", json_boolean(l->inlined));
+			json_array_append_new(a, o);
+		}
+	}
+	return a;
 }
 
 const char *asp_frame_name(const asp_dump_t *d, const asp_line_t *l,

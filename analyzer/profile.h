@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "load.h"
 #include "symbolize.h"
@@ -81,6 +82,19 @@ void asp_profile_free(asp_profile_t *p);
  * "??? (in /path/to/module)" instead. */
 const char *asp_profile_name(const asp_profile_t *p, const asp_loc_t *loc,
 			     const asp_line_t *l, char buf[ASP_NAME_MAX]);
+
+/* Writes l's name, as above, then " (file:line)" or, for a function
+ * without its line, " (in module)": a frame as the timeline and check list
+ * it, its text written by put (asp_put_text, asp_put_xml). */
+void asp_profile_put_frame(FILE *out, const asp_profile_t *p, const asp_loc_t *loc,
+			   const asp_line_t *l, void (*put)(FILE *, const char *));
+
+/* The frames of ps, innermost first with the lines inlined into each: an
+ * array of objects with "address", "function" (the symbol, or null),
+ * "name" (the compact name above), "file", "line", "module" and
+ * "inlined"; with names, "function" is the compact name and there is no
+ * "name". NULL when memory ran out. */
+json_t *asp_profile_frames_json(const asp_profile_t *p, const asp_pstack_t *ps, bool names);
 
 /* The same for a line the symbolizer gave for one of d's addresses. */
 const char *asp_frame_name(const asp_dump_t *d, const asp_line_t *l,

@@ -22,38 +22,41 @@ static void put_name(FILE *f, const char *s)
 		putc((unsigned char)*s >= 0x20 && *s != 0x7f ? *s : '?', f);
 }
 
+/* A line of an entry: "   fun:" or "   obj:", then name. */
+static void put_frame(FILE *f, const char *kind, const char *name)
+{
+	fprintf(f, "   %s:", kind);
+	put_name(f, name);
+	putc('\n', f);
+}
+
+/* The frames of the shim's function called, fn, as valgrind shows its own
+ * replacement: those the dump gives, or fn's symbol. */
+static void put_call(FILE *f, const char *fn, const char *const *frames, size_t n)
+{
+	if (n == 0)
+		put_frame(f, "fun", symbol_of(fn));
+	for (size_t i = 0; i < n; i++)
+		put_frame(f, "fun", frames[i]);
+}
+
 /* The program's frames: "fun:" and the symbol as the object has it, as
  * valgrind writes them, or "obj:" and the module when there is none. */
 static void put_lines(FILE *f, const asp_line_t *lines, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (lines[i].raw) {
-			fputs("   fun:", f);
-			put_name(f, lines[i].raw);
-		} else if (lines[i].module) {
-			fputs("   obj:", f);
-			put_name(f, lines[i].module);
-		} else {
-			fputs("   obj:*", f);
-		}
-		putc('\n', f);
+		if (lines[i].raw)
+			put_frame(f, "fun", lines[i].raw);
+		else
+			put_frame(f, "obj", lines[i].module ? lines[i].module : "*");
 	}
 }
 
-/* Closes the entry and f, a stream into *text: the text, or NULL when it
- * could not be written. */
-static char *finish(FILE *f, char **text)
-{
-	fputs("}\n", f);
-	if (fclose(f) != 0) {
-		free(*text);
-		return NULL;
-	}
-	return *text;
-}
-
-char *asp_suppression(const asp_record_t *rec, const asp_line_t *lines,
-		      size_t n)
+/* An entry: its brace and name, what head writes of arg (its kind and the
+ * shim's frames), the program's frames and its closing brace. The text,
+ * or NULL when it could not be written. */
+static char *entry(void (*head)(FILE *, const void *), const void *arg,
+		   const asp_line_t *lines, size_t n)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -61,20 +64,29 @@ char *asp_suppression(const asp_record_t *rec, const asp_line_t *lines,
 
 	if (!f)
 		return NULL;
-	fprintf(f, "{\n   <insert_a_suppression_name_here>\n   Memcheck:Leak\n"
-		"   match-leak-kinds: %s\n", asp_leak_kind_name[rec->kind]);
-	if (rec->nalloc_stack == 0) {
-		fputs("   fun:", f);
-		put_name(f, symbol_of(rec->alloc_fn));
-		putc('\n', f);
-	}
-	for (size_t i = 0; i < rec->nalloc_stack; i++) {
-		fputs("   fun:", f);
-		put_name(f, rec->alloc_stack[i]);
-		putc('\n', f);
-	}
+	fputs("{\n   <insert_a_suppression_name_here>\n   ", f);
+	head(f, arg);
 	put_lines(f, lines, n);
-	return finish(f, &text);
+	fputs("}\n", f);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static void leak_head(FILE *f, const void *arg)
+{
+	const asp_record_t *rec = arg;
+
+	fprintf(f, "Memcheck:Leak\n   match-leak-kinds: %s\n", asp_leak_kind_name[rec->kind]);
+	put_call(f, rec->alloc_fn, rec->alloc_stack, rec->nalloc_stack);
+}
+
+char *asp_suppression(const asp_record_t *rec, const asp_line_t *lines,
+		      size_t n)
+{
+	return entry(leak_head, rec, lines, n);
 }
 
 /* valgrind's kind for an invalid read or write of size bytes, or
@@ -93,22 +105,16 @@ static const char *addr_kind(uint64_t size)
 	}
 }
 
-char *asp_error_suppression(const asp_heap_error_t *e, const asp_line_t *lines,
-			    size_t n)
+static void error_head(FILE *f, const void *arg)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	const asp_heap_error_t *e = arg;
 
-	if (!f)
-		return NULL;
 	/* valgrind's kinds: Free for the invalid and the mismatched frees,
 	 * FishyValue, with the function and its argument, for a size, Addr1
 	 * to Addr32 for an invalid read or write of that size; allocspy's
 	 * own for bytes written around a guarded block, which valgrind
 	 * reports as the write itself (an entry of another tool than
 	 * Memcheck is skipped by valgrind). */
-	fputs("{\n   <insert_a_suppression_name_here>\n   ", f);
 	if (e->kind == ASP_HERR_FISHY_VALUE) {
 		fputs("Memcheck:FishyValue\n   ", f);
 		put_name(f, e->function);
@@ -124,16 +130,12 @@ char *asp_error_suppression(const asp_heap_error_t *e, const asp_line_t *lines,
 	}
 	/* the function called; an access has none, its stack is the
 	 * program's alone */
-	if (e->call.nframes == 0 && !asp_herr_is_access(e->kind)) {
-		fputs("   fun:", f);
-		put_name(f, symbol_of(e->function));
-		putc('\n', f);
-	}
-	for (size_t i = 0; i < e->call.nframes; i++) {
-		fputs("   fun:", f);
-		put_name(f, e->call.frames[i]);
-		putc('\n', f);
-	}
-	put_lines(f, lines, n);
-	return finish(f, &text);
+	if (!asp_herr_is_access(e->kind))
+		put_call(f, e->function, e->call.frames, e->call.nframes);
+}
+
+char *asp_error_suppression(const asp_heap_error_t *e, const asp_line_t *lines,
+			    size_t n)
+{
+	return entry(error_head, e, lines, n);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chart.h"
 #include "fmt.h"
 #include "peak.h"
 #include "profile.h"
@@ -72,29 +73,6 @@ static double percent(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-/* The unit a figure up to max is shown in: "B", "KiB", "MiB", ... */
-static const char *unit_for(uint64_t max, double *div)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB",
-					     "PiB", "EiB" };
-	int u = 0;
-
-	*div = 1;
-	while (u < 6 && (double)max / *div >= 1024) {
-		*div *= 1024;
-		u++;
-	}
-	return units[u];
-}
-
-static void scaled(char buf[ASP_NUM_MAX], uint64_t v, double div)
-{
-	if (div == 1)
-		snprintf(buf, ASP_NUM_MAX, "%" PRIu64, v);
-	else
-		snprintf(buf, ASP_NUM_MAX, "%.1f", (double)v / div);
-}
-
 /* The end of the time axis: the last point's time, or 1 s when every
  * point is at 0. */
 static double time_end(const asp_point_t *v, size_t n)
@@ -113,24 +91,6 @@ static uint64_t top_of(const asp_point_t *v, size_t n)
 		if (v[i].in_use_bytes > m)
 			m = v[i].in_use_bytes;
 	return m;
-}
-
-/* "fn (file:line)", "fn (in module)" or the module-based name. */
-static void put_frame(FILE *out, const asp_profile_t *p, const asp_loc_t *loc,
-		      const asp_line_t *l)
-{
-	char buf[ASP_NAME_MAX];
-
-	asp_put_text(out, asp_profile_name(p, loc, l, buf));
-	if (l->file) {
-		fputs(" (", out);
-		asp_put_text(out, l->file);
-		fprintf(out, ":%u)", l->line);
-	} else if (l->fn && l->module) {
-		fputs(" (in ", out);
-		asp_put_text(out, l->module);
-		putc(')', out);
-	}
 }
 
 /* --- text -------------------------------------------------------------------- */
@@ -173,8 +133,8 @@ static void chart_text(FILE *out, const asp_point_t *v, size_t n)
 		for (int xx = x + 1; h > 0 && xx < next && xx < W; xx++)
 			grid[h - 1][xx] = stronger(grid[h - 1][xx], c);
 	}
-	unit = unit_for(vmax, &div);
-	scaled(top, vmax, div);
+	unit = asp_fmt_unit(vmax, &div);
+	asp_fmt_scaled(top, vmax, div);
 	lw = (int)strlen(top);
 	if (lw < 4)
 		lw = 4;
@@ -208,7 +168,7 @@ static void stack_text(FILE *out, const asp_profile_t *p, const asp_pstack_t *ps
 
 		for (size_t k = 0; k < loc->nlines && shown < FRAMES_SHOWN; k++) {
 			fputs(shown++ ? "                       < " : "", out);
-			put_frame(out, p, loc, &loc->lines[k]);
+			asp_profile_put_frame(out, p, loc, &loc->lines[k], asp_put_text);
 			putc('\n', out);
 		}
 	}
@@ -281,31 +241,6 @@ int asp_timeline_text(FILE *out, const asp_dump_t *d)
 
 /* --- JSON -------------------------------------------------------------------- */
 
-static json_t *frames_json(const asp_profile_t *p, const asp_pstack_t *ps)
-{
-	json_t *a = json_array();
-
-	for (size_t j = 0; j < ps->n; j++) {
-		const asp_loc_t *loc = ps->locs[j];
-
-		for (size_t k = 0; k < loc->nlines; k++) {
-			const asp_line_t *l = &loc->lines[k];
-			char addr[24], buf[ASP_NAME_MAX];
-
-			snprintf(addr, sizeof addr, "0x%" PRIx64, loc->addr);
-			json_array_append_new(a, json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:b}",
-				"address", addr,
-				"function", asp_json_text(l->fn),
-				"name", asp_json_text(asp_profile_name(p, loc, l, buf)),
-				"file", asp_json_text(l->file),
-				"line", l->file ? json_integer(l->line) : json_null(),
-				"module", asp_json_text(l->module),
-				"inlined", l->inlined));
-		}
-	}
-	return a;
-}
-
 json_t *asp_timeline_json_of(const asp_profile_t *p)
 {
 	return asp_timeline_json_top(p, SIZE_MAX);
@@ -337,7 +272,7 @@ json_t *asp_timeline_json_top(const asp_profile_t *p, size_t max)
 			"bytes", (json_int_t)h.v[i].bytes,
 			"blocks", (json_int_t)h.v[i].blocks,
 			"percent", percent(h.v[i].bytes, h.total),
-			"frames", frames_json(p, &p->stacks[h.v[i].stack])));
+			"frames", asp_profile_frames_json(p, &p->stacks[h.v[i].stack], false)));
 	o = json_pack("{s:o,s:I,s:o,s:{s:o,s:I,s:o,s:I,s:b,s:f,s:I,s:I,s:o}}",
 		"file", asp_json_text(d->file), "pid", (json_int_t)d->pid,
 		"snapshots", snaps,
@@ -370,73 +305,6 @@ json_t *asp_timeline_json(const asp_dump_t *d)
 }
 
 /* --- SVG --------------------------------------------------------------------- */
-
-static void put_xml_frame(FILE *out, const asp_profile_t *p,
-			  const asp_loc_t *loc, const asp_line_t *l)
-{
-	char buf[ASP_NAME_MAX];
-
-	asp_put_xml(out, asp_profile_name(p, loc, l, buf));
-	if (l->file) {
-		fputs(" (", out);
-		asp_put_xml(out, l->file);
-		fprintf(out, ":%u)", l->line);
-	}
-}
-
-static void chart_svg(FILE *out, const asp_dump_t *d, const asp_point_t *v,
-		      size_t n, size_t pk)
-{
-	const double pw = SVG_W - SVG_LEFT - SVG_RIGHT, ph = SVG_PLOT_H;
-	const double bottom = SVG_TOP + ph;
-	uint64_t vmax = top_of(v, n);
-	double tend = time_end(v, n), div;
-	const asp_point_t *peak = &v[pk];
-	const char *unit = unit_for(vmax, &div);
-	char a[ASP_NUM_MAX], b[ASP_NUM_MAX], text[ASP_PEAK_TEXT_MAX];
-
-#define X(t) (SVG_LEFT + (t) / tend * pw)
-#define Y(v) (bottom - (vmax ? (double)(v) / (double)vmax * ph : 0))
-	/* The axes, with ticks at 0, a half and the end. */
-	fprintf(out, "<g stroke=\"#444\" stroke-width=\"1\" fill=\"none\">\n"
-		"<path d=\"M%d %.1f V%.1f H%.1f\"/>\n", SVG_LEFT, (double)SVG_TOP,
-		bottom, SVG_LEFT + pw);
-	for (int i = 0; i <= 2; i++)
-		fprintf(out, "<path d=\"M%d %.1f h-5 M%.1f %.1f v5\"/>\n", SVG_LEFT,
-			bottom - ph * i / 2, SVG_LEFT + pw * i / 2, bottom);
-	fputs("</g>\n<g font-family=\"monospace\" font-size=\"12\" fill=\"#222\">\n", out);
-	for (int i = 0; i <= 2; i++) {
-		scaled(a, vmax / 2 * (uint64_t)i + (i == 2 ? vmax % 2 : 0), div);
-		fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s %s</text>\n",
-			SVG_LEFT - 8, bottom - ph * i / 2 + 4, a, unit);
-		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s s</text>\n",
-			SVG_LEFT + pw * i / 2, bottom + 20, asp_fmt_seconds(b, tend * i / 2));
-	}
-	fputs("</g>\n", out);
-	/* The heap as a step function: each point's level holds until the
-	 * next one. */
-	fprintf(out, "<path fill=\"#9cc3e6\" fill-opacity=\"0.6\" stroke=\"#1f5f99\" "
-		"stroke-width=\"1.5\" d=\"M%.2f %.2f", X(v[0].t_s), bottom);
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, " H%.2f V%.2f", X(v[i].t_s), Y(v[i].in_use_bytes));
-	fprintf(out, " H%.2f V%.2f Z\"/>\n", X(tend), bottom);
-	/* Detailed snapshots as dots, the peak as a red one with its figure. */
-	for (size_t i = 0; i < n; i++)
-		if (v[i].detail && !v[i].peak)
-			fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"#1f5f99\"/>\n",
-				X(v[i].t_s), Y(v[i].in_use_bytes));
-	fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"4\" fill=\"#c0392b\"/>\n",
-		X(peak->t_s), Y(peak->in_use_bytes));
-	fprintf(out, "<text x=\"%.2f\" y=\"%.2f\" font-family=\"monospace\" font-size=\"12\" "
-		"fill=\"#c0392b\" text-anchor=\"%s\">peak: %s</text>\n",
-		X(peak->t_s) + (X(peak->t_s) > SVG_LEFT + pw / 2 ? -8 : 8),
-		Y(peak->in_use_bytes) - 8 < SVG_TOP - 4 ? Y(peak->in_use_bytes) + 16 :
-		Y(peak->in_use_bytes) - 8,
-		X(peak->t_s) > SVG_LEFT + pw / 2 ? "end" : "start", asp_peak_text(text, d));
-	(void)d;
-#undef X
-#undef Y
-}
 
 int asp_timeline_svg(FILE *out, const asp_dump_t *d)
 {
@@ -481,7 +349,11 @@ int asp_timeline_svg(FILE *out, const asp_dump_t *d)
 	asp_put_xml(out, asp_dump_exe_name(d));
 	fprintf(out, " (pid %lld, %zu snapshots)</text>\n", (long long)d->pid,
 		d->nsnapshots);
-	chart_svg(out, d, points, npoints, pk);
+	asp_chart_svg(out, &(asp_chart_t){
+		.kind = ASP_CHART_FILE, .width = SVG_W, .left = SVG_LEFT, .right = SVG_RIGHT,
+		.top = SVG_TOP, .plot_h = SVG_PLOT_H, .d = d, .pts = points, .npts = npoints,
+		.n = npoints, .peak = pk,
+	});
 	free(points);
 	y = SVG_TOP + SVG_PLOT_H + 60;
 	fprintf(out, "<g font-family=\"monospace\" font-size=\"12\" fill=\"#222\" "
@@ -511,7 +383,7 @@ int asp_timeline_svg(FILE *out, const asp_dump_t *d)
 				y += SVG_LINE;
 				fprintf(out, "<text x=\"60\" y=\"%.0f\">%s", y,
 					n ? "&lt; " : "at ");
-				put_xml_frame(out, &p, loc, &loc->lines[k]);
+				asp_profile_put_frame(out, &p, loc, &loc->lines[k], asp_put_xml);
 				fputs("</text>\n", out);
 			}
 		}

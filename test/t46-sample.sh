@@ -225,6 +225,9 @@ check "merge: the merged dump is sampled, its estimates the sums" "$MEAN
 $(awk '{ print $1, 2 * $2 }' "$TMP/track.bytes")" \
 	"$(json_get "$TMP/merged.json" 'd["sample"]["mean_bytes"]')
 $(sites "$TMP/merged.json" alloc_bytes)"
+check "merge: each loss record says, as in the dumps merged, whether its stack was sampled" \
+	"$(json_get "$TMP/track.json" '" ".join(sorted(str(r["sampled"]) for r in d["loss_records"]))')|$("$REPORT" leaks "$TMP/track.json" 2>&1 | grep -c 'not sampled by ALLOCSPY_SAMPLE')" \
+	"$(json_get "$TMP/merged.json" '" ".join(sorted(str(r["sampled"]) for r in d["loss_records"]))')|$("$REPORT" leaks "$TMP/merged.json" 2>&1 | grep -c 'not sampled by ALLOCSPY_SAMPLE')"
 "$REPORT" merge -o "$TMP/mixed.json" "$TMP/track.json" "$TMP/plain.json" 2>"$TMP/mixed.err"
 check "merge: a sampled and an unsampled dump do not merge (exit 2)" \
 	"2|allocspy-report: error: $TMP/plain.json: ALLOCSPY_SAMPLE=0 here and 65536 in $TMP/track.json: dumps sampled differently cannot be merged" \

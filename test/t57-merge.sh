@@ -247,6 +247,21 @@ totals "$TMP/self.json" >"$TMP/self.totals"
 check "a dump merged with itself: every export's totals double" \
 	"$(awk '{ print $1, 2 * $2 }' "$TMP/one.totals")" "$(cat "$TMP/self.totals")"
 
+# One dump merged alone is written as the shim wrote it: its keys in the
+# same order, its arrays that grow with the stacks one element a line,
+# but for what a merge changes (processes, each thread's pid, no rss).
+"$REPORT" merge "$P1" -o "$TMP/alone.json" 2>"$TMP/err"
+check "a dump merged alone: exit 0, the shim's keys in its order and layout" "0||ok" "$?|$(cat "$TMP/err")|$(py '
+import re
+a, m = load(sys.argv[1]), load(sys.argv[2])
+keys = [k for k in a if k != "rss"]
+keys.insert(keys.index("modules") + 1, "processes")
+tail = lambda f: (lambda t: t[t.index("\n \"loss_records\": ["):])(open(f).read())
+pid = lambda x: x.group(1) + ", \"pid\": %d}" % a["program"]["pid"]
+ok = list(m) == keys and [list(x) for x in m["snapshots"]] == [list(x) for x in a["snapshots"]]
+ok = ok and tail(sys.argv[2]) == re.sub(r"(\{\"tid\": .*)\}", pid, tail(sys.argv[1]))
+print("ok" if ok else "differ")' "$P1" "$TMP/alone.json")"
+
 # A merged dump merges again: its processes are kept.
 "$REPORT" merge "$TMP/exec/merged.json" "$TMP/fork/merged.json" -o "$TMP/four.json" 2>"$TMP/err"
 check "merged dumps merge: exit 0, four processes, the counts add up" "0||4 $(($(json_get "$TMP/exec/merged.json" 'd["heap"]["allocs"]') + $(json_get "$TMP/fork/merged.json" 'd["heap"]["allocs"]')))" \
@@ -313,6 +328,10 @@ py 'd = load(sys.argv[1]); d["processes"] = [{"pid": 1}]; json.dump(d, open(sys.
 refused "processes of an earlier merge without their start" 2 \
 	"allocspy-report: error: $TMP/procs.json: processes[0].start_s: expected a number, found nothing" \
 	merge "$P1" "$TMP/procs.json" -o "$TMP/out.json"
+py 'd = load(sys.argv[1]); del d["processes"][1]["heap"]; json.dump(d, open(sys.argv[2], "w"))' "$TMP/self.json" "$TMP/noheap.json"
+refused "a merged dump whose process has no heap: every command refuses it" 2 \
+	"allocspy-report: error: $TMP/noheap.json: processes[1].heap: missing" \
+	summary "$TMP/noheap.json"
 refused "a missing file" 2 "allocspy-report: error: $TMP/none.json: No such file or directory" \
 	merge "$P1" "$TMP/none.json" -o "$TMP/out.json"
 refused "merge without a dump" 2 "allocspy-report: error: no dump given" merge -o "$TMP/out.json"
@@ -369,5 +388,8 @@ check "the suite: the heap over time (repeats left out) falls to nothing when ea
 check "the suite: the snapshots' clock counts what each ended process held as freed" \
 	"3145728 2097152" "$(json_get "$TMP/suite.json" '"%d %d" % (d["snapshots"][-1]["bytes_allocated"], d["snapshots"][-1]["bytes_freed"])')"
 "$REPORT" timeline "$TMP/suite.json" >"$TMP/suite.tl" 2>&1
+check "the suite: its one stack, a caller alone, stays cut at the depth limit, as in each dump" \
+	"[0] [0] [0]|1 [0]" \
+	"$(for f in "$TMP"/suite/hold.*.json; do json_get "$f" 'd["truncated_stacks"]'; done | tr '\n' ' ' | sed 's/ $//')|$(json_get "$TMP/suite.json" '"%d %s" % (len(d["stacks"]), d["truncated_stacks"])')"
 check "the suite: timeline's peak is one process's" "Peak: 1,048,576 bytes in use at $(json_get "$TMP/suite.json" '"%.3f" % d["heap"]["peak_t_s"]') s" \
 	"$(grep '^Peak' "$TMP/suite.tl")"
