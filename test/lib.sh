@@ -148,6 +148,20 @@ freeres_flags() {
 	return 0
 }
 
+# freeres_forms: sets FORMS to the freeres forms a parity check runs, "yes"
+# (valgrind's default) and "no" (both tools without freeres): both in the
+# full tier; in the quick tier one, each in turn from one check to the next,
+# so that a file still meets both with half the valgrind runs.
+FREERES_TURN=0
+freeres_forms() {
+	if [ "$TIER" = full ]; then
+		FORMS="yes no"
+	else
+		FREERES_TURN=$((1 - FREERES_TURN))
+		if [ $FREERES_TURN -eq 1 ]; then FORMS=yes; else FORMS=no; fi
+	fi
+}
+
 # run_vg LOG PROG ARGS...: PROG under memcheck, its report in LOG.
 # The program's stdout goes to LOG.out and its status to LOG.rc.
 run_vg() {
@@ -198,7 +212,9 @@ both_runs() {
 # valgrind's defaults, then both without freeres.
 parity() {
 	name=$1; shift
-	for FREERES in "" no; do
+	freeres_forms
+	for FREERES in $FORMS; do
+		[ "$FREERES" = yes ] && FREERES=
 		n=$name${FREERES:+ (freeres=no)}
 		d=$TMP/$(echo "$n" | tr -c 'A-Za-z0-9_\n-' _)
 		both_runs "$d" "$@"
@@ -217,7 +233,9 @@ parity() {
 # equal one of valgrind's.
 leak_parity() {
 	name=$1; shift
-	for FREERES in "" no; do
+	freeres_forms
+	for FREERES in $FORMS; do
+		[ "$FREERES" = yes ] && FREERES=
 		n=$name${FREERES:+ (freeres=no)}
 		d=$TMP/$(echo "$n" | tr -c 'A-Za-z0-9_\n-' _)
 		both_runs "$d" "$@"

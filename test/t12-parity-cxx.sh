@@ -74,7 +74,7 @@ no_mangled "no mangled name in the HTML pages" "$R"/*.html
 if [ -x "$PROGS/par_local_plugin" ]; then
 	parity par_local_plugin "$PROGS/par_local_plugin"
 	check "par_local_plugin: stdout under the shim" "misaligned objects: 0" \
-		"$(cat "$TMP/par_local_plugin/asp.out")"
+		"$(cat "$d/asp.out")"
 else
 	not_ok "par_local_plugin: built" "missing $PROGS/par_local_plugin: run make test-progs"
 fi

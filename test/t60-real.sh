@@ -51,12 +51,15 @@ xrun_shim() {
 # starts in the same, emptied directory, so that PWD is equal and the
 # program sees the same files (make, for one, allocates per directory
 # entry); the logs are kept outside it.
-# The quick tier (make check) compares these; the full tier every case.
+# The quick tier (make check) compares these, each in one freeres form
+# (lib.sh freeres_forms); the full tier every case in both.
 QUICK_CASES="python3_-c perl_-e sort cppcheck_(C++) tar_czf_(gzip_is_a_child) sqlite3"
 real_parity() {
 	# shellcheck disable=SC2086 # the words are the case names
 	in_tier "$(echo "$1" | tr ' ' _)" $QUICK_CASES || return 0
-	for FREERES in "" no; do
+	freeres_forms
+	for FREERES in $FORMS; do
+		[ "$FREERES" = yes ] && FREERES=
 		one_parity "$1${FREERES:+ (freeres=no)}" "$@"
 	done
 	FREERES=
