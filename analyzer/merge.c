@@ -948,17 +948,21 @@ static int functions(struct merge *m)
 		total += m->d[k].nfns;
 	if (!(o->fns = array(total, sizeof *o->fns)))
 		return -ENOMEM;
+	size_t n = 0;
+	o->nfns = 0;
 	for (size_t k = 0; k < m->n; k++) {
 		for (size_t i = 0; i < m->d[k].nfns; i++) {
 			const asp_fn_t *f = &m->d[k].fns[i];
-			asp_fn_t *x = o->fns;
+			size_t j = 0;
 
-			while (x < o->fns + o->nfns && strcmp(x->name, f->name) != 0)
-				x++;
-			if (x == o->fns + o->nfns) {
-				o->fns[o->nfns++] = *f;
+			while (j < n && strcmp(o->fns[j].name, f->name) != 0)
+				j++;
+			if (j == n) {
+				o->fns[n++] = *f;
+				o->nfns = n;
 				continue;
 			}
+			asp_fn_t *x = &o->fns[j];
 			if (x->cls != f->cls)
 				return fail(m, k, "functions.%s: not the same kind of "
 					    "function as in the dumps before", f->name);
