@@ -10,6 +10,7 @@
 
 #include "fmt.h"
 #include "profile.h"
+#include "strtab.h"
 #include "symbolize.h"
 
 enum unit { COUNT, SECONDS };
@@ -429,66 +430,32 @@ static const char *const site_key[S_METRICS] = {
 /* One allocation site, by its symbolized function and file:line, with
  * each dump's figures. */
 struct site {
-	char *name;
+	const char *name;	/* the sites' names hold it */
 	uint64_t *v;		/* [dump * S_METRICS + metric] */
 	uint64_t change;	/* largest change of bytes or bytes in use */
 	uint64_t call_change;
 };
 
 struct sites {
-	struct site *v;
+	struct site *v;		/* v[i] is called names.v[i] until sorted */
 	size_t n, cap;
-	size_t *slot;		/* hash of names: index + 1, 0 empty */
-	size_t nslot;
+	asp_strtab_t names;
 	size_t nd;
 	bool (*known)[S_METRICS];	/* per dump */
 	size_t more;		/* sites that changed beyond those kept */
 };
 
-static size_t hash_name(const char *s)
-{
-	size_t h = 14695981039346656037u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211u;
-	return h;
-}
-
-static int sites_rehash(struct sites *ss)
-{
-	size_t nslot = ss->nslot ? ss->nslot * 2 : 256;
-	size_t *slot = calloc(nslot, sizeof *slot);
-
-	if (!slot)
-		return -ENOMEM;
-	for (size_t i = 0; i < ss->n; i++) {
-		size_t h = hash_name(ss->v[i].name) & (nslot - 1);
-
-		while (slot[h])
-			h = (h + 1) & (nslot - 1);
-		slot[h] = i + 1;
-	}
-	free(ss->slot);
-	ss->slot = slot;
-	ss->nslot = nslot;
-	return 0;
-}
-
 /* The site called name, added when new; NULL when out of memory. */
 static struct site *site_get(struct sites *ss, const char *name)
 {
-	size_t h;
+	size_t i = asp_strtab_intern(&ss->names, name);
+	struct site *x;
 
-	if (ss->n * 2 >= ss->nslot && sites_rehash(ss) < 0)
+	if (i < ss->n)
+		return &ss->v[i];
+	/* SIZE_MAX, or a name kept when its site could not be: no memory. */
+	if (i != ss->n)
 		return NULL;
-	h = hash_name(name) & (ss->nslot - 1);
-	while (ss->slot[h]) {
-		struct site *x = &ss->v[ss->slot[h] - 1];
-
-		if (strcmp(x->name, name) == 0)
-			return x;
-		h = (h + 1) & (ss->nslot - 1);
-	}
 	if (ss->n == ss->cap) {
 		size_t cap = ss->cap * 2 + 64;
 		struct site *v = realloc(ss->v, cap * sizeof *v);
@@ -498,28 +465,22 @@ static struct site *site_get(struct sites *ss, const char *name)
 		ss->v = v;
 		ss->cap = cap;
 	}
-	struct site *x = &ss->v[ss->n];
-
+	x = &ss->v[ss->n];
 	memset(x, 0, sizeof *x);
-	x->name = strdup(name);
+	x->name = ss->names.v[i];
 	x->v = calloc(ss->nd * S_METRICS, sizeof *x->v);
-	if (!x->name || !x->v) {
-		free(x->name);
-		free(x->v);
+	if (!x->v)
 		return NULL;
-	}
-	ss->slot[h] = ++ss->n;
+	ss->n++;
 	return x;
 }
 
 static void sites_free(struct sites *ss)
 {
-	for (size_t i = 0; i < ss->n; i++) {
-		free(ss->v[i].name);
+	for (size_t i = 0; i < ss->n; i++)
 		free(ss->v[i].v);
-	}
 	free(ss->v);
-	free(ss->slot);
+	asp_strtab_free(&ss->names);
 	free(ss->known);
 }
 
@@ -648,10 +609,8 @@ static int sites_build(struct sites *ss, const asp_dump_t *d,
 		w++;
 	for (size_t k = w; k < ss->n; k++)
 		ss->more += ss->v[k].change || ss->v[k].call_change;
-	for (size_t k = w; k < ss->n; k++) {
-		free(ss->v[k].name);
+	for (size_t k = w; k < ss->n; k++)
 		free(ss->v[k].v);
-	}
 	ss->n = w;
 	return 0;
 }

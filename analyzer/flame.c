@@ -12,83 +12,12 @@
 
 #include "fmt.h"
 #include "hash.h"
+#include "strtab.h"
 
 #define NONE SIZE_MAX
 
-/* Strings, each kept once, numbered in the order of first use. */
-struct intern {
-	char **v;
-	size_t n, cap;
-	size_t *slot;		/* hash of v: index + 1, 0 empty */
-	size_t nslot;
-};
-
-static size_t hash_str(const char *s)
-{
-	size_t h = 14695981039346656037u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211u;
-	return h;
-}
-
-static int intern_grow(struct intern *in)
-{
-	size_t nslot = in->nslot ? in->nslot * 2 : 256;
-	size_t *slot = calloc(nslot, sizeof *slot);
-
-	if (!slot)
-		return -ENOMEM;
-	for (size_t i = 0; i < in->n; i++) {
-		size_t h = hash_str(in->v[i]) & (nslot - 1);
-
-		while (slot[h])
-			h = (h + 1) & (nslot - 1);
-		slot[h] = i + 1;
-	}
-	free(in->slot);
-	in->slot = slot;
-	in->nslot = nslot;
-	return 0;
-}
-
-/* The number of s, added when new; NONE when memory ran out. */
-static size_t intern(struct intern *in, const char *s)
-{
-	size_t h;
-
-	if (2 * in->n >= in->nslot && intern_grow(in) < 0)
-		return NONE;
-	h = hash_str(s) & (in->nslot - 1);
-	for (; in->slot[h]; h = (h + 1) & (in->nslot - 1))
-		if (strcmp(in->v[in->slot[h] - 1], s) == 0)
-			return in->slot[h] - 1;
-	if (in->n == in->cap) {
-		size_t cap = in->cap * 2 + 64;
-		char **v = realloc(in->v, cap * sizeof *v);
-
-		if (!v)
-			return NONE;
-		in->v = v;
-		in->cap = cap;
-	}
-	in->v[in->n] = strdup(s);
-	if (!in->v[in->n])
-		return NONE;
-	in->slot[h] = ++in->n;
-	return in->n - 1;
-}
-
-static void intern_free(struct intern *in)
-{
-	for (size_t i = 0; i < in->n; i++)
-		free(in->v[i]);
-	free(in->v);
-	free(in->slot);
-}
-
 struct asp_flame_strings {
-	struct intern in;
+	asp_strtab_t in;
 };
 
 asp_flame_strings_t *asp_flame_strings_new(void)
@@ -111,7 +40,7 @@ json_t *asp_flame_strings_json(const asp_flame_strings_t *s)
 void asp_flame_strings_free(asp_flame_strings_t *s)
 {
 	if (s)
-		intern_free(&s->in);
+		asp_strtab_free(&s->in);
 	free(s);
 }
 
@@ -130,7 +59,7 @@ struct asp_flame {
 	size_t n, cap;
 	size_t *slot;		/* by (parent, name): node index + 1 */
 	size_t nslot;
-	struct intern names;
+	asp_strtab_t names;	/* of frames and places */
 };
 
 static size_t hash_child(size_t parent, size_t name, size_t nslot)
@@ -213,12 +142,12 @@ static void walk_frame(void *arg, const asp_loc_t *loc, const asp_line_t *l)
 
 	if (k->err)
 		return;
-	name = intern(&k->f->names, asp_profile_name(k->p, loc, l, buf));
+	name = asp_strtab_intern(&k->f->names, asp_profile_name(k->p, loc, l, buf));
 	if (l->file) {
 		snprintf(where, sizeof where, "%s:%u", l->file, l->line);
-		place = intern(&k->f->names, where);
+		place = asp_strtab_intern(&k->f->names, where);
 	} else if (l->module) {
-		place = intern(&k->f->names, l->module);
+		place = asp_strtab_intern(&k->f->names, l->module);
 	}
 	at = name == NONE || ((l->file || l->module) && place == NONE) ? NONE :
 	     child(k->f, k->at, name);
@@ -245,7 +174,7 @@ static int add(asp_flame_t *f, const asp_profile_t *p, const asp_sample_t *s,
 		return 0;
 	f->nodes[0].value = asp_add_sat(f->nodes[0].value, w);
 	if (prefix) {
-		size_t name = intern(&f->names, prefix);
+		size_t name = asp_strtab_intern(&f->names, prefix);
 
 		if (name == NONE || (k.at = child(f, 0, name)) == NONE)
 			return -ENOMEM;
@@ -261,7 +190,7 @@ void asp_flame_free(asp_flame_t *f)
 		return;
 	free(f->nodes);
 	free(f->slot);
-	intern_free(&f->names);
+	asp_strtab_free(&f->names);
 	free(f);
 }
 
@@ -277,7 +206,7 @@ static asp_flame_t *flame_new(void)
 	f->n = 1;
 	f->nodes[0] = (struct node){ .loc = NONE, .parent = NONE,
 				     .first_child = NONE, .next_sibling = NONE };
-	f->nodes[0].name = intern(&f->names, ASP_FLAME_ROOT);
+	f->nodes[0].name = asp_strtab_intern(&f->names, ASP_FLAME_ROOT);
 	if (f->nodes[0].name == NONE) {
 		asp_flame_free(f);
 		return NULL;
@@ -498,11 +427,11 @@ static int put_node(const asp_flame_t *f, struct out *o, const struct pending *e
 
 		snprintf(buf, sizeof buf, "%s%s", f->names.v[x->loc],
 			 x->several ? " and other lines" : "");
-		if ((loc = intern(&o->strings->in, buf)) == NONE)
+		if ((loc = asp_strtab_intern(&o->strings->in, buf)) == NONE)
 			return -ENOMEM;
 	}
-	if (put(o, intern(&o->strings->in, f->names.v[x->name]), loc, x->value,
-		e->depth, 0) < 0)
+	if (put(o, asp_strtab_intern(&o->strings->in, f->names.v[x->name]), loc,
+		x->value, e->depth, 0) < 0)
 		return -ENOMEM;
 	for (size_t c = x->first_child; c != NONE; c = f->nodes[c].next_sibling)
 		kids[nk++] = c;
@@ -545,7 +474,7 @@ json_t *asp_flame_json(const asp_flame_t *f, asp_flame_strings_t *strings)
 		struct pending e = stack[--top];
 
 		if (e.node == NONE)
-			rc = put(&o, intern(&strings->in, ASP_FLAME_MERGED), NONE,
+			rc = put(&o, asp_strtab_intern(&strings->in, ASP_FLAME_MERGED), NONE,
 				 e.value, e.depth, e.count);
 		else
 			rc = put_node(f, &o, &e, stack, &top, kids);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -13,6 +14,7 @@
 #include "fmt.h"
 #include "hash.h"
 #include "peak.h"
+#include "strtab.h"
 
 /* profile.proto's field numbers. */
 enum {
@@ -108,83 +110,23 @@ static void pb_msg(struct pb *p, int field, struct pb *m)
 	m->n = 0;
 }
 
-/* The string table: each string once, "" first; its own copies. */
+/* The string table: each string once, "" first. Running out of memory
+ * is kept, to be told once the profile is written. */
 struct strings {
-	char **v;		/* by index */
-	size_t n, cap;
-	size_t *table;		/* open addressing: index + 1, 0 empty */
-	size_t size;
+	asp_strtab_t t;
 	bool oom;
 };
-
-static size_t hash_str(const char *s)
-{
-	size_t h = 5381;
-
-	for (; *s; s++)
-		h = h * 33 + (unsigned char)*s;
-	return h;
-}
-
-static bool strings_grow(struct strings *st)
-{
-	size_t size = st->size ? st->size * 2 : 256;
-	size_t *table = calloc(size, sizeof *table);
-	char **v = realloc(st->v, size / 2 * sizeof *v);
-
-	if (!table || !v) {
-		free(table);
-		if (v)
-			st->v = v;
-		return false;
-	}
-	st->v = v;
-	st->cap = size / 2;
-	for (size_t i = 0; i < st->n; i++) {
-		size_t h = hash_str(v[i]) & (size - 1);
-
-		while (table[h])
-			h = (h + 1) & (size - 1);
-		table[h] = i + 1;
-	}
-	free(st->table);
-	st->table = table;
-	st->size = size;
-	return true;
-}
 
 /* The index of s in the table, added when new; 0 when memory ran out. */
 static uint64_t intern(struct strings *st, const char *s)
 {
-	size_t h;
+	size_t i = st->oom ? SIZE_MAX : asp_strtab_intern(&st->t, s);
 
-	if (st->oom)
-		return 0;
-	if (st->n + 1 > st->cap && !strings_grow(st)) {
+	if (i == SIZE_MAX) {
 		st->oom = true;
 		return 0;
 	}
-	for (h = hash_str(s) & (st->size - 1); st->table[h];
-	     h = (h + 1) & (st->size - 1))
-		if (strcmp(st->v[st->table[h] - 1], s) == 0)
-			return st->table[h] - 1;
-	/* A copy: names made up for frames without a symbol live in a
-	 * caller's buffer. */
-	st->v[st->n] = strdup(s);
-	if (!st->v[st->n]) {
-		st->oom = true;
-		return 0;
-	}
-	st->table[h] = ++st->n;
-	return st->n - 1;
-}
-
-static void strings_free(struct strings *st)
-{
-	for (size_t i = 0; i < st->n; i++)
-		free(st->v[i]);
-	free(st->v);
-	free(st->table);
+	return i;
 }
 
 /* The functions, one per name and file; the id is the index + 1. A frame
@@ -498,12 +440,12 @@ int asp_pprof_write(FILE *out, const asp_profile_t *p)
 	if (p->d->wall_s > 0)
 		pb_uint(&e.out, PROFILE_DURATION_NANOS, (uint64_t)(p->d->wall_s * 1e9));
 	pb_uint(&e.out, PROFILE_PERIOD, 1);
-	for (size_t i = 0; !e.str.oom && i < e.str.n; i++)
-		pb_bytes(&e.out, PROFILE_STRING_TABLE, e.str.v[i], strlen(e.str.v[i]));
+	for (size_t i = 0; !e.str.oom && i < e.str.t.n; i++)
+		pb_bytes(&e.out, PROFILE_STRING_TABLE, e.str.t.v[i], strlen(e.str.t.v[i]));
 	if (!e.out.oom && !e.m.oom && !e.sub.oom && !e.str.oom)
 		rc = gzip_out(out, &e.out);
 	free(e.comment);
-	strings_free(&e.str);
+	asp_strtab_free(&e.str.t);
 	free(e.fns);
 	free(e.fn_table);
 	free(e.out.b);

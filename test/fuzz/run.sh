@@ -22,7 +22,7 @@ $CLANG -g -O1 -std=gnu11 -D_GNU_SOURCE -DASP_VERSION='"fuzz"' \
 	-o "$out/fuzz_load" test/fuzz/fuzz_load.c \
 	analyzer/load.c analyzer/fmt.c analyzer/msg.c analyzer/summary.c \
 	analyzer/leaks.c analyzer/errors.c analyzer/suppress.c analyzer/symbolize.c analyzer/compare.c \
-	analyzer/profile.c analyzer/peak.c \
+	analyzer/profile.c analyzer/peak.c analyzer/strtab.c \
 	common/*.c $($PKG_CONFIG --libs jansson libdw) -lstdc++
 # A repeatable run starts from the golden dumps alone.
 [ -n "${FUZZ_SEED:-}" ] && rm -rf "$out/corpus" && mkdir -p "$out/corpus"
