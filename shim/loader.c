@@ -10,7 +10,8 @@
  *    call tells: the callback is wrapped to mark it.
  * 2. The program's listings, dlopen and dlclose, cannot be waited for. A
  *    child forked while one held the lock finds it held by a thread it does
- *    not have (its owner field names a parent's thread); then the shim's
+ *    not have (its owner field names a parent's thread, or only its lock
+ *    word is set, the name not yet or no longer written); then the shim's
  *    listings in that child walk the list without the lock (the program's
  *    own wait for it, as they would without the shim). Nothing can change
  *    the list there (every change waits for the lock for ever), so the walk
@@ -203,7 +204,13 @@ void asp__loader_init(void)
 
 void asp__loader_atfork_child(void)
 {
-	g_lost = g_lock != NULL && asp_atomic_load_relaxed(&g_lock->__data.__owner) != 0;
+	/* Held at the fork by a thread the child does not have: it names its
+	 * owner, or only its lock word is set, since a locker takes the word
+	 * before it writes its name and an unlocker clears the name before it
+	 * lets the word go (the soak found a child stuck that way, forked while
+	 * a dlclose let the lock go). */
+	g_lost = g_lock != NULL && (asp_atomic_load_relaxed(&g_lock->__data.__owner) != 0 ||
+	                            asp_atomic_load_relaxed(&g_lock->__data.__lock) != 0);
 }
 
 int asp__loader_lost(void)
