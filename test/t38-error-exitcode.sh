@@ -62,7 +62,7 @@ args() {
 # The quick tier (make check) compares these programs, which the checks
 # below name, and a few leak shapes; the full tier the whole corpus.
 QUICK_PROGS="leak_definite par_threads par_detached par_tsd cxx_threads cxx_exceptions
-cxx_containers leak_chain leak_interior leak_threads leak_cxx asp_pvalloc rel_loop rel_term sig_busy
+cxx_containers leak_interior leak_cxx asp_pvalloc rel_loop rel_term sig_busy
 par_new_plugin"
 n=0
 for path in "$PROGS"/*; do

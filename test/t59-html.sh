@@ -13,8 +13,8 @@
 # reading as the errors command prints it.
 # With README_PNG=FILE the screenshot of heapprog's page is copied there
 # (doc/report.png, the README's picture). The quick tier (make check)
-# leaves out the page of markup in every string and the two builds' page
-# in the browser.
+# opens heapprog's and err_frees's pages in the browser; the markup pages
+# and the two builds' page are read outside it there.
 # A missing browser is a failure: scripts/deps.sh and scripts/npm-deps.sh
 # install chromium and playwright-core.
 . "$(dirname "$0")/lib.sh"
@@ -225,31 +225,34 @@ for n in 2 8; do
 done
 "$REPORT" html "$TMP/marked2.json" -o "$TMP/marked.html" 2>"$TMP/err"
 check "markup: html exits 0, nothing on stderr" "0|" "$?|$(cat "$TMP/err")"
-browse marked big big_table
-quiet marked
-check "markup: the argument and the source file name are shown as text" "yes yes" \
-	"$(seen marked 'd["on"]["text"]' | grep -qF "$ARG" && echo yes) $(seen marked 'd["on"]["text"]' | grep -qF "<img src=x onerror=alert(1)>.c:" && echo yes)"
-check "markup: in the flame graphs too, with their lines" "True" \
-	"$(seen marked 'any("  <img src=x onerror=alert(1)>.c:" in t for t in d["on"]["titles"])')"
-check "markup: frames weigh what the program allocated there" "2000 4000 6400 100 1048576 1048576" \
-	"$(frame marked alloc_bytes grow) $(frame marked alloc_bytes shrink) $(frame marked alloc_bytes temporary) $(frame marked temporary temporary) $(frame marked alloc_bytes big_table) $(frame marked peak_bytes big_table)"
-check "markup: a click on big_table zooms it to the full width" "big_table 1150.0 0.0" \
-	"$(seen marked '(lambda z: "%s %.1f %.1f" % (z["frame"]["name"], z["after"]["width"], z["after"]["x"]))(d["on"]["zoom"])')"
+# In a browser, the full tier only (heapprog's page is the quick tier's).
+if in_tier marked; then
+	browse marked big big_table
+	quiet marked
+	check "markup: the argument and the source file name are shown as text" "yes yes" \
+		"$(seen marked 'd["on"]["text"]' | grep -qF "$ARG" && echo yes) $(seen marked 'd["on"]["text"]' | grep -qF "<img src=x onerror=alert(1)>.c:" && echo yes)"
+	check "markup: in the flame graphs too, with their lines" "True" \
+		"$(seen marked 'any("  <img src=x onerror=alert(1)>.c:" in t for t in d["on"]["titles"])')"
+	check "markup: frames weigh what the program allocated there" "2000 4000 6400 100 1048576 1048576" \
+		"$(frame marked alloc_bytes grow) $(frame marked alloc_bytes shrink) $(frame marked alloc_bytes temporary) $(frame marked temporary temporary) $(frame marked alloc_bytes big_table) $(frame marked peak_bytes big_table)"
+	check "markup: a click on big_table zooms it to the full width" "big_table 1150.0 0.0" \
+		"$(seen marked '(lambda z: "%s %.1f %.1f" % (z["frame"]["name"], z["after"]["width"], z["after"]["x"]))(d["on"]["zoom"])')"
+fi
 
 # Every string of a dump that the page shows, made markup (the full tier:
 # the quick tier's markup is the program's above).
 if in_tier strings; then
-python3 "$TOP/test/golden/markup.py" "$TOP/test/golden/timed.json" "$TMP/strings.json" >"$TMP/marks"
-"$REPORT" html "$TMP/strings.json" -o "$TMP/strings.html" 2>/dev/null
-check "markup in every string: html exits 0" 0 "$?"
-browse strings
-quiet strings
-while IFS= read -r s; do
-	check "markup in every string: shown as text: $s" "yes" \
-		"$(seen strings 'd["on"]["text"]' | grep -qF -- "$s" && echo yes)"
-done <"$TMP/marks"
-check "markup in every string: a module's path in the flame graphs' titles" "True" \
-	"$(seen strings 'any("/x/<img src=y onerror=alert(4)>.so" in t for t in d["on"]["titles"])')"
+	python3 "$TOP/test/golden/markup.py" "$TOP/test/golden/timed.json" "$TMP/strings.json" >"$TMP/marks"
+	"$REPORT" html "$TMP/strings.json" -o "$TMP/strings.html" 2>/dev/null
+	check "markup in every string: html exits 0" 0 "$?"
+	browse strings
+	quiet strings
+	while IFS= read -r s; do
+		check "markup in every string: shown as text: $s" "yes" \
+			"$(seen strings 'd["on"]["text"]' | grep -qF -- "$s" && echo yes)"
+	done <"$TMP/marks"
+	check "markup in every string: a module's path in the flame graphs' titles" "True" \
+		"$(seen strings 'any("/x/<img src=y onerror=alert(4)>.so" in t for t in d["on"]["titles"])')"
 fi
 
 "$REPORT" html "$TMP/marked2.json" "$TMP/marked8.json" -o "$TMP/diff.html" 2>"$TMP/err"

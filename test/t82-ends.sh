@@ -21,7 +21,9 @@ check "one thread: the peak is exact (bound 0)" 0 "$(json_get "$TMP/peak1.json" 
 # The HEAP SUMMARY's counts (count mode cannot say the bytes in use) and,
 # where there is one, the LEAK SUMMARY.
 figures() { grep -aE 'total heap usage|in use at exit|lost:|reachable:' "$1" | sed 's/^==[0-9]*== *//; s/in use at exit: [0-9,?]* bytes in/in use at exit: in/'; }
+# (the quick tier, make check: three of the six programs)
 for p in par_threads par_detached par_tsd leak_threads stress cxx_threads; do
+	in_tier "$p" par_threads leak_threads cxx_threads || continue
 	for m in "" "ALLOCSPY_MODE=count" "ALLOCSPY_BACKTRACE=16" "ALLOCSPY_BACKTRACE=16 ALLOCSPY_UNWIND=fp"; do
 		(cd "$TMP" && env $m ALLOCSPY_OUTPUT=none LD_PRELOAD="$LIB" "$PROGS/$p" >/dev/null 2>"$TMP/mode.err")
 		if [ -z "$m" ]; then
