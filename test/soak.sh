@@ -5,6 +5,7 @@
 # (every thread's stack), then is killed. Every run must end with its own
 # output and status, and every dump it leaves must be whole and consistent
 # (allocs - frees == blocks in use; the peak not below what is in use).
+# A failed run's files are kept, in a directory its FAIL line names.
 #
 #   sh test/soak.sh [-r RUNS] [-d SECONDS] [-t TIMEOUT] [-m MODES] [CASE...]
 #
@@ -170,6 +171,9 @@ PY
 		fails=$((fails + 1))
 		echo "FAIL: $name, mode $mode${pin:+, pinned}: $why"
 		head -n 20 "$TMP/err" | sed 's/^/  stderr: /'
+		# The run's files (dumps, notes) stay for a look, under ${TMPDIR:-/tmp}.
+		keep=$(mktemp -d "${TMPDIR:-/tmp}/allocspy-soak-fail.XXXXXX") &&
+			cp -a "$d/." "$keep/" && echo "  the run's files: $keep"
 	fi
 }
 
