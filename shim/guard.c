@@ -6,9 +6,11 @@
  * the guard page begins (its size rounded up to 16, malloc's alignment:
  * at most 15 bytes of slack after it). The bytes before the block, and
  * that slack, hold ASP_GUARD_FILL; its free checks them, makes the page
- * inaccessible again and gives its memory back (MADV_DONTNEED), and keeps
- * the slot's record: a later access faults, and is told as a use after
- * free with the block's stacks.
+ * inaccessible again and keeps the slot's record: a later access faults,
+ * and is told as a use after free with the block's stacks. The page keeps
+ * its memory (at most ASP_GUARD_SLOTS pages in all): giving it back at each
+ * free (MADV_DONTNEED) would cost a second flush of every thread's TLB and
+ * a page fault at its reuse, and the slot is filled again when it is.
  *
  * Slots are handed out in turn (a counter every thread takes the next of),
  * so the one freed longest ago is the next reused; a slot whose block is
@@ -122,11 +124,10 @@ void *asp__guard_alloc_slow(struct asp_thread *t, size_t size, int zero)
 			return NULL;
 		}
 		uintptr_t p = block_at(i, size);
-		/* The page comes back zeroed (MADV_DONTNEED at its last free). */
+		/* The page holds its last block's bytes, or zeros when new. */
 		memset((void *)page_of(i), ASP_GUARD_FILL, p - page_of(i));
 		memset((void *)(p + size), ASP_GUARD_FILL, page_of(i) + ASP_GUARD_PAGE - (p + size));
-		if (!zero)
-			memset((void *)p, ASP_GUARD_FILL, size);
+		memset((void *)p, zero ? 0 : ASP_GUARD_FILL, size);
 		g_slots[i].size = (uint32_t)size;
 		asp_atomic_add_relaxed(&g_guarded, 1);
 		return (void *)p;
@@ -148,18 +149,32 @@ size_t asp__guard_size(const void *p)
 	return g_slots[slot_of((uintptr_t)p)].size;
 }
 
-/* The first byte around the block at p of size bytes that lost its fill,
- * or 0. */
-static uintptr_t damaged(size_t i, uintptr_t p, size_t size)
+/* The first byte from a up to end that is not ASP_GUARD_FILL, or 0: a word
+ * at a time where the words are whole. */
+static uintptr_t first_unfilled(uintptr_t a, uintptr_t end)
 {
-	const unsigned char *c = (const unsigned char *)page_of(i);
-	for (uintptr_t a = page_of(i); a < p; a++)
-		if (c[a - page_of(i)] != ASP_GUARD_FILL)
+	const uint64_t fill = 0x0101010101010101u * ASP_GUARD_FILL;
+	for (; a < end && (a & 7) != 0; a++)
+		if (*(const unsigned char *)a != ASP_GUARD_FILL)
 			return a;
-	for (uintptr_t a = p + size; a < page_of(i) + ASP_GUARD_PAGE; a++)
-		if (c[a - page_of(i)] != ASP_GUARD_FILL)
+	for (; a + 8 <= end; a += 8) {
+		uint64_t w;
+		memcpy(&w, (const void *)a, 8);
+		if (w != fill)
+			break;
+	}
+	for (; a < end; a++)
+		if (*(const unsigned char *)a != ASP_GUARD_FILL)
 			return a;
 	return 0;
+}
+
+/* The first byte around the block at p of size bytes in slot i that lost
+ * its fill, or 0. */
+static uintptr_t damaged(size_t i, uintptr_t p, size_t size)
+{
+	uintptr_t bad = first_unfilled(page_of(i), p);
+	return bad != 0 ? bad : first_unfilled(p + size, page_of(i) + ASP_GUARD_PAGE);
 }
 
 void asp__guard_free(struct asp_thread *t, void *ptr, uintptr_t caller)
@@ -174,7 +189,6 @@ void asp__guard_free(struct asp_thread *t, void *ptr, uintptr_t caller)
 		asp__error_overwritten(t, bad, p, s->size, s->fn, s->alloc_site, caller);
 	s->free_site = caller;
 	int saved = errno;
-	madvise((void *)page_of(i), ASP_GUARD_PAGE, MADV_DONTNEED);
 	mprotect((void *)page_of(i), ASP_GUARD_PAGE, PROT_NONE);
 	errno = saved;
 	asp_atomic_store_release(&s->state, SLOT_FREED);

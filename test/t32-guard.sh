@@ -110,6 +110,10 @@ check "a clean run: no error, exit 0" "0 ERROR SUMMARY: 0 errors from 0 contexts
 	"$(cat "$TMP/clean.rc") $(grep -a 'ERROR SUMMARY' "$TMP/clean.err" | sed 's/^==[0-9]*== //')"
 check "a clean run: its blocks were guarded" "True" \
 	"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["guard"]["guarded"] >= 8)' "$TMP/clean.json")"
+ARGS=calloc-reuse run reuse ALLOCSPY_GUARD=1
+check "calloc of a reused slot (its page keeps its last block's bytes): zeros, no error, exit 0" \
+	"0 nonzero 0 ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)" \
+	"$(cat "$TMP/reuse.rc") $(grep nonzero "$TMP/reuse.out") $(grep -a 'ERROR SUMMARY' "$TMP/reuse.err" | sed 's/^==[0-9]*== //')"
 ARGS=clean run clean1000 ALLOCSPY_GUARD=1000
 check "ALLOCSPY_GUARD=1000: the same clean run, exit 0" "0" "$(cat "$TMP/clean1000.rc")"
 ARGS="over 8" run count ALLOCSPY_GUARD=1 ALLOCSPY_MODE=count

@@ -20,6 +20,9 @@
  *   several     write a byte before a 20-byte block and one in the slack of
  *               a 13-byte block (both found at their frees), then read 8
  *               bytes of a 128-byte block after its free
+ *   calloc-reuse fill and free 1,100 blocks of 100 and 4,096 bytes (the
+ *               pool's slots used and freed, some twice), then calloc as
+ *               many: prints how many bytes of them are not zero (0)
  * Built by test/t32-guard.sh, not by make test-progs: natively (and under
  * valgrind) these runs corrupt the heap or read freed memory. */
 #include <signal.h>
@@ -103,6 +106,25 @@ int main(int argc, char **argv)
 		free(p);
 		volatile long v = ((volatile long *)p)[2];
 		(void)v;
+	} else if (strcmp(what, "calloc-reuse") == 0) {
+		static char *b[1100];
+		long nonzero = 0;
+		for (size_t size = 100; size <= 4096; size += 3996) {
+			for (int i = 0; i < 1100; i++) {
+				b[i] = malloc(size);
+				memset(b[i], 'x', size);
+			}
+			for (int i = 0; i < 1100; i++)
+				free(b[i]);
+			for (int i = 0; i < 1100; i++) {
+				b[i] = calloc(1, size);
+				for (size_t j = 0; j < size; j++)
+					nonzero += b[i][j] != 0;
+			}
+			for (int i = 0; i < 1100; i++)
+				free(b[i]);
+		}
+		printf("nonzero %ld\n", nonzero);
 	} else {
 		for (size_t size = 1; size <= 4096; size = size * 3 + 1) {
 			char *p = malloc(size);
