@@ -67,7 +67,10 @@ struct block {
 	uint64_t indirect;	/* unreached: bytes its clique collected */
 	uint32_t clique;	/* indirect: the leader's index */
 	uint8_t state, pending, heuristic;
+	uint8_t first_vtable;	/* its first word: VT_UNKNOWN, VT_NO or VT_YES */
 };
+
+enum { VT_UNKNOWN, VT_NO, VT_YES };
 
 struct range {
 	uintptr_t start, end;
@@ -468,8 +471,23 @@ static int is_vtable(const struct scan *s, uintptr_t p)
 	return 0;
 }
 
+/* Whether block b (of 8 bytes or more) begins with a vtable's address: the
+ * half of the multiple-inheritance heuristic that depends on the block
+ * alone, worked out once. Every interior pointer to a block not yet
+ * reachable asks (perl's arenas of scalars are reached by millions), and
+ * the answer saves a read of the memory each one points to. */
+static int block_first_vtable(const struct scan *s, struct block *b)
+{
+	if (b->first_vtable == VT_UNKNOWN) {
+		uintptr_t first = *(const uintptr_t *)b->start;
+		b->first_vtable = (first & (sizeof(uintptr_t) - 1)) == 0 && first >= ASP_PAGE &&
+		                  is_vtable(s, first) ? VT_YES : VT_NO;
+	}
+	return b->first_vtable == VT_YES;
+}
+
 /* Which of memcheck's heuristics explains an interior pointer, if any. */
-static int heuristic(const struct scan *s, uintptr_t ptr, const struct block *b)
+static int heuristic(const struct scan *s, uintptr_t ptr, struct block *b)
 {
 	const uintptr_t w = sizeof(uintptr_t);
 	const uint64_t *data = (const uint64_t *)b->start;
@@ -484,10 +502,10 @@ static int heuristic(const struct scan *s, uintptr_t ptr, const struct block *b)
 		if (data[0] > 0 && (b->size - w) % data[0] == 0)
 			return HEUR_NEWARRAY;
 	}
-	if ((ptr & (w - 1)) == 0 && b->size >= w && readable_word(s, ptr)) {
-		uintptr_t inner = *(const uintptr_t *)ptr, first = (uintptr_t)data[0];
-		if ((inner & (w - 1)) == 0 && inner >= ASP_PAGE && (first & (w - 1)) == 0 &&
-		    first >= ASP_PAGE && is_vtable(s, inner) && is_vtable(s, first))
+	if ((ptr & (w - 1)) == 0 && b->size >= w && block_first_vtable(s, b) &&
+	    readable_word(s, ptr)) {
+		uintptr_t inner = *(const uintptr_t *)ptr;
+		if ((inner & (w - 1)) == 0 && inner >= ASP_PAGE && is_vtable(s, inner))
 			return HEUR_MULTIPLE_INHERITANCE;
 	}
 	return HEUR_NONE;
