@@ -82,16 +82,27 @@ struct mapping {
 	char stack;		/* the main thread's [stack] */
 };
 
-/* find_block searches the blocks' starts, sorted, apart from the blocks
- * (8 bytes each, not 48: fewer cache misses per word), through every
- * ASP_FIND_STRIDEth of them first (a few KiB that stay cached). */
+/* find_block looks up the page an address is in among the pages blocks
+ * start in (a hash table: the first and last block starting there), and
+ * searches those few blocks; an address in a page no block starts in (deep
+ * inside a large block, or in no block) is searched for among the blocks'
+ * starts, sorted, apart from the blocks (8 bytes each, not 48: fewer cache
+ * misses per word), through every ASP_FIND_STRIDEth of them first (a few
+ * KiB that stay cached). */
 #define ASP_FIND_STRIDE 32
+
+struct start_page {
+	uintptr_t page;		/* address >> ASP_PAGE_SHIFT; 0: an empty slot */
+	uint32_t first, last;	/* the blocks starting in it */
+};
 
 struct scan {
 	struct block *b;
 	size_t n;
 	uintptr_t *starts, *coarse;	/* n, and ncoarse = n / ASP_FIND_STRIDE rounded up */
 	size_t ncoarse;
+	struct start_page *pages;	/* npages (a power of 2) slots, or NULL */
+	size_t npages;
 	uint32_t *stack;	/* mark stack */
 	size_t top;
 	struct mapping *maps;
@@ -415,6 +426,11 @@ static inline size_t last_at_most(const uintptr_t *keys, size_t lo, size_t hi, u
 	return lo;
 }
 
+static inline size_t page_slot(const struct scan *s, uintptr_t page)
+{
+	return (size_t)asp_hash(page) & (s->npages - 1);
+}
+
 static int index_blocks(struct scan *s)
 {
 	s->ncoarse = (s->n + ASP_FIND_STRIDE - 1) / ASP_FIND_STRIDE;
@@ -422,11 +438,53 @@ static int index_blocks(struct scan *s)
 	s->coarse = scan_alloc(s, s->ncoarse * sizeof *s->coarse);
 	if (s->starts == NULL || s->coarse == NULL)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->n; i++)
+	size_t distinct = 0;
+	for (size_t i = 0; i < s->n; i++) {
 		s->starts[i] = s->b[i].start;
+		distinct += i == 0 || s->starts[i] >> ASP_PAGE_SHIFT != s->starts[i - 1] >> ASP_PAGE_SHIFT;
+	}
 	for (size_t j = 0; j < s->ncoarse; j++)
 		s->coarse[j] = s->starts[j * ASP_FIND_STRIDE];
+	/* At most half full; without it (no memory) find_block searches. */
+	s->npages = 16;
+	while (s->npages < 2 * distinct)
+		s->npages *= 2;
+	s->pages = scan_alloc(s, s->npages * sizeof *s->pages);
+	if (s->pages == NULL)
+		return 0;
+	struct start_page *e = NULL;
+	for (size_t i = 0; i < s->n; i++) {
+		uintptr_t page = s->starts[i] >> ASP_PAGE_SHIFT;
+		if (e == NULL || e->page != page) {
+			size_t k = page_slot(s, page);
+			while (s->pages[k].page != 0)
+				k = (k + 1) & (s->npages - 1);
+			e = &s->pages[k];
+			*e = (struct start_page){ page, (uint32_t)i, (uint32_t)i };
+		} else {
+			e->last = (uint32_t)i;
+		}
+	}
 	return 0;
+}
+
+/* The last block starting at or before addr (>= the first block's start). */
+static size_t block_before(const struct scan *s, uintptr_t addr)
+{
+	if (s->pages != NULL) {
+		uintptr_t page = addr >> ASP_PAGE_SHIFT;
+		for (size_t k = page_slot(s, page); s->pages[k].page != 0; k = (k + 1) & (s->npages - 1)) {
+			const struct start_page *e = &s->pages[k];
+			if (e->page != page)
+				continue;
+			if (addr < s->starts[e->first])
+				return e->first - 1;	/* (the first block is not in it) */
+			return last_at_most(s->starts, e->first, (size_t)e->last + 1, addr);
+		}
+	}
+	size_t lo = last_at_most(s->coarse, 0, s->ncoarse, addr) * ASP_FIND_STRIDE;
+	size_t hi = lo + ASP_FIND_STRIDE < s->n ? lo + ASP_FIND_STRIDE : s->n;
+	return last_at_most(s->starts, lo, hi, addr);
 }
 
 /* The block addr points into, or -1. */
@@ -434,9 +492,7 @@ static ptrdiff_t find_block(const struct scan *s, uintptr_t addr)
 {
 	if (s->n == 0 || addr < s->starts[0])
 		return -1;
-	size_t lo = last_at_most(s->coarse, 0, s->ncoarse, addr) * ASP_FIND_STRIDE;
-	size_t hi = lo + ASP_FIND_STRIDE < s->n ? lo + ASP_FIND_STRIDE : s->n;
-	lo = last_at_most(s->starts, lo, hi, addr);
+	size_t lo = block_before(s, addr);
 	const struct block *b = &s->b[lo];
 	if (addr == b->start || addr - b->start < b->size)
 		return (ptrdiff_t)lo;
@@ -534,12 +590,11 @@ static int allocator_metadata(const struct scan *s, uintptr_t ptr, const struct 
 }
 
 /* One word seen while marking from the roots (clique < 0) or while
- * collecting the clique of leader `clique`. */
-static void visit(struct scan *s, uintptr_t ptr, int prior_definite, ptrdiff_t clique, size_t from)
+ * collecting the clique of leader `clique`: ptr, which points into block
+ * at. */
+static void visit(struct scan *s, uintptr_t ptr, ptrdiff_t at, int prior_definite, ptrdiff_t clique,
+                  size_t from)
 {
-	ptrdiff_t at = find_block(s, ptr);
-	if (at < 0)
-		return;
 	struct block *b = &s->b[at];
 	if (allocator_metadata(s, ptr, b))
 		return;
@@ -578,9 +633,13 @@ static void scan_words(struct scan *s, const uintptr_t *w, size_t n, int prior_d
                        ptrdiff_t clique, size_t from)
 {
 	uintptr_t lo = s->b[0].start, hi = s->b[s->n - 1].start + s->b[s->n - 1].size + 1;
-	for (size_t i = 0; i < n; i++)
-		if (w[i] >= lo && w[i] < hi)
-			visit(s, w[i], prior_definite, clique, from);
+	for (size_t i = 0; i < n; i++) {
+		if (w[i] < lo || w[i] >= hi)
+			continue;
+		ptrdiff_t at = find_block(s, w[i]);
+		if (at >= 0)
+			visit(s, w[i], at, prior_definite, clique, from);
+	}
 }
 
 /* Calls fn on each run of [start, end) whose pages are resident: a page

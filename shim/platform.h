@@ -90,6 +90,7 @@
 /* The page size the shim's layouts are made for (options.c checks it),
  * and an address or a length rounded down or up to pages. */
 #define ASP_PAGE 4096
+#define ASP_PAGE_SHIFT 12
 #define ASP_PAGE_DOWN(x) ((x) & ~(uintptr_t)(ASP_PAGE - 1))
 #define ASP_PAGE_UP(x) (((x) + ASP_PAGE - 1) & ~(uintptr_t)(ASP_PAGE - 1))
 
