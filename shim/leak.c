@@ -92,9 +92,13 @@ struct mapping {
 #define ASP_FIND_STRIDE 32
 
 struct start_page {
-	uintptr_t page;		/* address >> ASP_PAGE_SHIFT; 0: an empty slot */
+	uintptr_t key;		/* the page (address >> ASP_PAGE_SHIFT), then the
+				 * first block's offset in it (ASP_PAGE_SHIFT bits);
+				 * 0: an empty slot */
 	uint32_t first, last;	/* the blocks starting in it */
 };
+
+#define ASP_IN_PAGE(a) ((a) & (ASP_PAGE - 1))
 
 struct scan {
 	struct block *b;
@@ -455,12 +459,13 @@ static int index_blocks(struct scan *s)
 	struct start_page *e = NULL;
 	for (size_t i = 0; i < s->n; i++) {
 		uintptr_t page = s->starts[i] >> ASP_PAGE_SHIFT;
-		if (e == NULL || e->page != page) {
+		if (e == NULL || e->key >> ASP_PAGE_SHIFT != page) {
 			size_t k = page_slot(s, page);
-			while (s->pages[k].page != 0)
+			while (s->pages[k].key != 0)
 				k = (k + 1) & (s->npages - 1);
 			e = &s->pages[k];
-			*e = (struct start_page){ page, (uint32_t)i, (uint32_t)i };
+			*e = (struct start_page){ page << ASP_PAGE_SHIFT | ASP_IN_PAGE(s->starts[i]),
+			                          (uint32_t)i, (uint32_t)i };
 		} else {
 			e->last = (uint32_t)i;
 		}
@@ -473,12 +478,14 @@ static size_t block_before(const struct scan *s, uintptr_t addr)
 {
 	if (s->pages != NULL) {
 		uintptr_t page = addr >> ASP_PAGE_SHIFT;
-		for (size_t k = page_slot(s, page); s->pages[k].page != 0; k = (k + 1) & (s->npages - 1)) {
+		for (size_t k = page_slot(s, page); s->pages[k].key != 0; k = (k + 1) & (s->npages - 1)) {
 			const struct start_page *e = &s->pages[k];
-			if (e->page != page)
+			if (e->key >> ASP_PAGE_SHIFT != page)
 				continue;
-			if (addr < s->starts[e->first])
+			if (ASP_IN_PAGE(addr) < ASP_IN_PAGE(e->key))
 				return e->first - 1;	/* (the first block is not in it) */
+			if (e->first == e->last)
+				return e->first;
 			return last_at_most(s->starts, e->first, (size_t)e->last + 1, addr);
 		}
 	}
