@@ -98,8 +98,6 @@ struct start_page {
 	uint32_t first, last;	/* the blocks starting in it */
 };
 
-#define ASP_IN_PAGE(a) ((a) & (ASP_PAGE - 1))
-
 struct scan {
 	struct block *b;
 	size_t n;
@@ -464,7 +462,7 @@ static int index_blocks(struct scan *s)
 			while (s->pages[k].key != 0)
 				k = (k + 1) & (s->npages - 1);
 			e = &s->pages[k];
-			*e = (struct start_page){ page << ASP_PAGE_SHIFT | ASP_IN_PAGE(s->starts[i]),
+			*e = (struct start_page){ page << ASP_PAGE_SHIFT | ASP_PAGE_OFFSET(s->starts[i]),
 			                          (uint32_t)i, (uint32_t)i };
 		} else {
 			e->last = (uint32_t)i;
@@ -482,7 +480,7 @@ static size_t block_before(const struct scan *s, uintptr_t addr)
 			const struct start_page *e = &s->pages[k];
 			if (e->key >> ASP_PAGE_SHIFT != page)
 				continue;
-			if (ASP_IN_PAGE(addr) < ASP_IN_PAGE(e->key))
+			if (ASP_PAGE_OFFSET(addr) < ASP_PAGE_OFFSET(e->key))
 				return e->first - 1;	/* (the first block is not in it) */
 			if (e->first == e->last)
 				return e->first;

@@ -88,9 +88,11 @@
 #endif
 
 /* The page size the shim's layouts are made for (options.c checks it),
- * and an address or a length rounded down or up to pages. */
-#define ASP_PAGE 4096
+ * an address's offset in its page, and an address or a length rounded
+ * down or up to pages. */
 #define ASP_PAGE_SHIFT 12
+#define ASP_PAGE (1 << ASP_PAGE_SHIFT)
+#define ASP_PAGE_OFFSET(x) ((x) & (uintptr_t)(ASP_PAGE - 1))
 #define ASP_PAGE_DOWN(x) ((x) & ~(uintptr_t)(ASP_PAGE - 1))
 #define ASP_PAGE_UP(x) (((x) + ASP_PAGE - 1) & ~(uintptr_t)(ASP_PAGE - 1))
 
