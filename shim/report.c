@@ -1963,6 +1963,62 @@ static int link_fd(int fd, const char *path)
 	return linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH);
 }
 
+/* The first dump that cannot be written says why, once. */
+static void dump_warn(const char *path, int err)
+{
+	static int warned;
+	if (warned++)
+		return;
+	char why[160] = ": ";
+	const char *msg = strerror(err);
+	size_t len = strlen(msg) < sizeof why - 3 ? strlen(msg) : sizeof why - 3;
+	memcpy(why + 2, msg, len);
+	why[2 + len] = '\0';
+	asp__warn("cannot write the dump ", path, why);
+}
+
+/* A path that names a character device or a pipe (/dev/null, /dev/stdout,
+ * a FIFO a reader waits on) has no name to take and nothing in it to keep:
+ * the dump is written into it as it is. Through a symbolic link only under
+ * /dev and /proc (/dev/stdout, /proc/self/fd/N): a link planted elsewhere
+ * cannot turn a dump into a write to a device. Such a link may lead to a
+ * regular file (standard output redirected to one): the dump is appended
+ * to it, after what the program wrote. Opened without waiting (a FIFO
+ * with no reader is an error, ENXIO, not a program that never ends).
+ * Returns 1 when path is such a file and *err the write's errno (or 0);
+ * 0 when it is not. */
+static int write_dump_stream(const char *path, const struct figures *f, int *err)
+{
+	struct stat st;
+	int linked = 0;
+	if (lstat(path, &st) != 0)
+		return 0;
+	if (S_ISLNK(st.st_mode)) {
+		if ((strncmp(path, "/dev/", 5) != 0 && strncmp(path, "/proc/", 6) != 0) ||
+		    stat(path, &st) != 0)
+			return 0;
+		linked = 1;
+	}
+	int append = linked && S_ISREG(st.st_mode);
+	if (!S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode) && !append)
+		return 0;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (append ? O_APPEND : 0));
+	*err = fd < 0 ? errno : 0;
+	if (fd >= 0) {
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0)
+			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+		*err = dump_out(fd, f);
+		if (close(fd) != 0 && *err == 0)
+			*err = errno;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return 1;
+}
+
 /* Writes the dump, then gives it its name. The file is made without a
  * name (O_TMPFILE, in the dump's directory) and linked in only once it is
  * whole: a reader never sees half a dump, and a process killed while it
@@ -1980,6 +2036,12 @@ static int write_dump(const struct figures *f)
 		return 0;
 	char path[ASP_PATH_MAX], tmp[ASP_PATH_MAX + 32], name[ASP_PATH_MAX + 16];
 	asp__expand_pid(asp__opt.output, path, sizeof path);
+	int err;
+	if (write_dump_stream(path, f, &err)) {
+		if (err != 0)
+			dump_warn(path, err);
+		return err;
+	}
 	/* The directory, for O_TMPFILE. */
 	memcpy(tmp, path, strlen(path) + 1);
 	char *slash = strrchr(tmp, '/');
@@ -2000,7 +2062,7 @@ static int write_dump(const struct figures *f)
 		fd = open_report(tmp, O_EXCL);
 		named = fd >= 0;
 	}
-	int err = fd < 0 ? errno : dump_out(fd, f);
+	err = fd < 0 ? errno : dump_out(fd, f);
 	if (err == 0 && g_dump_name[0] != '\0') {
 		if (named) {
 			if (rename(tmp, g_dump_name) != 0)
@@ -2031,15 +2093,8 @@ static int write_dump(const struct figures *f)
 	if (fd >= 0 && close(fd) != 0 && err == 0)
 		err = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	static int warned;
-	if (err != 0 && !warned++) {
-		char why[160] = ": ";
-		const char *msg = strerror(err);
-		size_t len = strlen(msg) < sizeof why - 3 ? strlen(msg) : sizeof why - 3;
-		memcpy(why + 2, msg, len);
-		why[2 + len] = '\0';
-		asp__warn("cannot write the dump ", path, why);
-	}
+	if (err != 0)
+		dump_warn(path, err);
 	return err;
 }
 

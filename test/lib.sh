@@ -47,7 +47,8 @@ for top, _, files in os.walk(sys.argv[1]):
     for f in files:
         path = os.path.join(top, f)
         try:
-            if os.path.islink(path) or os.path.getsize(path) > 1 << 30:
+            if (os.path.islink(path) or not os.path.isfile(path)
+                    or os.path.getsize(path) > 1 << 30):
                 continue
             with open(path, "rb") as fh:
                 head = fh.read(256)

@@ -70,6 +70,35 @@ check "an unwritable dump: one warning, with the reason" \
 	"$(grep -a '^allocspy: warning:' "$TMP/nw.err")"
 check "an unwritable dump: the program's output is unchanged" "$("$PROGS/par_basic" 2>/dev/null)" "$(cat "$TMP/nw.out")"
 
+# A device or a FIFO is written into as it is: no name to take.
+ls /dev | grep -c '^null-' >"$TMP/devnull.before"
+(ALLOCSPY_OUTPUT=/dev/null LD_PRELOAD="$LIB" "$PROGS/par_basic" >/dev/null 2>"$TMP/dn.err")
+check "ALLOCSPY_OUTPUT=/dev/null: status unchanged, no /dev/null-N made, no name in the text" \
+	"3 $(cat "$TMP/devnull.before") " "$? $(ls /dev | grep -c '^null-') $(grep -a 'dump was written' "$TMP/dn.err")"
+(ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT=/dev/stdout LD_PRELOAD="$LIB" "$PROGS/par_basic" >"$TMP/so.out" 2>/dev/null)
+check "ALLOCSPY_OUTPUT=/dev/stdout: the program's output, then the whole dump" \
+	"$("$PROGS/par_basic" 2>/dev/null)|allocspy-dump" \
+	"$(python3 -c 'import json,sys
+t=open(sys.argv[1]).read(); i=t.index("{")
+print(t[:i].rstrip("\n") + "|" + json.loads(t[i:])["format"])' "$TMP/so.out")"
+mkfifo "$TMP/fifo"
+(timeout 20 env ALLOCSPY_OUTPUT="$TMP/fifo" LD_PRELOAD="$LIB" "$PROGS/par_basic" >/dev/null 2>"$TMP/ff.err")
+check "a FIFO no one reads: no wait, one warning, status unchanged" \
+	"3 allocspy: warning: cannot write the dump $TMP/fifo: No such device or address" \
+	"$? $(grep -a '^allocspy: warning:' "$TMP/ff.err")"
+timeout 20 cat "$TMP/fifo" >"$TMP/fifo.out" &
+reader=$!
+sleep 0.2
+(ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT="$TMP/fifo" LD_PRELOAD="$LIB" "$PROGS/par_basic" >/dev/null 2>&1)
+wait $reader
+check "a FIFO with a reader: the reader gets the dump" True \
+	"$(json_get "$TMP/fifo.out" 'd["format"] == "allocspy-dump"')"
+rm -f "$TMP/fifo"
+ln -s /dev/null "$TMP/safe/dev.json"
+(ALLOCSPY_QUIET=1 ALLOCSPY_OUTPUT="$TMP/safe/dev.json" LD_PRELOAD="$LIB" "$PROGS/par_basic" >/dev/null 2>&1)
+check "a link to /dev/null outside /dev is not followed: the dump takes a new name" True \
+	"$(json_get "$TMP/safe/dev-1.json" 'd["format"] == "allocspy-dump"')"
+
 # The shim's descriptors never reach the programs it executes: traced sh
 # and env exec an untraced ls, which lists its own descriptors.
 LD_PRELOAD="$LIB" ALLOCSPY_OUTPUT=none ALLOCSPY_QUIET=1 \
