@@ -82,26 +82,31 @@ struct mapping {
 	char stack;		/* the main thread's [stack] */
 };
 
-/* find_block looks up the page an address is in among the pages blocks
- * start in (a hash table: the first and last block starting there), and
- * searches those few blocks; an address in a page no block starts in (deep
- * inside a large block, or in no block) is searched for among the blocks'
- * starts, sorted, apart from the blocks (8 bytes each, not 48: fewer cache
- * misses per word), through every ASP_FIND_STRIDEth of them first (a few
- * KiB that stay cached). */
+/* block_before looks up the page an address is in among the pages blocks
+ * start in (a hash table: the first and last block starting there, and a
+ * bit for each 8-byte word a block starts at), and counts the bits at or
+ * below the address: the block's index, with no search, from the one
+ * entry. A page where a block starts off a word boundary (no allocator's
+ * malloc does) has no bits, and its few blocks are searched. An address in
+ * a page no block starts in (deep inside a large block, or in no block) is
+ * searched for among the blocks, through every ASP_FIND_STRIDEth one's
+ * start first (a few KiB that stay cached). */
 #define ASP_FIND_STRIDE 32
+#define ASP_START_WORDS (ASP_PAGE / 8 / 64)
 
 struct start_page {
 	uintptr_t key;		/* the page (address >> ASP_PAGE_SHIFT), then the
 				 * first block's offset in it (ASP_PAGE_SHIFT bits);
 				 * 0: an empty slot */
 	uint32_t first, last;	/* the blocks starting in it */
+	uint64_t bits[ASP_START_WORDS];	/* the words blocks start at; all 0
+					 * when one starts off a word */
 };
 
 struct scan {
 	struct block *b;
 	size_t n;
-	uintptr_t *starts, *coarse;	/* n, and ncoarse = n / ASP_FIND_STRIDE rounded up */
+	uintptr_t *coarse;	/* every ASP_FIND_STRIDEth block's start; ncoarse */
 	size_t ncoarse;
 	struct start_page *pages;	/* npages (a power of 2) slots, or NULL */
 	size_t npages;
@@ -428,6 +433,29 @@ static inline size_t last_at_most(const uintptr_t *keys, size_t lo, size_t hi, u
 	return lo;
 }
 
+/* The bits set in x. (__builtin_popcountll is a call into libgcc unless
+ * the build targets a CPU with POPCNT.) */
+static inline unsigned bits_set(uint64_t x)
+{
+	x -= (x >> 1) & 0x5555555555555555ULL;
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (unsigned)((x * 0x0101010101010101ULL) >> 56);
+}
+
+/* The same among the blocks (their starts ascend). */
+static inline size_t last_block_at_most(const struct block *b, size_t lo, size_t hi, uintptr_t addr)
+{
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (b[mid].start <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static inline size_t page_slot(const struct scan *s, uintptr_t page)
 {
 	return (size_t)asp_hash(page) & (s->npages - 1);
@@ -436,18 +464,15 @@ static inline size_t page_slot(const struct scan *s, uintptr_t page)
 static int index_blocks(struct scan *s)
 {
 	s->ncoarse = (s->n + ASP_FIND_STRIDE - 1) / ASP_FIND_STRIDE;
-	s->starts = scan_alloc(s, s->n * sizeof *s->starts);
 	s->coarse = scan_alloc(s, s->ncoarse * sizeof *s->coarse);
-	if (s->starts == NULL || s->coarse == NULL)
+	if (s->coarse == NULL)
 		return -ENOMEM;
 	size_t distinct = 0;
-	for (size_t i = 0; i < s->n; i++) {
-		s->starts[i] = s->b[i].start;
-		distinct += i == 0 || s->starts[i] >> ASP_PAGE_SHIFT != s->starts[i - 1] >> ASP_PAGE_SHIFT;
-	}
+	for (size_t i = 0; i < s->n; i++)
+		distinct += i == 0 || s->b[i].start >> ASP_PAGE_SHIFT != s->b[i - 1].start >> ASP_PAGE_SHIFT;
 	for (size_t j = 0; j < s->ncoarse; j++)
-		s->coarse[j] = s->starts[j * ASP_FIND_STRIDE];
-	/* At most half full; without it (no memory) find_block searches. */
+		s->coarse[j] = s->b[j * ASP_FIND_STRIDE].start;
+	/* At most half full; without it (no memory) block_before searches. */
 	s->npages = 16;
 	while (s->npages < 2 * distinct)
 		s->npages *= 2;
@@ -455,18 +480,26 @@ static int index_blocks(struct scan *s)
 	if (s->pages == NULL)
 		return 0;
 	struct start_page *e = NULL;
+	int off_word = 0;	/* e has a block off a word boundary: no bits */
 	for (size_t i = 0; i < s->n; i++) {
-		uintptr_t page = s->starts[i] >> ASP_PAGE_SHIFT;
+		uintptr_t page = s->b[i].start >> ASP_PAGE_SHIFT;
 		if (e == NULL || e->key >> ASP_PAGE_SHIFT != page) {
 			size_t k = page_slot(s, page);
 			while (s->pages[k].key != 0)
 				k = (k + 1) & (s->npages - 1);
 			e = &s->pages[k];
-			*e = (struct start_page){ page << ASP_PAGE_SHIFT | ASP_PAGE_OFFSET(s->starts[i]),
-			                          (uint32_t)i, (uint32_t)i };
-		} else {
-			e->last = (uint32_t)i;
+			e->key = page << ASP_PAGE_SHIFT | ASP_PAGE_OFFSET(s->b[i].start);
+			e->first = (uint32_t)i;
+			off_word = 0;
 		}
+		e->last = (uint32_t)i;
+		uintptr_t off = ASP_PAGE_OFFSET(s->b[i].start);
+		if (off % 8 != 0 && !off_word) {
+			off_word = 1;
+			memset(e->bits, 0, sizeof e->bits);
+		}
+		if (!off_word)
+			e->bits[off / 512] |= (uint64_t)1 << (off / 8 % 64);
 	}
 	return 0;
 }
@@ -480,28 +513,24 @@ static size_t block_before(const struct scan *s, uintptr_t addr)
 			const struct start_page *e = &s->pages[k];
 			if (e->key >> ASP_PAGE_SHIFT != page)
 				continue;
-			if (ASP_PAGE_OFFSET(addr) < ASP_PAGE_OFFSET(e->key))
+			uintptr_t off = ASP_PAGE_OFFSET(addr);
+			if (off < ASP_PAGE_OFFSET(e->key))
 				return e->first - 1;	/* (the first block is not in it) */
 			if (e->first == e->last)
 				return e->first;
-			return last_at_most(s->starts, e->first, (size_t)e->last + 1, addr);
+			if (e->bits[ASP_PAGE_OFFSET(e->key) / 512] == 0)
+				return last_block_at_most(s->b, e->first, (size_t)e->last + 1, addr);
+			/* The first block is at or below addr: some bit is. */
+			size_t w = off / 512, n = 0;
+			uint64_t at = e->bits[w] & (~(uint64_t)0 >> (63 - off / 8 % 64));
+			for (size_t j = 0; j < w; j++)
+				n += (size_t)bits_set(e->bits[j]);
+			return e->first + n + (size_t)bits_set(at) - 1;
 		}
 	}
 	size_t lo = last_at_most(s->coarse, 0, s->ncoarse, addr) * ASP_FIND_STRIDE;
 	size_t hi = lo + ASP_FIND_STRIDE < s->n ? lo + ASP_FIND_STRIDE : s->n;
-	return last_at_most(s->starts, lo, hi, addr);
-}
-
-/* The block addr points into, or -1. */
-static ptrdiff_t find_block(const struct scan *s, uintptr_t addr)
-{
-	if (s->n == 0 || addr < s->starts[0])
-		return -1;
-	size_t lo = block_before(s, addr);
-	const struct block *b = &s->b[lo];
-	if (addr == b->start || addr - b->start < b->size)
-		return (ptrdiff_t)lo;
-	return -1;
+	return last_block_at_most(s->b, lo, hi, addr);
 }
 
 static int readable_word(const struct scan *s, uintptr_t a)
@@ -633,17 +662,34 @@ static void visit(struct scan *s, uintptr_t ptr, ptrdiff_t at, int prior_definit
 	}
 }
 
-/* Words of a range the program owns. */
+/* Words of a range the program owns, ASP_SCAN_BATCH at a time: the
+ * blocks the words may point into are found first (the start table stays
+ * cached) and their entries fetched together, then each is checked and
+ * visited. A heap of millions of blocks pays its cache misses on the
+ * entries side by side, not one after another. */
+#define ASP_SCAN_BATCH 32
+
 static void scan_words(struct scan *s, const uintptr_t *w, size_t n, int prior_definite,
                        ptrdiff_t clique, size_t from)
 {
 	uintptr_t lo = s->b[0].start, hi = s->b[s->n - 1].start + s->b[s->n - 1].size + 1;
-	for (size_t i = 0; i < n; i++) {
-		if (w[i] < lo || w[i] >= hi)
-			continue;
-		ptrdiff_t at = find_block(s, w[i]);
-		if (at >= 0)
-			visit(s, w[i], at, prior_definite, clique, from);
+	uintptr_t ptr[ASP_SCAN_BATCH];
+	size_t at[ASP_SCAN_BATCH];
+	for (size_t i = 0; i < n; i += ASP_SCAN_BATCH) {
+		size_t end = n - i < ASP_SCAN_BATCH ? n : i + ASP_SCAN_BATCH, k = 0;
+		for (size_t j = i; j < end; j++) {
+			if (w[j] < lo || w[j] >= hi)
+				continue;
+			ptr[k] = w[j];
+			at[k] = block_before(s, w[j]);
+			__builtin_prefetch(&s->b[at[k]]);
+			k++;
+		}
+		for (size_t j = 0; j < k; j++) {
+			const struct block *b = &s->b[at[j]];
+			if (ptr[j] == b->start || ptr[j] - b->start < b->size)
+				visit(s, ptr[j], (ptrdiff_t)at[j], prior_definite, clique, from);
+		}
 	}
 }
 
@@ -703,9 +749,19 @@ static void scan_block_run(struct scan *s, uintptr_t start, uintptr_t end, void 
 		           bs->clique, bs->from);
 }
 
+/* The blocks waiting on the mark stack are fetched ahead of their turn:
+ * the entry ASP_AHEAD_ENTRY pops ahead, the memory it describes
+ * ASP_AHEAD_BLOCK pops ahead (a guess: a scan pushes more on top). */
+#define ASP_AHEAD_ENTRY 16
+#define ASP_AHEAD_BLOCK 8
+
 static void process(struct scan *s, ptrdiff_t clique)
 {
 	while (s->top > 0) {
+		if (s->top > ASP_AHEAD_ENTRY)
+			__builtin_prefetch(&s->b[s->stack[s->top - 1 - ASP_AHEAD_ENTRY]]);
+		if (s->top > ASP_AHEAD_BLOCK)
+			__builtin_prefetch((const void *)s->b[s->stack[s->top - 1 - ASP_AHEAD_BLOCK]].start);
 		size_t i = s->stack[--s->top];
 		struct block *b = &s->b[i];
 		b->pending = 0;

@@ -8,7 +8,7 @@
 # of leak_roots and leak_threads alone.
 . "$(dirname "$0")/lib.sh"
 
-for p in leak_definite leak_chain leak_cycle leak_interior leak_tail leak_roots \
+for p in leak_definite leak_chain leak_cycle leak_interior leak_random leak_tail leak_roots \
 	leak_threads leak_mmap leak_freed leak_stale leak_cxx leak_heuristics; do
 	if [ ! -x "$PROGS/$p" ]; then
 		not_ok "$p: built" "missing $PROGS/$p: run make test-progs"
