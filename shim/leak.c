@@ -662,11 +662,11 @@ static void visit(struct scan *s, uintptr_t ptr, ptrdiff_t at, int prior_definit
 	}
 }
 
-/* Words of a range the program owns, ASP_SCAN_BATCH at a time: the
- * blocks the words may point into are found first (the start table stays
- * cached) and their entries fetched together, then each is checked and
- * visited. A heap of millions of blocks pays its cache misses on the
- * entries side by side, not one after another. */
+/* Words of a range the program owns, ASP_SCAN_BATCH at a time, in three
+ * passes: the start table's entries the words fall in are fetched, then
+ * the blocks they name are found and their entries fetched, then each is
+ * checked and visited. A heap of millions of blocks pays its cache misses
+ * side by side, not one after another. */
 #define ASP_SCAN_BATCH 32
 
 static void scan_words(struct scan *s, const uintptr_t *w, size_t n, int prior_definite,
@@ -680,10 +680,13 @@ static void scan_words(struct scan *s, const uintptr_t *w, size_t n, int prior_d
 		for (size_t j = i; j < end; j++) {
 			if (w[j] < lo || w[j] >= hi)
 				continue;
-			ptr[k] = w[j];
-			at[k] = block_before(s, w[j]);
-			__builtin_prefetch(&s->b[at[k]]);
-			k++;
+			ptr[k++] = w[j];
+			if (s->pages != NULL)
+				__builtin_prefetch(&s->pages[page_slot(s, w[j] >> ASP_PAGE_SHIFT)]);
+		}
+		for (size_t j = 0; j < k; j++) {
+			at[j] = block_before(s, ptr[j]);
+			__builtin_prefetch(&s->b[at[j]]);
 		}
 		for (size_t j = 0; j < k; j++) {
 			const struct block *b = &s->b[at[j]];
