@@ -276,7 +276,7 @@ BENCH_CFLAGS := -O2 -g -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE \
 	-pthread -Iinclude $(WARN)
 BENCH_PROGS  := $(addprefix $(B)/benches/,pairtime malloc_free thread_perf \
 	nullfree gitalloc strdup_free seed000-strdup seed000-refcount seed000-grefcount \
-	seed000-mutex libfloor.so libfloor-ret.so churn cxxmap)
+	seed000-mutex libfloor.so libfloor-ret.so churn cxxmap exitscan)
 
 $(B)/benches/%: benches/%.c benches/bench.h | $(B)/benches
 	$(CC) $(BENCH_CFLAGS) -o $@ $<

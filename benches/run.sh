@@ -1,6 +1,7 @@
 #!/bin/sh
 # run.sh - `make bench`: the overhead of allocspy and of other tools on the
-# seed workloads, as ratios to the bare program timed in the same pairs.
+# seed workloads and real programs, as ratios to the bare program timed in
+# the same pairs; then the exit report's time with 5,000,000 blocks live.
 #
 # Environment (all optional):
 #   BENCH_RUNS=11       pairs per tool and workload
@@ -36,7 +37,7 @@ RESULTS=$BB/results.tsv
 
 for p in pairtime malloc_free thread_perf nullfree gitalloc strdup_free \
 	seed000-strdup seed000-refcount seed000-grefcount seed000-mutex libfloor.so libfloor-ret.so \
-	churn cxxmap; do
+	churn cxxmap exitscan; do
 	if [ ! -x "$BB/$p" ]; then
 		echo "run.sh: error: $BB/$p is not built: run \`make bench-progs\`" >&2
 		exit 2
@@ -226,6 +227,23 @@ awk -F'\t' -v tools="$TOOLS" '
 			print row
 		}
 	}' "$RESULTS"
+
+# The exit report of a program with 5,000,000 blocks live: seconds from
+# main's return to the process's end (exitscan.c), by how the blocks are
+# held, bare and in track mode with the full leak check.
+if [ -n "$have_shim" ] && { [ -z "$ONLY" ] || echo " $ONLY " | grep -q ' exit'; }; then
+	echo
+	echo "The exit report with 5,000,000 blocks live (ALLOCSPY_LEAK_CHECK=full), seconds"
+	echo "from main's return to the end, median of 3 runs"
+	printf '%-22s %9s %9s\n' "held by" bare track
+	printf '%-22s %9s %9s\n' "--------" "----" "-----"
+	for shape in lost array shuffled list; do
+		b=$("$BB/exitscan" "$shape" 5000000 3 2>/dev/null | cut -d' ' -f1)
+		t=$(env LD_PRELOAD="$LIB" ALLOCSPY_OUTPUT=none ALLOCSPY_LEAK_CHECK=full \
+			"$BB/exitscan" "$shape" 5000000 3 2>/dev/null | cut -d' ' -f1)
+		printf '%-22s %9s %9s\n' "exit-$shape" "${b:-failed}" "${t:-failed}"
+	done
+fi
 
 echo
 echo "Ratios are medians of paired runs (tool time / bare time of the same pair)."
