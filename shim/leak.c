@@ -84,23 +84,25 @@ struct mapping {
 
 /* block_before looks up the page an address is in among the pages blocks
  * start in (a hash table: the first and last block starting there, and a
- * bit for each 8-byte word a block starts at), and counts the bits at or
- * below the address: the block's index, with no search, from the one
- * entry. A page where a block starts off a word boundary (no allocator's
- * malloc does) has no bits, and its few blocks are searched. An address in
- * a page no block starts in (deep inside a large block, or in no block) is
- * searched for among the blocks, through every ASP_FIND_STRIDEth one's
- * start first (a few KiB that stay cached). */
+ * bit for each 16 bytes a block starts at, in one cache line), and counts
+ * the bits at or below the address: the block's index, with no search,
+ * from the one entry. A page where a block starts off a 16-byte boundary
+ * (tcmalloc's 8-byte objects; never glibc's) has no bits, and its blocks
+ * are searched. An address in a page no block starts in (deep inside a
+ * large block, or in no block) is searched for among the blocks, through
+ * every ASP_FIND_STRIDEth one's start first (a few KiB that stay cached).
+ * The table's slots are 64 bytes, aligned: a lookup reads one line. */
 #define ASP_FIND_STRIDE 32
-#define ASP_START_WORDS (ASP_PAGE / 8 / 64)
+#define ASP_START_GRAIN 16
+#define ASP_START_WORDS (ASP_PAGE / ASP_START_GRAIN / 64)
 
-struct start_page {
+struct __attribute__((aligned(64))) start_page {
 	uintptr_t key;		/* the page (address >> ASP_PAGE_SHIFT), then the
 				 * first block's offset in it (ASP_PAGE_SHIFT bits);
 				 * 0: an empty slot */
 	uint32_t first, last;	/* the blocks starting in it */
-	uint64_t bits[ASP_START_WORDS];	/* the words blocks start at; all 0
-					 * when one starts off a word */
+	uint64_t bits[ASP_START_WORDS];	/* where blocks start; all 0 when one
+					 * starts off ASP_START_GRAIN */
 };
 
 struct scan {
@@ -480,7 +482,7 @@ static int index_blocks(struct scan *s)
 	if (s->pages == NULL)
 		return 0;
 	struct start_page *e = NULL;
-	int off_word = 0;	/* e has a block off a word boundary: no bits */
+	int off_word = 0;	/* e has a block off ASP_START_GRAIN: no bits */
 	for (size_t i = 0; i < s->n; i++) {
 		uintptr_t page = s->b[i].start >> ASP_PAGE_SHIFT;
 		if (e == NULL || e->key >> ASP_PAGE_SHIFT != page) {
@@ -494,12 +496,12 @@ static int index_blocks(struct scan *s)
 		}
 		e->last = (uint32_t)i;
 		uintptr_t off = ASP_PAGE_OFFSET(s->b[i].start);
-		if (off % 8 != 0 && !off_word) {
+		if (off % ASP_START_GRAIN != 0 && !off_word) {
 			off_word = 1;
 			memset(e->bits, 0, sizeof e->bits);
 		}
 		if (!off_word)
-			e->bits[off / 512] |= (uint64_t)1 << (off / 8 % 64);
+			e->bits[off / ASP_START_GRAIN / 64] |= (uint64_t)1 << (off / ASP_START_GRAIN % 64);
 	}
 	return 0;
 }
@@ -518,11 +520,11 @@ static size_t block_before(const struct scan *s, uintptr_t addr)
 				return e->first - 1;	/* (the first block is not in it) */
 			if (e->first == e->last)
 				return e->first;
-			if (e->bits[ASP_PAGE_OFFSET(e->key) / 512] == 0)
+			if (e->bits[ASP_PAGE_OFFSET(e->key) / ASP_START_GRAIN / 64] == 0)
 				return last_block_at_most(s->b, e->first, (size_t)e->last + 1, addr);
 			/* The first block is at or below addr: some bit is. */
-			size_t w = off / 512, n = 0;
-			uint64_t at = e->bits[w] & (~(uint64_t)0 >> (63 - off / 8 % 64));
+			size_t w = off / ASP_START_GRAIN / 64, n = 0;
+			uint64_t at = e->bits[w] & (~(uint64_t)0 >> (63 - off / ASP_START_GRAIN % 64));
 			for (size_t j = 0; j < w; j++)
 				n += (size_t)bits_set(e->bits[j]);
 			return e->first + n + (size_t)bits_set(at) - 1;
