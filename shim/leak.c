@@ -65,7 +65,9 @@ struct block {
 	uintptr_t site;
 	unsigned fn;
 	uint64_t indirect;	/* unreached: bytes its clique collected */
-	uint32_t clique;	/* indirect: the leader's index */
+	uint32_t clique;	/* indirect: the index of the leader whose
+				 * clique took it (itself indirect when a later
+				 * clique took that leader) */
 	uint8_t state, pending, heuristic;
 	uint8_t first_vtable;	/* its first word: VT_UNKNOWN, VT_NO or VT_YES */
 };
@@ -628,8 +630,7 @@ static int allocator_metadata(const struct scan *s, uintptr_t ptr, const struct 
 /* One word seen while marking from the roots (clique < 0) or while
  * collecting the clique of leader `clique`: ptr, which points into block
  * at. */
-static void visit(struct scan *s, uintptr_t ptr, ptrdiff_t at, int prior_definite, ptrdiff_t clique,
-                  size_t from)
+static void visit(struct scan *s, uintptr_t ptr, ptrdiff_t at, int prior_definite, ptrdiff_t clique)
 {
 	struct block *b = &s->b[at];
 	if (allocator_metadata(s, ptr, b))
@@ -640,7 +641,7 @@ static void visit(struct scan *s, uintptr_t ptr, ptrdiff_t at, int prior_definit
 			push(s, (size_t)at);
 			s->b[clique].indirect += b->size + b->indirect;
 			b->state = INDIRECT;
-			b->clique = (uint32_t)from;
+			b->clique = (uint32_t)clique;
 		}
 		return;
 	}
@@ -672,7 +673,7 @@ static void visit(struct scan *s, uintptr_t ptr, ptrdiff_t at, int prior_definit
 #define ASP_SCAN_BATCH 32
 
 static void scan_words(struct scan *s, const uintptr_t *w, size_t n, int prior_definite,
-                       ptrdiff_t clique, size_t from)
+                       ptrdiff_t clique)
 {
 	uintptr_t lo = s->b[0].start, hi = s->b[s->n - 1].start + s->b[s->n - 1].size + 1;
 	uintptr_t ptr[ASP_SCAN_BATCH];
@@ -693,7 +694,7 @@ static void scan_words(struct scan *s, const uintptr_t *w, size_t n, int prior_d
 		for (size_t j = 0; j < k; j++) {
 			const struct block *b = &s->b[at[j]];
 			if (ptr[j] == b->start || ptr[j] - b->start < b->size)
-				visit(s, ptr[j], (ptrdiff_t)at[j], prior_definite, clique, from);
+				visit(s, ptr[j], (ptrdiff_t)at[j], prior_definite, clique);
 		}
 	}
 }
@@ -741,7 +742,6 @@ static void resident_runs(struct scan *s, uintptr_t start, uintptr_t end,
 struct block_scan {
 	int prior_definite;
 	ptrdiff_t clique;
-	size_t from;
 };
 
 static void scan_block_run(struct scan *s, uintptr_t start, uintptr_t end, void *arg)
@@ -751,7 +751,7 @@ static void scan_block_run(struct scan *s, uintptr_t start, uintptr_t end, void 
 	end &= ~(uintptr_t)7;
 	if (end > start)
 		scan_words(s, (const uintptr_t *)start, (end - start) / 8, bs->prior_definite,
-		           bs->clique, bs->from);
+		           bs->clique);
 }
 
 /* The blocks waiting on the mark stack are fetched ahead of their turn:
@@ -770,7 +770,7 @@ static void process(struct scan *s, ptrdiff_t clique)
 		size_t i = s->stack[--s->top];
 		struct block *b = &s->b[i];
 		b->pending = 0;
-		struct block_scan bs = { b->state != POSSIBLE, clique, clique >= 0 ? i : 0 };
+		struct block_scan bs = { b->state != POSSIBLE, clique };
 		resident_runs(s, b->start, b->start + b->size, scan_block_run, &bs);
 	}
 }
@@ -811,7 +811,7 @@ static void scan_root_run(struct scan *s, uintptr_t start, uintptr_t end, void *
 			continue;
 		}
 		s->in_libc = s->glibc && start >= s->libc_data.start && start < s->libc_data.end;
-		scan_words(s, buf, got / 8, 1, -1, 0);
+		scan_words(s, buf, got / 8, 1, -1);
 		s->in_libc = 0;
 		start += got;
 	}
@@ -1033,7 +1033,7 @@ static void scan_roots(struct scan *s)
 	const struct asp_world_thread *w = asp__world_threads(&n);
 	for (size_t i = 0; i < n; i++)
 		if (asp_atomic_load_acquire(&w[i].state) == ASP_WORLD_PARKED)
-			scan_words(s, w[i].gregs, NGREG, 1, -1, 0);
+			scan_words(s, w[i].gregs, NGREG, 1, -1);
 }
 
 /* Loss records ---------------------------------------------------------------- */
@@ -1101,13 +1101,22 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 			s->heur_blocks[b->heuristic]++;
 		}
 	}
-	/* Each indirectly lost block also counts in its leader's record. */
+	/* Each indirectly lost block also counts in its leader's record: the
+	 * leader its clique's leader was taken by, and so on, to one still
+	 * unreached. Leaders are taken only by later ones, so the links end;
+	 * each walk points the links it passed at the end (a lost list whose
+	 * every node led a clique before the next took it would otherwise
+	 * cost a walk the length of the list for each of its nodes). */
 	for (size_t i = 0; i < s->n; i++) {
 		if (s->b[i].state != INDIRECT)
 			continue;
 		size_t leader = s->b[i].clique;
 		for (size_t hops = 0; s->b[leader].state == INDIRECT && hops < s->n; hops++)
 			leader = s->b[leader].clique;
+		for (size_t j = i, next; s->b[j].state == INDIRECT && s->b[j].clique != leader; j = next) {
+			next = s->b[j].clique;
+			s->b[j].clique = (uint32_t)leader;
+		}
 		if (s->b[leader].state == UNREACHED)
 			rec[recno[leader]].indirect_blocks++;
 	}

@@ -8,7 +8,7 @@
 # of leak_roots and leak_threads alone.
 . "$(dirname "$0")/lib.sh"
 
-for p in leak_definite leak_chain leak_cycle leak_interior leak_random leak_tail leak_roots \
+for p in leak_definite leak_chain leak_lists leak_cycle leak_interior leak_random leak_tail leak_roots \
 	leak_threads leak_mmap leak_freed leak_stale leak_cxx leak_heuristics; do
 	if [ ! -x "$PROGS/$p" ]; then
 		not_ok "$p: built" "missing $PROGS/$p: run make test-progs"
@@ -39,6 +39,21 @@ if [ -x "$PROGS/par_pending" ]; then
 	SHIM_ENV=ALLOCSPY_BACKTRACE=16 leak_parity "par_pending (16 frames)" "$PROGS/par_pending"
 else
 	not_ok "par_pending: built" "missing $PROGS/par_pending: run make test-progs"
+fi
+
+# leak_lists: in the dump, each lost list's head record counts the nodes
+# behind it (indirect_blocks), as valgrind's record counts their bytes.
+if [ -x "$PROGS/leak_lists" ]; then
+	mkdir -p "$TMP/lists"
+	(cd "$TMP/lists" && env ALLOCSPY_LEAK_CHECK=full LD_PRELOAD="$LIB" "$PROGS/leak_lists" >/dev/null 2>&1)
+	check "leak_lists: the definitely lost records' direct and indirect blocks and bytes in the dump" \
+"1 48 29999 1439952
+1 32 19999 639968
+1 64 9999 639936" \
+		"$(python3 -c 'import json, glob, sys
+d = json.load(open(glob.glob(sys.argv[1] + "/allocspy.*.json")[0]))
+for r in sorted((r for r in d["loss_records"] if r["kind"] == "definite"), key=lambda r: -r["indirect_blocks"]):
+    print(r["blocks"], r["bytes"], r["indirect_blocks"], r["indirect_bytes"])' "$TMP/lists" 2>&1)"
 fi
 
 # The three shapes on which the shim and valgrind differ by design
