@@ -11,9 +11,17 @@
  *             order of their addresses);
  *   shuffled  by the same array, shuffled (by a fixed seed): each pointer
  *             to a block far from the one before;
- *   list      by one global pointer to the head of a list through all of
- *             them, in the shuffled order: every block reached only
- *             through the one before it.
+ *   chain     by one global pointer to the head of a list through all of
+ *             them in the order they were allocated: every block reached
+ *             only through the one before it, the next one beside it;
+ *   tree      by one global pointer to the root of a binary tree through
+ *             them in the shuffled order (each block's first two words
+ *             its children): a random heap's shape, as a search tree's;
+ *   list      the chain's list in the shuffled order: the next block far
+ *             from the one before;
+ *   lostchain a list through them backward (each block pointing at the
+ *             one allocated before it), held by nothing: one definitely
+ *             lost head, every other block indirectly lost behind it.
  * Each run is a child process, forked before it allocates anything; it
  * sends the time main is about to return through a pipe, and the parent
  * takes the time the child has ended (waitpid). Prints the median of the
@@ -31,7 +39,7 @@
 
 #include "bench.h"
 
-enum { LOST, ARRAY, SHUFFLED, LIST };
+enum { LOST, ARRAY, SHUFFLED, CHAIN, TREE, LIST, LOSTCHAIN };
 
 void **held;		/* global: a root of the leak scan */
 void *head;
@@ -60,7 +68,7 @@ static int child(int shape, long n, int fd)
 	for (long i = 0; i < n; i++)
 		held[i] = malloc(16 + (size_t)(i & 7) * 8);
 	uint64_t x = 88172645463325252ULL;
-	if (shape == SHUFFLED || shape == LIST) {
+	if (shape == SHUFFLED || shape == TREE || shape == LIST) {
 		for (long i = n - 1; i > 0; i--) {
 			long j = (long)(next(&x) % (uint64_t)(i + 1));
 			void *t = held[i];
@@ -68,12 +76,23 @@ static int child(int shape, long n, int fd)
 			held[j] = t;
 		}
 	}
-	if (shape == LIST) {
+	if (shape == CHAIN || shape == LIST) {
 		for (long i = 0; i < n; i++)
 			*(void **)held[i] = i + 1 < n ? held[i + 1] : NULL;
 		head = held[0];
 	}
-	if (shape == LOST || shape == LIST)
+	if (shape == LOSTCHAIN)
+		for (long i = 0; i < n; i++)
+			*(void **)held[i] = i > 0 ? held[i - 1] : NULL;
+	if (shape == TREE) {
+		for (long i = 0; i < n; i++) {
+			void **node = held[i];
+			node[0] = 2 * i + 1 < n ? held[2 * i + 1] : NULL;
+			node[1] = 2 * i + 2 < n ? held[2 * i + 2] : NULL;
+		}
+		head = held[0];
+	}
+	if (shape != ARRAY && shape != SHUFFLED)
 		memset(held, 0, (size_t)n * sizeof *held);
 	double t = now();
 	if (write(fd, &t, sizeof t) != (ssize_t)sizeof t)
@@ -89,13 +108,13 @@ static int by_value(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	static const char *const shapes[] = { "lost", "array", "shuffled", "list" };
+	static const char *const shapes[] = { "lost", "array", "shuffled", "chain", "tree", "list", "lostchain" };
 	int shape = -1;
-	for (int s = 0; argc > 1 && s < 4; s++)
+	for (int s = 0; argc > 1 && s < 7; s++)
 		if (strcmp(argv[1], shapes[s]) == 0)
 			shape = s;
 	if (shape < 0) {
-		fprintf(stderr, "usage: exitscan lost|array|shuffled|list [BLOCKS [RUNS]]\n");
+		fprintf(stderr, "usage: exitscan lost|array|shuffled|chain|tree|list|lostchain [BLOCKS [RUNS]]\n");
 		return 2;
 	}
 	long n = bench_arg(argc, argv, 2, 5000000);

@@ -237,7 +237,7 @@ if [ -n "$have_shim" ] && { [ -z "$ONLY" ] || echo " $ONLY " | grep -q ' exit'; 
 	echo "from main's return to the end, median of 3 runs"
 	printf '%-22s %9s %9s\n' "held by" bare track
 	printf '%-22s %9s %9s\n' "--------" "----" "-----"
-	for shape in lost array shuffled list; do
+	for shape in lost array shuffled chain tree list lostchain; do
 		b=$("$BB/exitscan" "$shape" 5000000 3 2>/dev/null | cut -d' ' -f1)
 		t=$(env LD_PRELOAD="$LIB" ALLOCSPY_OUTPUT=none ALLOCSPY_LEAK_CHECK=full \
 			"$BB/exitscan" "$shape" 5000000 3 2>/dev/null | cut -d' ' -f1)

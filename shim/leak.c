@@ -95,6 +95,7 @@ struct mapping {
  * every ASP_FIND_STRIDEth one's start first (a few KiB that stay cached).
  * The table's slots are 64 bytes, aligned: a lookup reads one line. */
 #define ASP_FIND_STRIDE 32
+#define ASP_SCAN_BATCH 32	/* words looked up side by side (scan_words) */
 #define ASP_START_GRAIN 16
 #define ASP_START_WORDS (ASP_PAGE / ASP_START_GRAIN / 64)
 
@@ -114,8 +115,14 @@ struct scan {
 	size_t ncoarse;
 	struct start_page *pages;	/* npages (a power of 2) slots, or NULL */
 	size_t npages;
-	uint32_t *stack;	/* mark stack */
-	size_t top;
+	uint32_t *queue;	/* the blocks to scan, a ring of n + 1: queued
+				 * from head on (a block is in it once at most) */
+	size_t head, queued;
+	/* Words that may point into blocks, waiting to be looked up (a
+	 * batch, scan_words), each with prior_definite. */
+	uintptr_t batch[ASP_SCAN_BATCH];
+	uint8_t batch_definite[ASP_SCAN_BATCH];
+	size_t nbatch;
 	struct mapping *maps;
 	size_t nmaps;
 	struct range *skip;	/* not roots; sorted, disjoint after tidy */
@@ -609,8 +616,16 @@ static void push(struct scan *s, size_t i)
 {
 	if (!s->b[i].pending) {
 		s->b[i].pending = 1;
-		s->stack[s->top++] = (uint32_t)i;
+		size_t at = s->head + s->queued++;
+		s->queue[at <= s->n ? at : at - (s->n + 1)] = (uint32_t)i;
 	}
+}
+
+/* The block queued k places after the head. */
+static inline size_t queued_at(const struct scan *s, size_t k)
+{
+	size_t at = s->head + k;
+	return s->queue[at <= s->n ? at : at - (s->n + 1)];
 }
 
 /* glibc's arena (in libc's data) points at chunk headers: the top chunk's
@@ -665,37 +680,43 @@ static void visit(struct scan *s, uintptr_t ptr, ptrdiff_t at, int prior_definit
 	}
 }
 
-/* Words of a range the program owns, ASP_SCAN_BATCH at a time, in three
- * passes: the start table's entries the words fall in are fetched, then
- * the blocks they name are found and their entries fetched, then each is
- * checked and visited. A heap of millions of blocks pays its cache misses
- * side by side, not one after another. */
-#define ASP_SCAN_BATCH 32
+/* Words of a range the program owns are looked up ASP_SCAN_BATCH at a
+ * time, in three passes: as each word joins the batch, the start table's
+ * entry it falls in is fetched; then the blocks the batch's words name are
+ * found and their entries fetched; then each is checked and visited. A
+ * heap of millions of blocks pays its cache misses side by side, not one
+ * after another. A batch gathers words from many blocks (a tree's nodes
+ * hold a few pointers each): it is looked up when full, or when the queue
+ * of blocks to scan has run dry (flush_batch). */
+static void flush_batch(struct scan *s, ptrdiff_t clique)
+{
+	size_t at[ASP_SCAN_BATCH], k = s->nbatch;
+	s->nbatch = 0;
+	for (size_t j = 0; j < k; j++) {
+		at[j] = block_before(s, s->batch[j]);
+		__builtin_prefetch(&s->b[at[j]]);
+	}
+	for (size_t j = 0; j < k; j++) {
+		const struct block *b = &s->b[at[j]];
+		uintptr_t ptr = s->batch[j];
+		if (ptr == b->start || ptr - b->start < b->size)
+			visit(s, ptr, (ptrdiff_t)at[j], s->batch_definite[j], clique);
+	}
+}
 
 static void scan_words(struct scan *s, const uintptr_t *w, size_t n, int prior_definite,
                        ptrdiff_t clique)
 {
 	uintptr_t lo = s->b[0].start, hi = s->b[s->n - 1].start + s->b[s->n - 1].size + 1;
-	uintptr_t ptr[ASP_SCAN_BATCH];
-	size_t at[ASP_SCAN_BATCH];
-	for (size_t i = 0; i < n; i += ASP_SCAN_BATCH) {
-		size_t end = n - i < ASP_SCAN_BATCH ? n : i + ASP_SCAN_BATCH, k = 0;
-		for (size_t j = i; j < end; j++) {
-			if (w[j] < lo || w[j] >= hi)
-				continue;
-			ptr[k++] = w[j];
-			if (s->pages != NULL)
-				__builtin_prefetch(&s->pages[page_slot(s, w[j] >> ASP_PAGE_SHIFT)]);
-		}
-		for (size_t j = 0; j < k; j++) {
-			at[j] = block_before(s, ptr[j]);
-			__builtin_prefetch(&s->b[at[j]]);
-		}
-		for (size_t j = 0; j < k; j++) {
-			const struct block *b = &s->b[at[j]];
-			if (ptr[j] == b->start || ptr[j] - b->start < b->size)
-				visit(s, ptr[j], (ptrdiff_t)at[j], prior_definite, clique);
-		}
+	for (size_t j = 0; j < n; j++) {
+		if (w[j] < lo || w[j] >= hi)
+			continue;
+		if (s->pages != NULL)
+			__builtin_prefetch(&s->pages[page_slot(s, w[j] >> ASP_PAGE_SHIFT)]);
+		s->batch[s->nbatch] = w[j];
+		s->batch_definite[s->nbatch] = (uint8_t)prior_definite;
+		if (++s->nbatch == ASP_SCAN_BATCH)
+			flush_batch(s, clique);
 	}
 }
 
@@ -754,20 +775,31 @@ static void scan_block_run(struct scan *s, uintptr_t start, uintptr_t end, void 
 		           bs->clique);
 }
 
-/* The blocks waiting on the mark stack are fetched ahead of their turn:
- * the entry ASP_AHEAD_ENTRY pops ahead, the memory it describes
- * ASP_AHEAD_BLOCK pops ahead (a guess: a scan pushes more on top). */
+/* The blocks are scanned in the order they were queued (breadth first):
+ * the ones waiting are known, and fetched ahead of their turn, the entry
+ * ASP_AHEAD_ENTRY blocks ahead, the memory it describes ASP_AHEAD_BLOCK
+ * ahead. Only a list, each block found in the one before, leaves nothing
+ * to fetch ahead. The order changes nothing found: a block is scanned
+ * again whenever its state rises (visit). */
 #define ASP_AHEAD_ENTRY 16
 #define ASP_AHEAD_BLOCK 8
 
 static void process(struct scan *s, ptrdiff_t clique)
 {
-	while (s->top > 0) {
-		if (s->top > ASP_AHEAD_ENTRY)
-			__builtin_prefetch(&s->b[s->stack[s->top - 1 - ASP_AHEAD_ENTRY]]);
-		if (s->top > ASP_AHEAD_BLOCK)
-			__builtin_prefetch((const void *)s->b[s->stack[s->top - 1 - ASP_AHEAD_BLOCK]].start);
-		size_t i = s->stack[--s->top];
+	for (;;) {
+		if (s->queued == 0) {
+			if (s->nbatch == 0)
+				return;
+			flush_batch(s, clique);
+			continue;
+		}
+		if (s->queued > ASP_AHEAD_ENTRY)
+			__builtin_prefetch(&s->b[queued_at(s, ASP_AHEAD_ENTRY)]);
+		if (s->queued > ASP_AHEAD_BLOCK)
+			__builtin_prefetch((const void *)s->b[queued_at(s, ASP_AHEAD_BLOCK)].start);
+		size_t i = queued_at(s, 0);
+		s->head = s->head == s->n ? 0 : s->head + 1;
+		s->queued--;
 		struct block *b = &s->b[i];
 		b->pending = 0;
 		struct block_scan bs = { b->state != POSSIBLE, clique };
@@ -810,8 +842,15 @@ static void scan_root_run(struct scan *s, uintptr_t start, uintptr_t end, void *
 			start = ASP_PAGE_DOWN(start + ASP_PAGE);	/* skip the page */
 			continue;
 		}
-		s->in_libc = s->glibc && start >= s->libc_data.start && start < s->libc_data.end;
+		/* The batch's words are looked up with in_libc of the range
+		 * they came from. */
+		int in_libc = s->glibc && start >= s->libc_data.start && start < s->libc_data.end;
+		if (in_libc)
+			flush_batch(s, -1);
+		s->in_libc = in_libc;
 		scan_words(s, buf, got / 8, 1, -1);
+		if (in_libc)
+			flush_batch(s, -1);
 		s->in_libc = 0;
 		start += got;
 	}
@@ -1170,8 +1209,8 @@ int asp__leak_check(const struct asp_live_entry *e, size_t n, struct asp_leak_re
 
 	s.n = n;
 	s.b = scan_alloc(&s, (s.n + 1) * sizeof *s.b);
-	s.stack = scan_alloc(&s, (s.n + 1) * sizeof *s.stack);
-	if (s.b == NULL || s.stack == NULL)
+	s.queue = scan_alloc(&s, (s.n + 1) * sizeof *s.queue);
+	if (s.b == NULL || s.queue == NULL)
 		return -ENOMEM;
 	for (size_t i = 0; i < s.n; i++)
 		s.b[i] = (struct block){ .start = e[i].ptr, .size = e[i].size, .site = e[i].site,
