@@ -10,7 +10,7 @@
  *   count sampled  the same with the countdown to the next sample point
  *                  (asp__count_sample_hit: a stack, sample.c's table).
  *   track          asp__malloc_track -> asp__track_put_fast: the block's
- *                  word, the counts and its site's figures in one change;
+ *                  slot, the counts and its site's figures in one change;
  *                  asp__free_track -> asp__track_release_fast. What they
  *                  do not take goes to asp__track_alloc and
  *                  asp__track_release (account.c): the side table,
@@ -320,27 +320,26 @@ void asp__site_add(struct asp_thread *t, uintptr_t site, size_t size);
 
 /* Track mode, with stacks or not, the common case of asp__track_alloc
  * inlined, once site is known (with stacks set, counted in its stack's
- * totals too): p goes into its word of the shadow (glibc's
- * allocator: a word has one owner), its site already has an index and t an
+ * totals too): p goes into its slot of the shadow, whole (glibc's
+ * allocator: a slot has one owner), its site already has an index and t an
  * entry for it, and no handler's work waits. 0: not taken (the caller
- * calls asp__track_alloc). */
+ * calls asp__track_alloc: a block that needs a wide word, say). */
 static ASP_ALWAYS_INLINE int asp__track_put_fast(struct asp_thread *t, enum asp_fn fn, void *p,
                                                  size_t size, uintptr_t site, int stacks)
 {
 	const struct asp_site_cache *c = &t->site_cache[asp__site_cache_slot(site)];
 	struct asp_site_use *u = c->use;
-	uint64_t *w = asp__live_word((uintptr_t)p);
-	/* the site's index and the thread's entry known (its cache), a word
-	 * that holds the block: no handler's work waiting, glibc's allocator,
-	 * an 8-aligned block below 4 GiB */
-	if (ASP_UNLIKELY(c->site != site || u == NULL || w == NULL ||
-	                 (t->ndefer | (unsigned)asp__live_shared | ((uintptr_t)p & 7) |
-	                  (size >> 32)) != 0))
+	uint32_t *sl = asp__live_slot((uintptr_t)p);
+	uint32_t v = asp__slot_pack((uintptr_t)p, size, fn, c->index);
+	/* the site's index and the thread's entry known (its cache), a slot
+	 * that holds the block whole: no handler's work waiting, glibc's
+	 * allocator */
+	if (ASP_UNLIKELY(c->site != site || u == NULL || sl == NULL || v == 0 ||
+	                 (t->ndefer | (unsigned)asp__live_shared) != 0))
 		return 0;
-	uint32_t si = c->index;
 	if (ASP_UNLIKELY(!asp__change_begin(t)))
 		return 0;
-	asp_atomic_store_relaxed(w, asp__live_pack((uintptr_t)p, size, fn, si));
+	asp_atomic_store_relaxed(sl, v);
 	asp__count_block(t, fn, size);
 	if (stacks)
 		asp__site_add(t, site, size);
@@ -368,7 +367,7 @@ static ASP_ALWAYS_INLINE void asp__freed_note(struct asp_thread *t, uintptr_t p,
 }
 
 /* Track mode, with stacks or not, the common case of asp__track_release
- * inlined: p's word holds it (glibc's allocator), t has an entry for its
+ * inlined: p's slot holds it whole (glibc's allocator), t has an entry for its
  * site, no handler's work waits and the heap is below the next peak
  * detail. 0: not taken (the caller calls asp__track_release); 1: counted,
  * the caller frees p. */
@@ -377,25 +376,26 @@ static ASP_ALWAYS_INLINE int asp__track_release_fast(struct asp_thread *t, enum 
 {
 	if (ASP_UNLIKELY(t->ndefer != 0 || asp__live_shared || t->net >= t->detail_room))
 		return 0;
-	uint64_t *w = asp__live_word((uintptr_t)p);
-	if (ASP_UNLIKELY(w == NULL))
+	uint32_t *sl = asp__live_slot((uintptr_t)p);
+	if (ASP_UNLIKELY(sl == NULL))
 		return 0;
 	/* The allocator reads the block's header next: both misses at once
 	 * (a program that frees blocks all over its heap pays one each). */
 	__builtin_prefetch((const char *)p - 16);
-	uint64_t v = asp_atomic_load_relaxed(w);
-	uint32_t si = asp__live_word_site(v);
+	uint32_t s = asp_atomic_load_relaxed(sl);
+	uint32_t si = asp__slot_site(s);
 	struct asp_site_use *u = si == t->free_site ? t->free_use : asp__site_use(t, si);
 	/* a block of another family (free of new's): a mismatch, reported */
-	if (ASP_UNLIKELY(!asp__live_holds(v, (uintptr_t)p) || u == NULL ||
-	                 !((asp__family_words(fn) >> ((v >> 2) & 31)) & 1)))
+	if (ASP_UNLIKELY(!asp__slot_holds(s, (uintptr_t)p) || u == NULL ||
+	                 !((asp__family_words(fn) >> (asp__slot_fn(s) + 1)) & 1)))
 		return 0;
 	t->free_site = si;
 	t->free_use = u;
 	if (ASP_UNLIKELY(!asp__change_begin(t)))
 		return 0;
-	uint64_t size = asp__live_word_size(v);
-	asp_atomic_store_relaxed(w, 0);
+	uint64_t size = asp__slot_size(s);
+	uint64_t v = asp__slot_word(s, (uintptr_t)p);
+	asp_atomic_store_relaxed(sl, 0);
 	asp_owned_add(&t->c.fn[fn].calls, 1);
 	asp_owned_add(&t->c.fn[fn].bytes, size);
 	asp_owned_add(&u->bytes, -size);

@@ -65,8 +65,7 @@ static int live_around(uintptr_t p, struct asp_live_entry *out)
 	const uintptr_t span = 64 * 1024;
 	uintptr_t lo = p > span ? p - span : 0;
 	for (uintptr_t g = p & ~(uintptr_t)31; g >= lo && g != 0; g -= 32) {
-		const uint64_t *w = asp__live_word(g);
-		uint64_t v = w != NULL ? asp_atomic_load_relaxed(w) : 0;
+		uint64_t v = asp__live_read_granule(g);
 		if (v == 0)
 			continue;
 		uintptr_t start = g | (uintptr_t)((v & 3) << 3);

@@ -251,11 +251,13 @@ static int read_lock(struct asp_shard *s, uintptr_t self)
 
 /* The shadow ------------------------------------------------------------------ */
 
-uint64_t *asp__live_root[ASP_ROOT_LEAVES];
+uint32_t *asp__live_root[ASP_ROOT_LEAVES];
+uint64_t *asp__live_wide[ASP_ROOT_LEAVES];
 int asp__live_shared;
 int64_t asp__live_side_count;
 
-#define LEAF_BYTES (ASP_LEAF_WORDS * sizeof(uint64_t))
+#define LEAF_BYTES (ASP_LEAF_WORDS * sizeof(uint32_t))
+#define WIDE_BYTES (ASP_LEAF_WORDS * sizeof(uint64_t))
 
 /* The leaves made, by number + 1 (0: being listed), so that a walk need not
  * look through the whole root; past LEAVES_LISTED, it does. */
@@ -263,63 +265,96 @@ int64_t asp__live_side_count;
 static uint32_t g_leaves[LEAVES_LISTED];
 static uint32_t g_nleaves;
 
-uint64_t *asp__live_word_make(uintptr_t p)
+/* Reserved, not committed: the kernel backs a page of it when it is first
+ * written. Listed as the shim's (the leak scan leaves it out). 1 when the
+ * leaf is in *at (this call's or another thread's), 0 when it cannot be. */
+static int leaf_make(void **at, size_t bytes)
 {
-	uint64_t *w = asp__live_word(p);
-	if (ASP_LIKELY(w != NULL) || p >> ASP_ADDR_BITS != 0)
-		return w;
-	/* Reserved, not committed: the kernel backs a page of it when it is
-	 * first written. Listed as the shim's (the leak scan leaves it out). */
 	int saved = errno;
-	uint64_t *leaf = mmap(NULL, LEAF_BYTES, PROT_READ | PROT_WRITE,
-	                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *leaf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+	                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	errno = saved;
 	if (leaf == MAP_FAILED)
-		return NULL;
-	uint64_t *none = NULL;
-	if (__atomic_compare_exchange_n(&asp__live_root[p >> ASP_LEAF_SHIFT], &none, leaf, 0,
-	                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		asp__arena_adopt(leaf, LEAF_BYTES);
+		return 0;
+	void *none = NULL;
+	if (!__atomic_compare_exchange_n(at, &none, leaf, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		munmap(leaf, bytes);	/* another thread's came first */
+		errno = saved;
+		return -1;
+	}
+	asp__arena_adopt(leaf, bytes);
+	return 1;
+}
+
+uint32_t *asp__live_slot_make(uintptr_t p)
+{
+	uint32_t *sl = asp__live_slot(p);
+	if (ASP_LIKELY(sl != NULL) || p >> ASP_ADDR_BITS != 0)
+		return sl;
+	if (leaf_make((void **)&asp__live_root[p >> ASP_LEAF_SHIFT], LEAF_BYTES) > 0) {
 		uint32_t n = asp_atomic_add_relaxed(&g_nleaves, 1);
 		if (n <= LEAVES_LISTED)
 			asp_atomic_store_release(&g_leaves[n - 1], (uint32_t)(p >> ASP_LEAF_SHIFT) + 1);
-	} else {
-		munmap(leaf, LEAF_BYTES);	/* another thread's came first */
-		errno = saved;
 	}
-	return asp__live_word(p);
+	return asp__live_slot(p);
 }
 
-/* Claims the empty word w for v: 1, or 0 when it is not empty. A word has
+/* The wide word beside p's slot, mapping its leaf when it has none. */
+static uint64_t *wide_make(uintptr_t p)
+{
+	uint64_t **at = &asp__live_wide[p >> ASP_LEAF_SHIFT];
+	if (asp_atomic_load_acquire(at) == NULL)
+		leaf_make((void **)at, WIDE_BYTES);
+	uint64_t *wide = asp_atomic_load_acquire(at);
+	return wide != NULL ? &wide[asp__live_index(p)] : NULL;
+}
+
+/* Claims the empty slot sl for v: 1, or 0 when it is not empty. A slot has
  * one owner under glibc: a store. */
-static inline int claim(uint64_t *w, uint64_t v)
+static inline int claim(uint32_t *sl, uint32_t v)
 {
 	if (!asp__live_shared) {
-		asp_atomic_store_relaxed(w, v);
+		asp_atomic_store_relaxed(sl, v);
 		return 1;
 	}
-	uint64_t none = 0;
-	return __atomic_compare_exchange_n(w, &none, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	uint32_t none = 0;
+	return __atomic_compare_exchange_n(sl, &none, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+/* Into the shadow: 1, or 0 when it cannot hold the block. Under glibc a
+ * slot has one owner, and the same block again (freed behind the shim's
+ * back) or any block there was is replaced. A wide word is written before
+ * its slot names it; under another allocator, whose blocks may share a
+ * granule, only a block a slot holds whole goes in. */
+static int shadow_put(uintptr_t p, uint64_t size, unsigned fn, uint32_t site_index)
+{
+	uint32_t *sl = asp__live_slot_make(p);
+	if (sl == NULL)
+		return 0;
+	uint32_t v = asp__slot_pack(p, size, fn, site_index);
+	uint32_t was = asp_atomic_load_relaxed(sl);
+	if (v == 0) {
+		if (asp__live_shared)
+			return 0;
+		uint64_t *w = wide_make(p);
+		if (w == NULL)
+			return 0;
+		asp_atomic_store_relaxed(w, asp__live_pack(p, size, fn, site_index));
+		v = ASP_SLOT_WIDE;
+	}
+	if (was != 0 && (asp__slot_holds(was, p) || !asp__live_shared)) {
+		asp_atomic_store_relaxed(sl, v);
+		return 1;
+	}
+	return was == 0 && claim(sl, v);
 }
 
 int asp__live_insert(uintptr_t p, uint64_t size, unsigned fn, uintptr_t site, uint32_t site_index,
                      uintptr_t self, int nested)
 {
-	if (ASP_LIKELY(site_index != 0 || site == 0) && asp__live_fits(p, size, site_index)) {
-		uint64_t *w = asp__live_word_make(p);
-		if (ASP_LIKELY(w != NULL)) {
-			uint64_t v = asp__live_pack(p, size, fn, site_index);
-			uint64_t was = asp_atomic_load_relaxed(w);
-			/* the same block again, freed behind the shim's back; under
-			 * glibc, any block there was (they cannot share a granule) */
-			if (was != 0 && (asp__live_holds(was, p) || !asp__live_shared)) {
-				asp_atomic_store_relaxed(w, v);
-				return 0;
-			}
-			if (was == 0 && claim(w, v))
-				return 0;
-		}
-	}
+	if (ASP_LIKELY(site_index != 0 || site == 0) && asp__live_fits(p, size, site_index) &&
+	    shadow_put(p, size, fn, site_index))
+		return 0;
 	struct asp_shard *s = asp__live_lock(p, self, nested);
 	if (s == NULL)
 		return -EAGAIN;
@@ -328,21 +363,36 @@ int asp__live_insert(uintptr_t p, uint64_t size, unsigned fn, uintptr_t site, ui
 	return r;
 }
 
+/* Out of the shadow: the block's word, or 0 when no slot holds it. */
+static uint64_t shadow_take(uintptr_t p)
+{
+	uint32_t *sl = asp__live_slot(p);
+	if (sl == NULL)
+		return 0;
+	uint32_t s = asp_atomic_load_relaxed(sl);
+	uint64_t v = 0;
+	if (asp__slot_holds(s, p))
+		v = asp__slot_word(s, p);
+	else if (s == ASP_SLOT_WIDE && !asp__live_shared)
+		v = asp__live_read(p);
+	if (v == 0)
+		return 0;
+	if (!asp__live_shared)
+		asp_atomic_store_relaxed(sl, 0);
+	else if (!__atomic_compare_exchange_n(sl, &s, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return 0;
+	return v;
+}
+
 int asp__live_remove(uintptr_t p, struct asp_live_entry *out, uint32_t *site_index,
                      uintptr_t self, int nested)
 {
-	uint64_t *w = asp__live_word(p);
-	if (w != NULL) {
-		uint64_t v = asp_atomic_load_relaxed(w);
-		if (asp__live_holds(v, p) &&
-		    (!asp__live_shared ? (asp_atomic_store_relaxed(w, 0), 1)
-		                       : __atomic_compare_exchange_n(w, &v, 0, 0, __ATOMIC_RELAXED,
-		                                                     __ATOMIC_RELAXED))) {
-			*out = (struct asp_live_entry){ p, asp__live_word_size(v), asp__live_word_fn(v),
-			                                asp__site_of(asp__live_word_site(v)) };
-			*site_index = asp__live_word_site(v);
-			return 1;
-		}
+	uint64_t v = shadow_take(p);
+	if (v != 0) {
+		*out = (struct asp_live_entry){ p, asp__live_word_size(v), asp__live_word_fn(v),
+		                                asp__site_of(asp__live_word_site(v)) };
+		*site_index = asp__live_word_site(v);
+		return 1;
 	}
 	if (asp_atomic_load_relaxed(&asp__live_side_count) == 0)
 		return 0;
@@ -355,24 +405,45 @@ int asp__live_remove(uintptr_t p, struct asp_live_entry *out, uint32_t *site_ind
 	return found;
 }
 
-/* The words of a leaf that may hold blocks: its pages the kernel backs
- * (mincore), for fn(arg, word's address, word). */
-static void leaf_words(size_t leaf_no, const uint64_t *leaf, unsigned char *vec,
+void asp__live_set_fn(uintptr_t p, unsigned fn)
+{
+	uint32_t *sl = asp__live_slot(p);
+	uint32_t s = sl != NULL ? asp_atomic_load_relaxed(sl) : 0;
+	uint64_t v = asp__live_read(p);
+	if (v == 0)
+		return;
+	uint32_t site = asp__live_word_site(v);
+	if (asp__slot_holds(s, p) && asp__slot_code(fn) != 0) {
+		asp_atomic_store_relaxed(sl, (s & ~(7u << 2)) | asp__slot_code(fn) << 2);
+		return;
+	}
+	if (asp__live_shared)
+		return;	/* (never: the only caller names malloc, which has a code) */
+	uint64_t *w = wide_make(p);
+	if (w == NULL)
+		return;
+	asp_atomic_store_relaxed(w, asp__live_pack(p, asp__live_word_size(v), fn, site));
+	asp_atomic_store_relaxed(sl, ASP_SLOT_WIDE);
+}
+
+/* The slots of a leaf that may hold blocks: its pages the kernel backs
+ * (mincore), for fn(arg, block's address, its word). */
+static void leaf_words(size_t leaf_no, const uint32_t *leaf, unsigned char *vec,
                        void (*fn)(void *arg, uintptr_t p, uint64_t v), void *arg)
 {
 	if (mincore((void *)leaf, LEAF_BYTES, vec) != 0)
 		return;
-	const size_t per_page = ASP_PAGE / sizeof(uint64_t);
+	const size_t per_page = ASP_PAGE / sizeof(uint32_t);
 	for (size_t pg = 0; pg < LEAF_BYTES / ASP_PAGE; pg++) {
 		if (!(vec[pg] & 1))
 			continue;
 		for (size_t k = pg * per_page; k < (pg + 1) * per_page; k++) {
-			uint64_t v = asp_atomic_load_relaxed(&leaf[k]);
-			if (v == 0)
+			if (asp_atomic_load_relaxed(&leaf[k]) == 0)
 				continue;
-			uintptr_t p = ((uintptr_t)leaf_no << ASP_LEAF_SHIFT) |
-			              ((uintptr_t)k << ASP_GRANULE_SHIFT) | (uintptr_t)((v & 3) << 3);
-			fn(arg, p, v);
+			uintptr_t g = ((uintptr_t)leaf_no << ASP_LEAF_SHIFT) | ((uintptr_t)k << ASP_GRANULE_SHIFT);
+			uint64_t v = asp__live_read_granule(g);
+			if (v != 0)
+				fn(arg, g | (uintptr_t)((v & 3) << 3), v);
 		}
 	}
 }
@@ -401,7 +472,7 @@ static void shadow_walk(void (*fn)(void *arg, uintptr_t p, uint64_t v), void *ar
 	size_t count = listed ? n : ASP_ROOT_LEAVES;
 	for (size_t j = 0; j < count; j++) {
 		size_t i = listed ? nums[j] - 1 : j;
-		const uint64_t *leaf = asp_atomic_load_acquire(&asp__live_root[i]);
+		const uint32_t *leaf = asp_atomic_load_acquire(&asp__live_root[i]);
 		if (leaf == NULL)
 			continue;
 		if (vec == NULL && (vec = asp__scratch_alloc(vec_bytes)) == NULL)
@@ -416,9 +487,8 @@ static void shadow_walk(void (*fn)(void *arg, uintptr_t p, uint64_t v), void *ar
 
 int asp__live_find(uintptr_t ptr, struct asp_live_entry *out, uintptr_t self)
 {
-	const uint64_t *w = asp__live_word(ptr);
-	uint64_t v = w != NULL ? asp_atomic_load_relaxed(w) : 0;
-	if (asp__live_holds(v, ptr)) {
+	uint64_t v = asp__live_read(ptr);
+	if (v != 0) {
 		*out = (struct asp_live_entry){ ptr, asp__live_word_size(v), asp__live_word_fn(v),
 		                                asp__site_of(asp__live_word_site(v)) };
 		return 1;
