@@ -323,7 +323,7 @@ void asp__site_add(struct asp_thread *t, uintptr_t site, size_t size);
  * totals too): p goes into its slot of the shadow, whole (glibc's
  * allocator: a slot has one owner), its site already has an index and t an
  * entry for it, and no handler's work waits. 0: not taken (the caller
- * calls asp__track_alloc: a block that needs a wide word, say). */
+ * calls asp__track_alloc: a block no slot can hold, say). */
 static ASP_ALWAYS_INLINE int asp__track_put_fast(struct asp_thread *t, enum asp_fn fn, void *p,
                                                  size_t size, uintptr_t site, int stacks)
 {

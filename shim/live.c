@@ -17,7 +17,16 @@
 #define ASP_SHARD_BITS 6
 #define ASP_SHARD_MIN_SLOTS 128	/* 3 KiB: one page per shard to start */
 _Static_assert(ASP_SHARDS == 1u << ASP_SHARD_BITS, "shard count");
-_Static_assert(ASP_SHARD_MIN_SLOTS * sizeof(struct asp_live_entry) <= ASP_PAGE, "first array fits a page");
+
+/* A slot of the side table: the entry, and the index its site had when it
+ * went in (0: none), which its remove gives back, as a slot of the shadow
+ * gives its own (the thread's figures by site are kept by index). */
+struct side_slot {
+	struct asp_live_entry e;
+	uint32_t index;
+};
+
+_Static_assert(ASP_SHARD_MIN_SLOTS * sizeof(struct side_slot) <= ASP_PAGE, "first array fits a page");
 
 struct asp_shard {
 	uintptr_t holder;	/* 0: free; else the holder's identity */
@@ -25,10 +34,10 @@ struct asp_shard {
 	uint64_t bytes;		/* the sizes of its entries */
 	size_t limit;		/* grow when count reaches it (3/4 load) */
 	size_t mask;		/* slots - 1; 0 while unallocated */
-	struct asp_live_entry *slots;
+	struct side_slot *slots;
 	/* While grow publishes a larger array: the old one, whole, and its
 	 * size (a fork's child repairs the shard from it). */
-	struct asp_live_entry *moving;
+	struct side_slot *moving;
 	size_t moving_slots;
 } __attribute__((aligned(ASP_CACHE_LINE)));
 
@@ -125,7 +134,7 @@ void asp__live_unlock(struct asp_shard *s)
  * on the first insert (one system call, not 64). */
 static char *g_first_pages;
 
-static struct asp_live_entry *first_array(const struct asp_shard *s)
+static struct side_slot *first_array(const struct asp_shard *s)
 {
 	char *pages = asp_atomic_load_acquire(&g_first_pages);
 	if (pages == NULL) {
@@ -138,7 +147,7 @@ static struct asp_live_entry *first_array(const struct asp_shard *s)
 		else
 			asp__pages_free(mine, ASP_SHARDS * ASP_PAGE);
 	}
-	return (struct asp_live_entry *)(pages + (size_t)(s - g_shards) * ASP_PAGE);
+	return (struct side_slot *)(pages + (size_t)(s - g_shards) * ASP_PAGE);
 }
 
 /* The larger array is filled before it is published, and the old one
@@ -149,17 +158,17 @@ static struct asp_live_entry *first_array(const struct asp_shard *s)
 static int grow(struct asp_shard *s)
 {
 	size_t slots = s->mask ? (s->mask + 1) * 2 : ASP_SHARD_MIN_SLOTS;
-	struct asp_live_entry *n = s->mask ? asp__pages_alloc(slots * sizeof *n) : first_array(s);
+	struct side_slot *n = s->mask ? asp__pages_alloc(slots * sizeof *n) : first_array(s);
 	if (n == NULL)
 		return -ENOMEM;
-	struct asp_live_entry *old = s->slots;
+	struct side_slot *old = s->slots;
 	size_t old_slots = s->mask ? s->mask + 1 : 0;
 	size_t mask = slots - 1;
 	for (size_t i = 0; i < old_slots; i++) {
-		if (old[i].ptr == 0)
+		if (old[i].e.ptr == 0)
 			continue;
-		size_t j = home_in(mask, hash(old[i].ptr));
-		while (n[j].ptr != 0)
+		size_t j = home_in(mask, hash(old[i].e.ptr));
+		while (n[j].e.ptr != 0)
 			j = (j + 1) & mask;
 		n[j] = old[i];
 	}
@@ -178,20 +187,21 @@ static int grow(struct asp_shard *s)
 	return 0;
 }
 
-static int side_insert(struct asp_shard *s, uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site)
+static int side_insert(struct asp_shard *s, uintptr_t ptr, uint64_t size, unsigned fn, uintptr_t site,
+                       uint32_t index)
 {
 	if (ASP_UNLIKELY(s->count >= s->limit) && grow(s) != 0)
 		return -ENOMEM;
 	uint64_t h = hash(ptr);
 	size_t i = home(s, h);
-	while (s->slots[i].ptr != 0 && s->slots[i].ptr != ptr)
+	while (s->slots[i].e.ptr != 0 && s->slots[i].e.ptr != ptr)
 		i = (i + 1) & s->mask;
-	if (s->slots[i].ptr == ptr)
-		s->bytes -= s->slots[i].size;
+	if (s->slots[i].e.ptr == ptr)
+		s->bytes -= s->slots[i].e.size;
 	else
 		s->count++, asp_atomic_add_relaxed(&asp__live_side_count, 1);
 	s->bytes += size;
-	s->slots[i] = (struct asp_live_entry){ ptr, size, fn, site };
+	s->slots[i] = (struct side_slot){ { ptr, size, fn, site }, index };
 	return 0;
 }
 
@@ -201,34 +211,36 @@ static ptrdiff_t lookup(const struct asp_shard *s, uint64_t h, uintptr_t ptr)
 	if (s->mask == 0)
 		return -1;
 	for (size_t i = home(s, h);; i = (i + 1) & s->mask) {
-		if (s->slots[i].ptr == ptr)
+		if (s->slots[i].e.ptr == ptr)
 			return (ptrdiff_t)i;
-		if (s->slots[i].ptr == 0)
+		if (s->slots[i].e.ptr == 0)
 			return -1;
 	}
 }
 
-static int side_remove(struct asp_shard *s, uintptr_t ptr, struct asp_live_entry *out)
+static int side_remove(struct asp_shard *s, uintptr_t ptr, struct asp_live_entry *out,
+                       uint32_t *index)
 {
 	ptrdiff_t at = lookup(s, hash(ptr), ptr);
 	if (at < 0)
 		return 0;
 	size_t i = (size_t)at;
-	*out = s->slots[i];
+	*out = s->slots[i].e;
+	*index = s->slots[i].index;
 	s->count--;
 	asp_atomic_add_relaxed(&asp__live_side_count, -1);
 	s->bytes -= out->size;
 	/* Backward shift: pull later entries of the probe run into the hole
 	 * unless their home lies cyclically in (i, j]. */
-	for (size_t j = (i + 1) & s->mask; s->slots[j].ptr != 0; j = (j + 1) & s->mask) {
-		size_t k = home(s, hash(s->slots[j].ptr));
+	for (size_t j = (i + 1) & s->mask; s->slots[j].e.ptr != 0; j = (j + 1) & s->mask) {
+		size_t k = home(s, hash(s->slots[j].e.ptr));
 		int stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
 		if (stays)
 			continue;
 		s->slots[i] = s->slots[j];
 		i = j;
 	}
-	s->slots[i].ptr = 0;
+	s->slots[i].e.ptr = 0;
 	return 1;
 }
 
@@ -252,12 +264,10 @@ static int read_lock(struct asp_shard *s, uintptr_t self)
 /* The shadow ------------------------------------------------------------------ */
 
 uint32_t *asp__live_root[ASP_ROOT_LEAVES];
-uint64_t *asp__live_wide[ASP_ROOT_LEAVES];
 int asp__live_shared;
 int64_t asp__live_side_count;
 
 #define LEAF_BYTES (ASP_LEAF_WORDS * sizeof(uint32_t))
-#define WIDE_BYTES (ASP_LEAF_WORDS * sizeof(uint64_t))
 
 /* The leaves made, by number + 1 (0: being listed), so that a walk need not
  * look through the whole root; past LEAVES_LISTED, it does. */
@@ -265,9 +275,10 @@ int64_t asp__live_side_count;
 static uint32_t g_leaves[LEAVES_LISTED];
 static uint32_t g_nleaves;
 
-/* Reserved, not committed: the kernel backs a page of it when it is first
- * written. Listed as the shim's (the leak scan leaves it out). 1 when the
- * leaf is in *at (this call's or another thread's), 0 when it cannot be. */
+/* A leaf into *at: reserved, not committed (the kernel backs a page of it
+ * when it is first written), listed as the shim's (the leak scan leaves it
+ * out). 1: this call's is there; -1: another thread's came first; 0: none
+ * could be made. */
 static int leaf_make(void **at, size_t bytes)
 {
 	int saved = errno;
@@ -299,16 +310,6 @@ uint32_t *asp__live_slot_make(uintptr_t p)
 	return asp__live_slot(p);
 }
 
-/* The wide word beside p's slot, mapping its leaf when it has none. */
-static uint64_t *wide_make(uintptr_t p)
-{
-	uint64_t **at = &asp__live_wide[p >> ASP_LEAF_SHIFT];
-	if (asp_atomic_load_acquire(at) == NULL)
-		leaf_make((void **)at, WIDE_BYTES);
-	uint64_t *wide = asp_atomic_load_acquire(at);
-	return wide != NULL ? &wide[asp__live_index(p)] : NULL;
-}
-
 /* Claims the empty slot sl for v: 1, or 0 when it is not empty. A slot has
  * one owner under glibc: a store. */
 static inline int claim(uint32_t *sl, uint32_t v)
@@ -321,27 +322,16 @@ static inline int claim(uint32_t *sl, uint32_t v)
 	return __atomic_compare_exchange_n(sl, &none, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
-/* Into the shadow: 1, or 0 when it cannot hold the block. Under glibc a
+/* Into the shadow: 1, or 0 when no slot can hold the block. Under glibc a
  * slot has one owner, and the same block again (freed behind the shim's
- * back) or any block there was is replaced. A wide word is written before
- * its slot names it; under another allocator, whose blocks may share a
- * granule, only a block a slot holds whole goes in. */
+ * back) or any block there was is replaced. */
 static int shadow_put(uintptr_t p, uint64_t size, unsigned fn, uint32_t site_index)
 {
-	uint32_t *sl = asp__live_slot_make(p);
+	uint32_t v = asp__slot_pack(p, size, fn, site_index);
+	uint32_t *sl = v != 0 ? asp__live_slot_make(p) : NULL;
 	if (sl == NULL)
 		return 0;
-	uint32_t v = asp__slot_pack(p, size, fn, site_index);
 	uint32_t was = asp_atomic_load_relaxed(sl);
-	if (v == 0) {
-		if (asp__live_shared)
-			return 0;
-		uint64_t *w = wide_make(p);
-		if (w == NULL)
-			return 0;
-		asp_atomic_store_relaxed(w, asp__live_pack(p, size, fn, site_index));
-		v = ASP_SLOT_WIDE;
-	}
 	if (was != 0 && (asp__slot_holds(was, p) || !asp__live_shared)) {
 		asp_atomic_store_relaxed(sl, v);
 		return 1;
@@ -352,13 +342,12 @@ static int shadow_put(uintptr_t p, uint64_t size, unsigned fn, uint32_t site_ind
 int asp__live_insert(uintptr_t p, uint64_t size, unsigned fn, uintptr_t site, uint32_t site_index,
                      uintptr_t self, int nested)
 {
-	if (ASP_LIKELY(site_index != 0 || site == 0) && asp__live_fits(p, size, site_index) &&
-	    shadow_put(p, size, fn, site_index))
+	if (ASP_LIKELY(site_index != 0 || site == 0) && shadow_put(p, size, fn, site_index))
 		return 0;
 	struct asp_shard *s = asp__live_lock(p, self, nested);
 	if (s == NULL)
 		return -EAGAIN;
-	int r = side_insert(s, p, size, fn, site);
+	int r = side_insert(s, p, size, fn, site, site_index);
 	asp__live_unlock(s);
 	return r;
 }
@@ -367,21 +356,14 @@ int asp__live_insert(uintptr_t p, uint64_t size, unsigned fn, uintptr_t site, ui
 static uint64_t shadow_take(uintptr_t p)
 {
 	uint32_t *sl = asp__live_slot(p);
-	if (sl == NULL)
-		return 0;
-	uint32_t s = asp_atomic_load_relaxed(sl);
-	uint64_t v = 0;
-	if (asp__slot_holds(s, p))
-		v = asp__slot_word(s, p);
-	else if (s == ASP_SLOT_WIDE && !asp__live_shared)
-		v = asp__live_read(p);
-	if (v == 0)
+	uint32_t s = sl != NULL ? asp_atomic_load_relaxed(sl) : 0;
+	if (!asp__slot_holds(s, p))
 		return 0;
 	if (!asp__live_shared)
 		asp_atomic_store_relaxed(sl, 0);
 	else if (!__atomic_compare_exchange_n(sl, &s, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return 0;
-	return v;
+	return asp__slot_word(s, p);
 }
 
 int asp__live_remove(uintptr_t p, struct asp_live_entry *out, uint32_t *site_index,
@@ -399,9 +381,9 @@ int asp__live_remove(uintptr_t p, struct asp_live_entry *out, uint32_t *site_ind
 	struct asp_shard *s = asp__live_lock(p, self, nested);
 	if (s == NULL)
 		return -EAGAIN;
-	int found = side_remove(s, p, out);
-	asp__live_unlock(s);
 	*site_index = 0;
+	int found = side_remove(s, p, out, site_index);
+	asp__live_unlock(s);
 	return found;
 }
 
@@ -409,21 +391,8 @@ void asp__live_set_fn(uintptr_t p, unsigned fn)
 {
 	uint32_t *sl = asp__live_slot(p);
 	uint32_t s = sl != NULL ? asp_atomic_load_relaxed(sl) : 0;
-	uint64_t v = asp__live_read(p);
-	if (v == 0)
-		return;
-	uint32_t site = asp__live_word_site(v);
-	if (asp__slot_holds(s, p) && asp__slot_code(fn) != 0) {
-		asp_atomic_store_relaxed(sl, (s & ~(7u << 2)) | asp__slot_code(fn) << 2);
-		return;
-	}
-	if (asp__live_shared)
-		return;	/* (never: the only caller names malloc, which has a code) */
-	uint64_t *w = wide_make(p);
-	if (w == NULL)
-		return;
-	asp_atomic_store_relaxed(w, asp__live_pack(p, asp__live_word_size(v), fn, site));
-	asp_atomic_store_relaxed(sl, ASP_SLOT_WIDE);
+	if (asp__slot_holds(s, p) && asp__slot_code(fn) != 0)
+		asp_atomic_store_relaxed(sl, (s & ~(15u << 1)) | asp__slot_code(fn) << 1);
 }
 
 /* The slots of a leaf that may hold blocks: its pages the kernel backs
@@ -498,7 +467,7 @@ int asp__live_find(uintptr_t ptr, struct asp_live_entry *out, uintptr_t self)
 	int mine = read_lock(s, self);
 	ptrdiff_t at = lookup(s, h, ptr);
 	if (at >= 0)
-		*out = s->slots[at];
+		*out = s->slots[at].e;
 	if (mine)
 		asp__live_unlock(s);
 	return at >= 0;
@@ -529,12 +498,12 @@ static void side_gather(struct gather *g, uintptr_t self)
 			continue;
 		int mine = read_lock(s, self);
 		for (size_t j = 0; s->mask && j <= s->mask; j++) {
-			if (s->slots[j].ptr == 0)
+			if (s->slots[j].e.ptr == 0)
 				continue;
 			if (g->out != NULL && g->n < g->max)
-				g->out[g->n] = s->slots[j];
+				g->out[g->n] = s->slots[j].e;
 			g->n++;
-			g->bytes += s->slots[j].size;
+			g->bytes += s->slots[j].e.size;
 		}
 		if (mine)
 			asp__live_unlock(s);
@@ -594,9 +563,9 @@ void asp__live_repair(uint64_t skipped)
 		 * was publishing a larger one): an entry a backward shift had
 		 * copied but not cleared yet is kept once. A shard whose first
 		 * array was being made has nothing in it yet. */
-		const struct asp_live_entry *old = s->moving ? s->moving : s->slots;
+		const struct side_slot *old = s->moving ? s->moving : s->slots;
 		size_t slots = s->moving ? s->moving_slots : s->mask ? s->mask + 1 : 0;
-		struct asp_live_entry *n = slots ? asp__pages_alloc(slots * sizeof *n) : NULL;
+		struct side_slot *n = slots ? asp__pages_alloc(slots * sizeof *n) : NULL;
 		if (n != NULL) {
 			s->slots = n;
 			s->mask = slots - 1;
@@ -605,9 +574,9 @@ void asp__live_repair(uint64_t skipped)
 			s->count = 0;
 			s->bytes = 0;
 			for (size_t j = 0; j < slots; j++)
-				if (old[j].ptr != 0)
-					side_insert(s, old[j].ptr, old[j].size, (unsigned)old[j].fn,
-					                 old[j].site);
+				if (old[j].e.ptr != 0)
+					side_insert(s, old[j].e.ptr, old[j].e.size, (unsigned)old[j].e.fn,
+					            old[j].e.site, old[j].index);
 		} else if (slots == 0) {
 			s->slots = NULL;
 			asp__live_side_count -= (int64_t)s->count;

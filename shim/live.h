@@ -8,27 +8,25 @@
  * starts in holds the block. So an insert and a remove are a store each,
  * at a place the address gives: no lock, no hash, no table to grow, and
  * neighbouring blocks (the allocator hands them out side by side) share
- * cache lines. A slot holds most blocks whole (below 8 KiB, from one of
- * the seven commonest functions, a site among the first 16,384, 16-byte
- * aligned); another block's slot says so, and its 64-bit word is in the
- * wide leaf beside it, at the same index, mapped and backed the same way
- * (only where such blocks start). Its memory is an eighth of the span of
- * the heap's small blocks at most (4 bytes per 32), far less where blocks
- * are large: a page of slots serves 32 KiB of heap.
+ * cache lines. A slot holds a block below 8 KiB, from one of the fifteen
+ * commonest functions, with a site among the first 16,384, 16-byte
+ * aligned: almost every block of a program's heap. Its memory is an eighth
+ * of the span of the heap's small blocks at most (4 bytes per 32), far
+ * less where blocks are large.
  *
  * glibc's chunks are at least 32 bytes apart, so no two of its blocks
  * start in one granule: a slot has one owner at a time, and the
  * allocator's own synchronisation orders the free of a block (its slot
  * cleared first) before the allocation that hands the address out again.
  * Under another allocator (tcmalloc has 8-byte objects) blocks may share a
- * granule: a slot is then claimed with a compare-and-swap, only for a
- * block it holds whole, and a block whose granule is taken, or that needs
- * a wide word, goes to the side table.
+ * granule: a slot is then claimed with a compare-and-swap, and a block
+ * whose granule is taken goes to the side table.
  *
  * The side table: a block the shadow cannot hold (its granule taken, its
- * size 4 GiB or more, its site without an index, its address beyond 47
- * bits or not 8-aligned) goes into a small open-addressing hash table,
- * sharded, each shard under a lock that remembers its holder (below). */
+ * size 8 KiB or more, its function or site beyond a slot's, its site
+ * without an index, its address beyond 47 bits or not 16-aligned) goes
+ * into a small open-addressing hash table, sharded, each shard under a
+ * lock that remembers its holder (below). */
 #ifndef ASP_LIVE_H
 #define ASP_LIVE_H
 
@@ -54,10 +52,8 @@ struct asp_live_entry {
 #define ASP_LEAF_WORDS ((size_t)1 << (ASP_LEAF_SHIFT - ASP_GRANULE_SHIFT))
 #define ASP_ROOT_LEAVES ((size_t)1 << (ASP_ADDR_BITS - ASP_LEAF_SHIFT))
 
-/* The leaves, by gigabyte of address space (NULL: none yet): slots of 32
- * bits, and beside them the wide words of the blocks a slot cannot hold. */
+/* The leaves, by gigabyte of address space (NULL: none yet). */
 extern ASP_HIDDEN uint32_t *asp__live_root[ASP_ROOT_LEAVES];
-extern ASP_HIDDEN uint64_t *asp__live_wide[ASP_ROOT_LEAVES];
 
 /* 1 when blocks may share a granule (an allocator other than glibc's):
  * slots are then claimed with a compare-and-swap. */
@@ -71,13 +67,6 @@ static inline uint64_t asp__live_pack(uintptr_t p, uint64_t size, unsigned fn, u
 	return size << 32 | (uint64_t)site_index << 7 | (uint64_t)(fn + 1) << 2 | ((p >> 3) & 3);
 }
 
-/* Whether a block of size bytes at p with that site index fits a word. */
-static inline int asp__live_fits(uintptr_t p, uint64_t size, uint32_t site_index)
-{
-	return size <= UINT32_MAX && site_index <= ASP_SITE_INDEX_MAX && (p & 7) == 0 &&
-	       p >> ASP_ADDR_BITS == 0;
-}
-
 /* Whether word w holds the block at p. */
 static inline int asp__live_holds(uint64_t w, uintptr_t p)
 {
@@ -88,16 +77,13 @@ static inline uint64_t asp__live_word_size(uint64_t w) { return w >> 32; }
 static inline unsigned asp__live_word_fn(uint64_t w) { return (unsigned)((w >> 2) & 31) - 1; }
 static inline uint32_t asp__live_word_site(uint64_t w) { return (uint32_t)(w >> 7) & ASP_SITE_INDEX_MAX; }
 
-/* A slot: 0, empty; ASP_SLOT_WIDE, its block's word is in the wide leaf at
- * the same index; bit 0 set, a block whole in it: bit 1 its offset in the
- * granule in 16-byte units, bits 2-4 its function's code (below), 5-18 its
- * site's index, 19-31 its size. Most blocks fit: a slot is half a word,
- * and a page of slots serves 32 KiB of heap. */
-#define ASP_SLOT_WIDE 2u
+/* A slot: 0, empty; else a block whole: bit 0 its offset in the granule in
+ * 16-byte units, bits 1-4 its function's code (below, never 0), 5-18 its
+ * site's index, 19-31 its size. A page of slots serves 32 KiB of heap. */
 #define ASP_SLOT_SITE_BITS 14
 #define ASP_SLOT_SIZE_BITS 13
 
-/* The functions a slot can name, by code 1-7 (0: not one of them). */
+/* The functions a slot can name, by code 1-15 (0: not one of them). */
 static inline unsigned asp__slot_code(unsigned fn)
 {
 	switch (fn) {
@@ -108,46 +94,53 @@ static inline unsigned asp__slot_code(unsigned fn)
 	case ASP_FN_NEW: return 5;
 	case ASP_FN_NEW_ARR: return 6;
 	case ASP_FN_STRNDUP: return 7;
+	case ASP_FN_REALLOCARRAY: return 8;
+	case ASP_FN_POSIX_MEMALIGN: return 9;
+	case ASP_FN_ALIGNED_ALLOC: return 10;
+	case ASP_FN_MEMALIGN: return 11;
+	case ASP_FN_NEW_NOTHROW: return 12;
+	case ASP_FN_NEW_ALIGNED: return 13;
+	case ASP_FN_G_STRDUP: return 14;
+	case ASP_FN_G_STRNDUP: return 15;
 	default: return 0;
 	}
 }
 
 static inline unsigned asp__slot_fn(uint32_t s)
 {
-	static const uint8_t fns[8] = { 0, ASP_FN_MALLOC, ASP_FN_CALLOC, ASP_FN_REALLOC,
-	                                ASP_FN_STRDUP, ASP_FN_NEW, ASP_FN_NEW_ARR, ASP_FN_STRNDUP };
-	return fns[(s >> 2) & 7];
+	static const uint8_t fns[16] = {
+		0, ASP_FN_MALLOC, ASP_FN_CALLOC, ASP_FN_REALLOC, ASP_FN_STRDUP, ASP_FN_NEW,
+		ASP_FN_NEW_ARR, ASP_FN_STRNDUP, ASP_FN_REALLOCARRAY, ASP_FN_POSIX_MEMALIGN,
+		ASP_FN_ALIGNED_ALLOC, ASP_FN_MEMALIGN, ASP_FN_NEW_NOTHROW, ASP_FN_NEW_ALIGNED,
+		ASP_FN_G_STRDUP, ASP_FN_G_STRNDUP,
+	};
+	return fns[(s >> 1) & 15];
 }
 
 /* The slot of a block of size bytes at p with that site index, or 0 when
- * it needs a wide word. */
+ * no slot can hold it (it goes to the side table). */
 static inline uint32_t asp__slot_pack(uintptr_t p, uint64_t size, unsigned fn, uint32_t site_index)
 {
 	unsigned code = asp__slot_code(fn);
 	if ((size >> ASP_SLOT_SIZE_BITS | site_index >> ASP_SLOT_SITE_BITS | (p & 15)) != 0 ||
 	    code == 0)
 		return 0;
-	return (uint32_t)size << 19 | site_index << 5 | code << 2 | (uint32_t)((p >> 3) & 2) | 1;
+	return (uint32_t)size << 19 | site_index << 5 | code << 1 | (uint32_t)((p >> 4) & 1);
 }
 
-/* Whether slot s holds the block at p (whole). */
+/* Whether slot s holds the block at p. */
 static inline int asp__slot_holds(uint32_t s, uintptr_t p)
 {
-	return (s & 1) && (s & 2) == ((p >> 3) & 2) && (p & 15) == 0;
+	return s != 0 && (s & 1) == ((p >> 4) & 1) && (p & 15) == 0;
 }
 
 static inline uint64_t asp__slot_size(uint32_t s) { return s >> 19; }
 static inline uint32_t asp__slot_site(uint32_t s) { return (s >> 5) & ((1u << ASP_SLOT_SITE_BITS) - 1); }
 
-/* The word of a slot that holds the block at p whole. */
+/* The word of a slot that holds the block at p. */
 static inline uint64_t asp__slot_word(uint32_t s, uintptr_t p)
 {
 	return asp__live_pack(p, asp__slot_size(s), asp__slot_fn(s), asp__slot_site(s));
-}
-
-static inline size_t asp__live_index(uintptr_t p)
-{
-	return (p >> ASP_GRANULE_SHIFT) & (ASP_LEAF_WORDS - 1);
 }
 
 /* The slot of p's granule, or NULL when its leaf is not mapped (or p is
@@ -159,40 +152,29 @@ static inline uint32_t *asp__live_slot(uintptr_t p)
 	uint32_t *leaf = asp_atomic_load_acquire(&asp__live_root[p >> ASP_LEAF_SHIFT]);
 	if (ASP_UNLIKELY(leaf == NULL))
 		return NULL;
-	return &leaf[asp__live_index(p)];
+	return &leaf[(p >> ASP_GRANULE_SHIFT) & (ASP_LEAF_WORDS - 1)];
 }
 
-/* The word of the block at p, when the table's slot for it holds it (its
- * own or a wide one); else 0. */
+/* The word of the block at p, when its slot holds it; else 0. */
 static inline uint64_t asp__live_read(uintptr_t p)
 {
 	const uint32_t *sl = asp__live_slot(p);
 	uint32_t s = sl != NULL ? asp_atomic_load_relaxed(sl) : 0;
-	if (asp__slot_holds(s, p))
-		return asp__slot_word(s, p);
-	if (s != ASP_SLOT_WIDE)
-		return 0;
-	const uint64_t *wide = asp_atomic_load_acquire(&asp__live_wide[p >> ASP_LEAF_SHIFT]);
-	uint64_t v = wide != NULL ? asp_atomic_load_relaxed(&wide[asp__live_index(p)]) : 0;
-	return asp__live_holds(v, p) ? v : 0;
+	return asp__slot_holds(s, p) ? asp__slot_word(s, p) : 0;
 }
 
-/* The word of the block that starts in g's granule, whatever its offset
- * (0: none, or none the slot holds whole or wide). */
+/* The word of the block whose slot is g's granule's, whatever its offset
+ * in the granule (0: none). */
 static inline uint64_t asp__live_read_granule(uintptr_t g)
 {
 	const uint32_t *sl = asp__live_slot(g);
 	uint32_t s = sl != NULL ? asp_atomic_load_relaxed(sl) : 0;
-	if (s & 1)
-		return asp__slot_word(s, (g & ~(uintptr_t)31) | ((uintptr_t)(s & 2) << 3));
-	if (s != ASP_SLOT_WIDE)
-		return 0;
-	const uint64_t *wide = asp_atomic_load_acquire(&asp__live_wide[g >> ASP_LEAF_SHIFT]);
-	return wide != NULL ? asp_atomic_load_relaxed(&wide[asp__live_index(g)]) : 0;
+	return s != 0 ? asp__slot_word(s, (g & ~(uintptr_t)31) | (uintptr_t)(s & 1) << 4) : 0;
 }
 
-/* The block at p, whose slot its owner has just written, is fn's (a slot
- * alone: a block in the side table keeps the function it was put with). */
+/* The block at p, whose slot its owner has just written, is fn's, when fn
+ * has a code (a block in the side table, or relabelled to a function
+ * without a code, keeps the function it was put with). */
 void asp__live_set_fn(uintptr_t p, unsigned fn);
 
 /* The same, mapping p's leaf when it has none; NULL when it cannot. */

@@ -1,6 +1,5 @@
 /* test_live - the live-block table: the shadow (a 32-bit slot per 32-byte
- * granule, a wide word beside it for a block the slot cannot hold) and the
- * side table beside them: insert, find, remove, what goes
+ * granule) and the side table beside it: insert, find, remove, what goes
  * where, the walk in address order, threads, signal handlers, fork. */
 #include <errno.h>
 #include <pthread.h>
@@ -95,33 +94,42 @@ TEST(what_the_shadow_cannot_hold_goes_aside)
 	ASSERT_EQ(asp__live_side_count, 0);
 }
 
-/* A slot holds a block whole below 8 KiB, from one of seven functions,
- * with a site index below 16,384, 16-aligned; any other goes wide (its
- * word in the wide leaf), still in the shadow, and comes back the same:
- * found, walked in order, relabelled, removed. Under another allocator a
- * block that would go wide goes to the side table instead. */
-TEST(what_a_slot_cannot_hold_goes_wide)
+/* A slot holds a block below 8 KiB, from one of fifteen functions, with a
+ * site index below 16,384, 16-aligned; any other goes to the side table,
+ * and comes back the same: found, walked, removed. Relabelled to a
+ * function with a code, a block in a slot takes it; to one without, it
+ * keeps its own. */
+TEST(what_a_slot_cannot_hold_goes_aside)
 {
-	asp__live_shared = 0;
 	uintptr_t site = 0x7000;
 	uint32_t si = index_of(site);
 	uintptr_t late = site;
 	uint32_t late_si = si;
 	while (late_si < 16384)
 		late_si = index_of(++late);
-	const struct { uintptr_t p; uint64_t size; unsigned fn; uintptr_t site; uint32_t si; } b[] = {
-		{ addr(40), 8191, ASP_FN_MALLOC, site, si },		/* whole */
-		{ addr(41), 8192, ASP_FN_MALLOC, site, si },		/* too large */
-		{ addr(42) + 8, 16, ASP_FN_CALLOC, site, si },		/* 8 off 16 */
-		{ addr(43), 24, ASP_FN_POSIX_MEMALIGN, site, si },	/* no code */
-		{ addr(44), 32, ASP_FN_NEW, late, late_si },		/* late site */
-		{ addr(45) + 16, 40, ASP_FN_NEW_ARR, site, si },	/* whole */
+	const struct { uintptr_t p; uint64_t size; unsigned fn; uintptr_t site; uint32_t si; int slot; } b[] = {
+		{ addr(40), 8191, ASP_FN_MALLOC, site, si, 1 },
+		{ addr(41), 8192, ASP_FN_MALLOC, site, si, 0 },		/* too large */
+		{ addr(42) + 8, 16, ASP_FN_CALLOC, site, si, 0 },	/* 8 off 16 */
+		{ addr(43), 24, ASP_FN_VALLOC, site, si, 0 },		/* no code */
+		{ addr(44), 32, ASP_FN_NEW, late, late_si, 0 },		/* late site */
+		{ addr(45) + 16, 40, ASP_FN_G_STRNDUP, site, si, 1 },
+		{ addr(46), 0, ASP_FN_NEW_ALIGNED, site, si, 1 },
 	};
+	/* Each code names its function back; fifteen have one. */
+	unsigned coded = 0;
+	for (unsigned fn = 0; fn < ASP_FN_ALLOC_END; fn++) {
+		unsigned code = asp__slot_code(fn);
+		if (code != 0) {
+			coded++;
+			ASSERT_EQ(asp__slot_fn(code << 1), fn);
+		}
+	}
+	ASSERT_EQ(coded, 15);
 	const size_t n = sizeof b / sizeof *b;
 	for (size_t i = 0; i < n; i++)
 		ASSERT_EQ(asp__live_insert(b[i].p, b[i].size, b[i].fn, b[i].site, b[i].si, 0, 0), 0);
-	ASSERT_EQ(asp__live_side_count, 0);
-	ASSERT(asp__live_wide[addr(40) >> ASP_LEAF_SHIFT] != NULL);
+	ASSERT_EQ(asp__live_side_count, 4);
 	struct asp_live_entry e;
 	for (size_t i = 0; i < n; i++) {
 		ASSERT(asp__live_find(b[i].p, &e, 0));
@@ -130,52 +138,39 @@ TEST(what_a_slot_cannot_hold_goes_wide)
 		ASSERT_EQ(e.fn, b[i].fn);
 		ASSERT_EQ(e.site, b[i].site);
 		ASSERT(!asp__live_find(b[i].p ^ 16, &e, 0));	/* the granule's other half */
+		ASSERT_EQ(asp__live_read(b[i].p) != 0, b[i].slot);
 	}
+	/* The walk: the slots' blocks in address order, then the side table's. */
 	static struct asp_live_entry out[16];
 	ASSERT_EQ(asp__live_snapshot(out, 16, 0), n);
-	for (size_t i = 0; i < n; i++) {
-		ASSERT_EQ(out[i].ptr, b[i].p);
-		ASSERT_EQ(out[i].size, b[i].size);
-		ASSERT_EQ(out[i].fn, b[i].fn);
-	}
-	/* Relabelled: to a function with a code, in place; without, wide. */
+	ASSERT_EQ(out[0].ptr, addr(40));
+	ASSERT_EQ(out[1].ptr, addr(45) + 16);
+	ASSERT_EQ(out[1].fn, ASP_FN_G_STRNDUP);
+	ASSERT_EQ(out[2].ptr, addr(46));
+	ASSERT_EQ(out[2].fn, ASP_FN_NEW_ALIGNED);
+	uint64_t blocks, bytes;
+	asp__live_totals(&blocks, &bytes, 0);
+	ASSERT_EQ(blocks, n);
+	ASSERT_EQ(bytes, 8191 + 8192 + 16 + 24 + 32 + 40);
 	asp__live_set_fn(addr(40), ASP_FN_STRDUP);
 	ASSERT(asp__live_find(addr(40), &e, 0));
 	ASSERT_EQ(e.fn, ASP_FN_STRDUP);
-	asp__live_set_fn(addr(40), ASP_FN_WCSDUP);
-	ASSERT(asp__live_find(addr(40), &e, 0));
-	ASSERT_EQ(e.fn, ASP_FN_WCSDUP);
 	ASSERT_EQ(e.size, 8191);
 	ASSERT_EQ(e.site, site);
+	asp__live_set_fn(addr(40), ASP_FN_WCSDUP);
+	ASSERT(asp__live_find(addr(40), &e, 0));
+	ASSERT_EQ(e.fn, ASP_FN_STRDUP);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t got_si;
 		ASSERT_EQ(asp__live_remove(b[i].p, &e, &got_si, 0, 0), 1);
 		ASSERT_EQ(e.size, b[i].size);
 		ASSERT_EQ(e.site, b[i].site);
-		ASSERT_EQ(got_si, b[i].si);
+		ASSERT_EQ(got_si, b[i].si);	/* the side table keeps it too */
 		ASSERT_EQ(asp__live_remove(b[i].p, &e, &got_si, 0, 0), 0);
 	}
-	uint64_t blocks, bytes;
+	ASSERT_EQ(asp__live_side_count, 0);
 	asp__live_totals(&blocks, &bytes, 0);
 	ASSERT_EQ(blocks, 0);
-	/* A wide slot freed, a whole block in the granule again. */
-	ASSERT_EQ(insert(addr(41), 8192, ASP_FN_MALLOC, site), 0);
-	ASSERT_EQ(remove_(addr(41), &e), 1);
-	ASSERT_EQ(insert(addr(41), 100, ASP_FN_MALLOC, site), 0);
-	ASSERT(asp__live_find(addr(41), &e, 0));
-	ASSERT_EQ(e.size, 100);
-	ASSERT_EQ(remove_(addr(41), &e), 1);
-	ASSERT(!asp__live_find(addr(41), &e, 0));
-
-	asp__live_shared = 1;
-	ASSERT_EQ(insert(addr(46), 8192, ASP_FN_MALLOC, site), 0);
-	ASSERT_EQ(insert(addr(47), 100, ASP_FN_MALLOC, site), 0);
-	ASSERT_EQ(asp__live_side_count, 1);
-	ASSERT_EQ(remove_(addr(46), &e), 1);
-	ASSERT_EQ(e.size, 8192);
-	ASSERT_EQ(remove_(addr(47), &e), 1);
-	ASSERT_EQ(asp__live_side_count, 0);
-	asp__live_shared = 0;
 }
 
 /* glibc's allocator: a word has one owner; the same address again (freed
@@ -223,12 +218,16 @@ TEST(many_blocks_and_the_walk)
 {
 	const uint64_t n = 300000;
 	struct asp_live_entry e;
-	for (uint64_t i = 0; i < n; i++)
-		ASSERT_EQ(insert(addr(i * 1000), i, 0, 1 + i % 7), 0);
+	uint64_t sum = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		ASSERT_EQ(insert(addr(i * 1000), i % 4096, 0, 1 + i % 7), 0);
+		sum += i % 4096;
+	}
+	ASSERT_EQ(asp__live_side_count, 0);
 	uint64_t blocks, bytes;
 	asp__live_totals(&blocks, &bytes, 0);
 	ASSERT_EQ(blocks, n);
-	ASSERT_EQ(bytes, n * (n - 1) / 2);
+	ASSERT_EQ(bytes, sum);
 	for (uint64_t i = 0; i < n; i += 2)
 		ASSERT_EQ(remove_(addr(i * 1000), &e), 1);
 	for (uint64_t i = 0; i < n; i++) {
@@ -241,7 +240,7 @@ TEST(many_blocks_and_the_walk)
 	ASSERT_EQ(asp__live_snapshot(out, n / 2, 0), n / 2);
 	for (size_t i = 0; i < n / 2; i++) {
 		ASSERT_EQ(out[i].ptr, addr((2 * i + 1) * 1000));
-		ASSERT_EQ(out[i].size, 2 * i + 1);
+		ASSERT_EQ(out[i].size, (2 * i + 1) % 4096);
 	}
 	/* Too small a buffer: it says how many there are. */
 	ASSERT_EQ(asp__live_snapshot(out, 10, 0), n / 2);
@@ -403,7 +402,7 @@ TEST(fork_lets_go_of_an_empty_shard_a_stuck_thread_holds)
 }
 
 UNIT_MAIN(UNIT(insert_find_remove), UNIT(what_the_shadow_cannot_hold_goes_aside),
-          UNIT(what_a_slot_cannot_hold_goes_wide),
+          UNIT(what_a_slot_cannot_hold_goes_aside),
           UNIT(reinsert_same_address_counts_once), UNIT(shared_granules),
           UNIT(many_blocks_and_the_walk), UNIT(threads),
           UNIT(signal_handler_inside_the_table), UNIT(lock_all_skips_what_self_holds),
