@@ -275,37 +275,29 @@ int64_t asp__live_side_count;
 static uint32_t g_leaves[LEAVES_LISTED];
 static uint32_t g_nleaves;
 
-/* A leaf into *at: reserved, not committed (the kernel backs a page of it
- * when it is first written), listed as the shim's (the leak scan leaves it
- * out). 1: this call's is there; -1: another thread's came first; 0: none
- * could be made. */
-static int leaf_make(void **at, size_t bytes)
-{
-	int saved = errno;
-	void *leaf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-	                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	errno = saved;
-	if (leaf == MAP_FAILED)
-		return 0;
-	void *none = NULL;
-	if (!__atomic_compare_exchange_n(at, &none, leaf, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		munmap(leaf, bytes);	/* another thread's came first */
-		errno = saved;
-		return -1;
-	}
-	asp__arena_adopt(leaf, bytes);
-	return 1;
-}
-
 uint32_t *asp__live_slot_make(uintptr_t p)
 {
 	uint32_t *sl = asp__live_slot(p);
 	if (ASP_LIKELY(sl != NULL) || p >> ASP_ADDR_BITS != 0)
 		return sl;
-	if (leaf_make((void **)&asp__live_root[p >> ASP_LEAF_SHIFT], LEAF_BYTES) > 0) {
+	/* Reserved, not committed: the kernel backs a page of it when it is
+	 * first written. Listed as the shim's (the leak scan leaves it out). */
+	int saved = errno;
+	uint32_t *leaf = mmap(NULL, LEAF_BYTES, PROT_READ | PROT_WRITE,
+	                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	errno = saved;
+	if (leaf == MAP_FAILED)
+		return NULL;
+	uint32_t *none = NULL;
+	if (__atomic_compare_exchange_n(&asp__live_root[p >> ASP_LEAF_SHIFT], &none, leaf, 0,
+	                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		asp__arena_adopt(leaf, LEAF_BYTES);
 		uint32_t n = asp_atomic_add_relaxed(&g_nleaves, 1);
 		if (n <= LEAVES_LISTED)
 			asp_atomic_store_release(&g_leaves[n - 1], (uint32_t)(p >> ASP_LEAF_SHIFT) + 1);
+	} else {
+		munmap(leaf, LEAF_BYTES);	/* another thread's came first */
+		errno = saved;
 	}
 	return asp__live_slot(p);
 }

@@ -67,12 +67,6 @@ static inline uint64_t asp__live_pack(uintptr_t p, uint64_t size, unsigned fn, u
 	return size << 32 | (uint64_t)site_index << 7 | (uint64_t)(fn + 1) << 2 | ((p >> 3) & 3);
 }
 
-/* Whether word w holds the block at p. */
-static inline int asp__live_holds(uint64_t w, uintptr_t p)
-{
-	return w != 0 && (w & 3) == ((p >> 3) & 3) && (p & 7) == 0;
-}
-
 static inline uint64_t asp__live_word_size(uint64_t w) { return w >> 32; }
 static inline unsigned asp__live_word_fn(uint64_t w) { return (unsigned)((w >> 2) & 31) - 1; }
 static inline uint32_t asp__live_word_site(uint64_t w) { return (uint32_t)(w >> 7) & ASP_SITE_INDEX_MAX; }
