@@ -612,20 +612,25 @@ static int heuristic(const struct scan *s, uintptr_t ptr, struct block *b)
 	return HEUR_NONE;
 }
 
+/* The place in the ring k places after the head. */
+static inline size_t ring_at(const struct scan *s, size_t k)
+{
+	size_t at = s->head + k;
+	return at <= s->n ? at : at - (s->n + 1);
+}
+
 static void push(struct scan *s, size_t i)
 {
 	if (!s->b[i].pending) {
 		s->b[i].pending = 1;
-		size_t at = s->head + s->queued++;
-		s->queue[at <= s->n ? at : at - (s->n + 1)] = (uint32_t)i;
+		s->queue[ring_at(s, s->queued++)] = (uint32_t)i;
 	}
 }
 
 /* The block queued k places after the head. */
 static inline size_t queued_at(const struct scan *s, size_t k)
 {
-	size_t at = s->head + k;
-	return s->queue[at <= s->n ? at : at - (s->n + 1)];
+	return s->queue[ring_at(s, k)];
 }
 
 /* glibc's arena (in libc's data) points at chunk headers: the top chunk's
