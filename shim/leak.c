@@ -97,6 +97,8 @@ struct mapping {
 #define ASP_FIND_STRIDE 32
 #define ASP_SCAN_BATCH 32	/* words looked up side by side (scan_words) */
 #define ASP_START_GRAIN 16
+#define ASP_AHEAD_ENTRY 16	/* blocks queued ahead: entry, memory (process) */
+#define ASP_AHEAD_BLOCK 8
 #define ASP_START_WORDS (ASP_PAGE / ASP_START_GRAIN / 64)
 
 struct __attribute__((aligned(64))) start_page {
@@ -718,6 +720,11 @@ static void scan_words(struct scan *s, const uintptr_t *w, size_t n, int prior_d
 			continue;
 		if (s->pages != NULL)
 			__builtin_prefetch(&s->pages[page_slot(s, w[j] >> ASP_PAGE_SHIFT)]);
+		/* A block this word names, queued now, would be too near
+		 * the head for process to fetch its memory ahead: fetched
+		 * here, beside its entry. (A list: the one fetch there is.) */
+		if (s->queued < ASP_AHEAD_BLOCK)
+			__builtin_prefetch((const void *)w[j]);
 		s->batch[s->nbatch] = w[j];
 		s->batch_definite[s->nbatch] = (uint8_t)prior_definite;
 		if (++s->nbatch == ASP_SCAN_BATCH)
@@ -783,12 +790,10 @@ static void scan_block_run(struct scan *s, uintptr_t start, uintptr_t end, void 
 /* The blocks are scanned in the order they were queued (breadth first):
  * the ones waiting are known, and fetched ahead of their turn, the entry
  * ASP_AHEAD_ENTRY blocks ahead, the memory it describes ASP_AHEAD_BLOCK
- * ahead. Only a list, each block found in the one before, leaves nothing
- * to fetch ahead. The order changes nothing found: a block is scanned
- * again whenever its state rises (visit). */
-#define ASP_AHEAD_ENTRY 16
-#define ASP_AHEAD_BLOCK 8
-
+ * ahead. A list, each block found in the one before, has no blocks
+ * waiting: the word naming the next one fetches its memory (scan_words)
+ * while its entry is looked up. The order changes nothing found: a block
+ * is scanned again whenever its state rises (visit). */
 static void process(struct scan *s, ptrdiff_t clique)
 {
 	for (;;) {
