@@ -317,11 +317,14 @@ void asp__gather_begin(const struct asp_thread *self)
 	asp__fence_others();
 	uint64_t deadline = 0;
 	for (struct asp_thread *x = asp__threads_list(); x != NULL; x = x->next) {
+		uint64_t cpu0 = 0;
 		while (x != self && asp_atomic_load_acquire(&x->chg) != 0) {
 			uint64_t now = asp_now_ns(CLOCK_MONOTONIC);
 			if (deadline == 0)
 				deadline = now + ASP_WAIT_NS;
-			if (now >= deadline)
+			/* a thread that only waits for a core is waited for */
+			if (now >= deadline && (now - deadline >= ASP_WAIT_BEHIND_NS ||
+			                        !asp__thread_behind(x->tid, &cpu0)))
 				break;
 			sched_yield();
 		}

@@ -225,8 +225,11 @@ static ASP_ALWAYS_INLINE void asp__change_end(struct asp_thread *t)
 
 /* The gatherers: asp__gather_begin, then the side table's shards
  * (live.h, asp__live_lock_all), the reading, and asp__gather_end. A
- * thread stopped inside its change for more than ASP_WAIT_NS (100 ms; a
- * handler that never returns) is read as it is. */
+ * thread still inside its change after ASP_WAIT_NS (100 ms) is read as it
+ * is when it is asleep or stopped there (a handler that never returns) or
+ * has run 100 ms more without ending it; one that has only not had a core
+ * (a loaded machine: asp__thread_behind) is waited for, up to
+ * ASP_WAIT_BEHIND_NS more. */
 void asp__gather_begin(const struct asp_thread *self);
 void asp__gather_end(void);
 

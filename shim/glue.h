@@ -52,6 +52,10 @@ static inline pid_t asp_gettid(void)
  * stop) before it goes on without it: 100 ms. */
 #define ASP_WAIT_NS 100000000u
 
+/* How long a gatherer goes on waiting past ASP_WAIT_NS for a thread that
+ * has only not had a core since (asp__thread_behind): 5 s. */
+#define ASP_WAIT_BEHIND_NS 5000000000u
+
 static inline uint64_t asp_now_ns(int clock)
 {
 	struct timespec ts;

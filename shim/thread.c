@@ -370,6 +370,34 @@ size_t asp__task_file(pid_t tid, const char *name, char *buf, size_t size)
 	return (size_t)got;
 }
 
+/* The CPU time thread tid has used, in ns (0: unknown): its clock's id
+ * is the kernel's per-thread one (~tid << 3 | 6: per thread, "sched"). */
+static uint64_t thread_cpu_ns(pid_t tid)
+{
+	struct timespec ts;
+	if (clock_gettime((clockid_t)(~(unsigned)tid << 3 | 6), &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int asp__thread_behind(pid_t tid, uint64_t *cpu0)
+{
+	int saved = errno;
+	char buf[512];
+	const char *state = NULL;
+	if (asp__task_file(tid, "stat", buf, sizeof buf) != 0)
+		state = strrchr(buf, ')');	/* the name may hold any byte */
+	uint64_t cpu = 0;
+	if (state != NULL && state[1] == ' ' && state[2] == 'R')
+		cpu = thread_cpu_ns(tid);
+	errno = saved;
+	if (cpu == 0)
+		return 0;
+	if (*cpu0 == 0)
+		*cpu0 = cpu;
+	return cpu - *cpu0 < ASP_WAIT_NS;
+}
+
 /* The name of a live thread of this process, from /proc. */
 static void live_name(pid_t tid, char name[16])
 {

@@ -340,6 +340,16 @@ int asp__threads_sum_nolock(struct asp_counts *out);
  * out, at most max; returns how many threads there were in all. */
 size_t asp__threads_summaries(struct asp_thread_summary *out, size_t max);
 
+/* Whether thread tid, still in the middle of a few instructions' work
+ * that a waiter's deadline has passed for, is only behind: runnable
+ * (running, or waiting for a core on a loaded machine) and with less than
+ * ASP_WAIT_NS of CPU time since *cpu0 (its CPU time when first asked,
+ * read then: 0 before). Such a thread ends its work once it runs. One
+ * asleep or stopped (a signal handler that never returns), gone, or that
+ * has run that long without ending it, is not behind. Reads /proc: for
+ * waits past their deadline only. */
+int asp__thread_behind(pid_t tid, uint64_t *cpu0);
+
 /* Reads /proc/self/task/TID/NAME ("comm", "status") into buf, with a NUL
  * after it: the bytes read (0: none). */
 size_t asp__task_file(pid_t tid, const char *name, char *buf, size_t size);

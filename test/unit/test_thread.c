@@ -1,7 +1,10 @@
 /* test_thread - per-thread records: a record per thread, counts summed on
- * read, folded at thread exit with none lost, derived heap totals, and the
- * size histogram's buckets. */
+ * read, folded at thread exit with none lost, derived heap totals, the
+ * size histogram's buckets, and which threads a waiter waits for past its
+ * deadline. */
 #include <pthread.h>
+#include <sched.h>
+#include <time.h>
 
 #include "thread.h"
 #include "unit.h"
@@ -103,5 +106,91 @@ TEST(totals_follow_valgrind_rules)
 	ASSERT_EQ(t.failed, 1);
 }
 
+/* asp__thread_behind: a thread that runs is behind until it has run
+ * ASP_WAIT_NS since first asked; one asleep, or gone, is not. */
+static volatile pid_t g_tid;
+static volatile int g_stop;
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	g_tid = asp_gettid();
+	while (!g_stop)
+		;
+	return NULL;
+}
+
+static void *sleeper(void *arg)
+{
+	int *fds = arg;
+	g_tid = asp_gettid();
+	char c;
+	ssize_t got = read(fds[0], &c, 1);	/* until the test writes */
+	(void)got;
+	return NULL;
+}
+
+static uint64_t cpu_of(pthread_t t)
+{
+	clockid_t id;
+	struct timespec ts;
+	ASSERT_EQ(pthread_getcpuclockid(t, &id), 0);
+	ASSERT_EQ(clock_gettime(id, &ts), 0);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+TEST(thread_behind_while_it_runs)
+{
+	setup();
+	pthread_t t;
+	g_tid = 0;
+	ASSERT_EQ(pthread_create(&t, NULL, spinner, NULL), 0);
+	while (g_tid == 0)
+		sched_yield();
+	uint64_t cpu0 = 0;
+	ASSERT_EQ(asp__thread_behind(g_tid, &cpu0), 1);
+	ASSERT(cpu0 != 0);
+	uint64_t first = cpu0;
+	/* still behind, and cpu0 kept, until it has run 100 ms more */
+	while (cpu_of(t) - first < ASP_WAIT_NS / 2)
+		sched_yield();
+	ASSERT_EQ(asp__thread_behind(g_tid, &cpu0), 1);
+	ASSERT_EQ(cpu0, first);
+	while (cpu_of(t) - first < ASP_WAIT_NS + ASP_WAIT_NS / 10)
+		sched_yield();
+	ASSERT_EQ(asp__thread_behind(g_tid, &cpu0), 0);
+	g_stop = 1;
+	pthread_join(t, NULL);
+}
+
+TEST(thread_not_behind_asleep_or_gone)
+{
+	setup();
+	int fds[2];
+	ASSERT_EQ(pipe(fds), 0);
+	pthread_t t;
+	g_tid = 0;
+	ASSERT_EQ(pthread_create(&t, NULL, sleeper, fds), 0);
+	while (g_tid == 0)
+		sched_yield();
+	pid_t tid = g_tid;
+	/* asleep in read within 5 s: not behind, and cpu0 left alone */
+	uint64_t cpu0 = 0;
+	int behind = 1;
+	for (int i = 0; i < 500 && behind; i++) {
+		cpu0 = 0;
+		behind = asp__thread_behind(tid, &cpu0);
+		if (behind)
+			usleep(10000);
+	}
+	ASSERT_EQ(behind, 0);
+	ASSERT_EQ(cpu0, 0);
+	ASSERT_EQ(write(fds[1], "x", 1), 1);
+	pthread_join(t, NULL);
+	ASSERT_EQ(asp__thread_behind(tid, &cpu0), 0);	/* gone */
+	ASSERT_EQ(asp__thread_behind(0x7ffffff0, &cpu0), 0);	/* never was */
+}
+
 UNIT_MAIN(UNIT(histogram_buckets), UNIT(one_record_per_thread),
-          UNIT(no_count_lost_at_thread_exit), UNIT(totals_follow_valgrind_rules))
+          UNIT(no_count_lost_at_thread_exit), UNIT(totals_follow_valgrind_rules),
+          UNIT(thread_behind_while_it_runs), UNIT(thread_not_behind_asleep_or_gone))
