@@ -80,6 +80,7 @@ const char *asp_fn_symbol(const char *name)
 struct rd {
 	char *err;
 	bool failed;
+	asp_dump_t *keeper;	/* holds the strings kept (keep) */
 };
 
 static void fail(struct rd *r, const char *fmt, ...)
@@ -235,6 +236,49 @@ static bool get_count_or_null(struct rd *r, json_t *obj, const char *where,
 	return true;
 }
 
+/* The strings of a dump, copied out of its JSON tree, which is freed once
+ * the dump is read (a tree takes some eight times the file's size): in
+ * chunks, never moved. */
+struct asp_kept {
+	struct asp_kept *next;
+	size_t used, size;
+	char text[];
+};
+
+#define KEPT_CHUNK ((size_t)64 << 10)
+
+static const char *keep(struct rd *r, const char *s, size_t len)
+{
+	struct asp_kept *k = r->keeper->kept;
+
+	if (r->failed)
+		return NULL;
+	if (!k || k->size - k->used < len + 1) {
+		size_t size = len + 1 > KEPT_CHUNK ? len + 1 : KEPT_CHUNK;
+
+		k = malloc(sizeof *k + size);
+		if (!k) {
+			fail(r, "out of memory");
+			return NULL;
+		}
+		k->used = 0;
+		k->size = size;
+		k->next = r->keeper->kept;
+		r->keeper->kept = k;
+	}
+	char *out = k->text + k->used;
+
+	memcpy(out, s, len);
+	out[len] = '\0';
+	k->used += len + 1;
+	return out;
+}
+
+static const char *keep_string(struct rd *r, const json_t *v)
+{
+	return keep(r, json_string_value(v), json_string_length(v));
+}
+
 /* A string of at most max bytes, or NULL when absent and not required. */
 static const char *get_string(struct rd *r, json_t *obj, const char *where,
 			      const char *key, size_t max, bool required)
@@ -250,7 +294,7 @@ static const char *get_string(struct rd *r, json_t *obj, const char *where,
 		     at(buf, where, key), json_string_length(v), max);
 		return NULL;
 	}
-	return json_string_value(v);
+	return keep_string(r, v);
 }
 
 static bool get_bool(struct rd *r, json_t *obj, const char *where,
@@ -410,7 +454,7 @@ static void load_identity(struct rd *r, asp_dump_t *d, json_t *prog, const char 
 			     buf, json_string_length(v), ASP_ARG_MAX);
 		if (r->failed)
 			return;
-		d->argv[i] = json_string_value(v);
+		d->argv[i] = keep_string(r, v);
 	}
 }
 
@@ -596,7 +640,7 @@ static void load_fn(struct rd *r, asp_fn_t *f, const char *name, json_t *v)
 		fail(r, "%s: expected an object, found %s", where, type_name(v));
 		return;
 	}
-	f->name = name;
+	f->name = keep(r, name, strlen(name));
 	f->order = ORDER_UNKNOWN;
 	info = fn_info(name);
 	if (info) {
@@ -1229,7 +1273,7 @@ static void load_records(struct rd *r, asp_dump_t *d, json_t *root)
 				     where, ASP_ALLOC_STACK_MAX);
 				break;
 			}
-			rec->alloc_stack[rec->nalloc_stack++] = json_string_value(name);
+			rec->alloc_stack[rec->nalloc_stack++] = keep_string(r, name);
 		}
 		x = member(r, v, where, "stack", JSON_INTEGER, "an integer", true);
 		if (x)
@@ -1280,7 +1324,7 @@ static void load_call(struct rd *r, json_t *v, const char *where,
 			     ASP_ALLOC_STACK_MAX);
 			break;
 		}
-		c->frames[c->nframes++] = json_string_value(name);
+		c->frames[c->nframes++] = keep_string(r, name);
 	}
 }
 
@@ -1606,11 +1650,10 @@ static void check_header(struct rd *r, json_t *root)
 
 static int build(asp_dump_t *d, const char *file, json_t *root, char *err)
 {
-	struct rd r = { .err = err, .failed = false };
+	struct rd r = { .err = err, .failed = false, .keeper = d };
 
 	memset(d, 0, sizeof *d);
 	d->file = file;
-	d->root = root;
 	check_header(&r, root);
 	load_options(&r, d, root);	/* first: the mode shapes heap */
 	load_program(&r, d, root);
@@ -1635,6 +1678,7 @@ static int build(asp_dump_t *d, const char *file, json_t *root, char *err)
 	load_snapshot_info(&r, d, root);
 	load_rss(&r, d, root);
 	load_processes(&r, d, root);
+	json_decref(root);	/* every string the dump keeps is a copy */
 	if (r.failed) {
 		asp_dump_free(d);
 		return -EINVAL;
@@ -1734,7 +1778,10 @@ void asp_dump_free(asp_dump_t *d)
 	for (size_t i = 0; d->process_dumps && i < d->nprocesses; i++)
 		asp_dump_free(&d->process_dumps[i]);
 	free(d->process_dumps);
-	json_decref(d->root);
+	for (struct asp_kept *k = d->kept, *next; k; k = next) {
+		next = k->next;
+		free(k);
+	}
 	memset(d, 0, sizeof *d);
 }
 

@@ -263,12 +263,13 @@ typedef struct asp_options {
 } asp_options_t;
 
 struct asp_process;
+struct asp_kept;
 
 typedef struct asp_dump {
 	const char *file;	/* the name it was loaded from */
 	const char *label;	/* compare's and html's name for it (--label),
 				 * or NULL: its file name */
-	json_t *root;		/* owns every string below */
+	struct asp_kept *kept;	/* holds every string below (load.c) */
 
 	int64_t pid;
 	bool has_ppid;
