@@ -63,16 +63,28 @@ struct block {
 	uintptr_t start;
 	uint64_t size;
 	uintptr_t site;
-	unsigned fn;
 	uint64_t indirect;	/* unreached: bytes its clique collected */
 	uint32_t clique;	/* indirect: the index of the leader whose
 				 * clique took it (itself indirect when a later
 				 * clique took that leader) */
-	uint8_t state, pending, heuristic;
+	uint8_t fn;		/* enum asp_fn */
+	uint8_t heuristic;
 	uint8_t first_vtable;	/* its first word: VT_UNKNOWN, VT_NO or VT_YES */
 };
 
 enum { VT_UNKNOWN, VT_NO, VT_YES };
+
+/* What the marking reads of each block is kept apart from the block, in
+ * arrays small enough to stay in the cache where the blocks (40 bytes
+ * each) cannot: a byte of marks and the size, when under 64 KiB. A list
+ * whose blocks are far apart is marked one block after another, each
+ * found in the one before: the page's entry, then these, while its memory
+ * comes. */
+#define MARK_STATE 3	/* memcheck's state */
+#define MARK_PENDING 4	/* in the queue */
+#define MARK_HEURISTIC 8	/* reachable through a heuristic (its kind:
+				 * the block's heuristic) */
+#define SIZE16_BIG 0xffff	/* the size is the block's */
 
 struct range {
 	uintptr_t start, end;
@@ -117,9 +129,16 @@ struct scan {
 	size_t ncoarse;
 	struct start_page *pages;	/* npages (a power of 2) slots, or NULL */
 	size_t npages;
+	uint8_t *mark;		/* each block's MARK_ bits */
+	uint16_t *size16;	/* each block's size, or SIZE16_BIG */
 	uint32_t *queue;	/* the blocks to scan, a ring of n + 1: queued
 				 * from head on (a block is in it once at most) */
 	size_t head, queued;
+	/* The block queued last and where it starts: a list's next block,
+	 * scanned at once, is not read to learn where it starts (those
+	 * behind others are fetched ahead, process). */
+	size_t last_queued;
+	uintptr_t last_queued_start;
 	/* Words that may point into blocks, waiting to be looked up (a
 	 * batch, scan_words), each with prior_definite. */
 	uintptr_t batch[ASP_SCAN_BATCH];
@@ -517,9 +536,12 @@ static int index_blocks(struct scan *s)
 	return 0;
 }
 
-/* The last block starting at or before addr (>= the first block's start). */
-static size_t block_before(const struct scan *s, uintptr_t addr)
+/* The last block starting at or before addr (>= the first block's start),
+ * and where it starts: read from the page's entry when it tells, so that
+ * the block itself is not read. */
+static size_t block_before(const struct scan *s, uintptr_t addr, uintptr_t *start)
 {
+	size_t i;
 	if (s->pages != NULL) {
 		uintptr_t page = addr >> ASP_PAGE_SHIFT;
 		for (size_t k = page_slot(s, page); s->pages[k].key != 0; k = (k + 1) & (s->npages - 1)) {
@@ -527,23 +549,46 @@ static size_t block_before(const struct scan *s, uintptr_t addr)
 			if (e->key >> ASP_PAGE_SHIFT != page)
 				continue;
 			uintptr_t off = ASP_PAGE_OFFSET(addr);
-			if (off < ASP_PAGE_OFFSET(e->key))
-				return e->first - 1;	/* (the first block is not in it) */
-			if (e->first == e->last)
+			if (off < ASP_PAGE_OFFSET(e->key)) {
+				i = e->first - 1;	/* (the first block is not in it) */
+				goto read;
+			}
+			if (e->first == e->last) {
+				*start = page << ASP_PAGE_SHIFT | ASP_PAGE_OFFSET(e->key);
 				return e->first;
-			if (e->bits[ASP_PAGE_OFFSET(e->key) / ASP_START_GRAIN / 64] == 0)
-				return last_block_at_most(s->b, e->first, (size_t)e->last + 1, addr);
-			/* The first block is at or below addr: some bit is. */
-			size_t w = off / ASP_START_GRAIN / 64, n = 0;
+			}
+			if (e->bits[ASP_PAGE_OFFSET(e->key) / ASP_START_GRAIN / 64] == 0) {
+				i = last_block_at_most(s->b, e->first, (size_t)e->last + 1, addr);
+				goto read;
+			}
+			/* The first block is at or below addr: some bit is; the
+			 * last of them is where the block starts. */
+			size_t w = off / ASP_START_GRAIN / 64, n = 0, last = 0;
 			uint64_t at = e->bits[w] & (~(uint64_t)0 >> (63 - off / ASP_START_GRAIN % 64));
-			for (size_t j = 0; j < w; j++)
+			for (size_t j = 0; j < w; j++) {
 				n += (size_t)bits_set(e->bits[j]);
+				if (e->bits[j] != 0)
+					last = j;
+			}
+			if (at != 0)
+				last = w;
+			uint64_t top = last == w ? at : e->bits[last];
+			size_t grain = last * 64 + 63 - (size_t)__builtin_clzll(top);
+			*start = page << ASP_PAGE_SHIFT | grain * ASP_START_GRAIN;
 			return e->first + n + (size_t)bits_set(at) - 1;
 		}
 	}
 	size_t lo = last_at_most(s->coarse, 0, s->ncoarse, addr) * ASP_FIND_STRIDE;
 	size_t hi = lo + ASP_FIND_STRIDE < s->n ? lo + ASP_FIND_STRIDE : s->n;
-	return last_block_at_most(s->b, lo, hi, addr);
+	i = last_block_at_most(s->b, lo, hi, addr);
+read:
+	*start = s->b[i].start;
+	return i;
+}
+
+static inline uint64_t block_size(const struct scan *s, size_t i)
+{
+	return s->size16[i] != SIZE16_BIG ? s->size16[i] : s->b[i].size;
 }
 
 static int readable_word(const struct scan *s, uintptr_t a)
@@ -621,11 +666,13 @@ static inline size_t ring_at(const struct scan *s, size_t k)
 	return at <= s->n ? at : at - (s->n + 1);
 }
 
-static void push(struct scan *s, size_t i)
+static void push(struct scan *s, size_t i, uintptr_t start)
 {
-	if (!s->b[i].pending) {
-		s->b[i].pending = 1;
+	if (!(s->mark[i] & MARK_PENDING)) {
+		s->mark[i] |= MARK_PENDING;
 		s->queue[ring_at(s, s->queued++)] = (uint32_t)i;
+		s->last_queued = i;
+		s->last_queued_start = start;
 	}
 }
 
@@ -640,50 +687,61 @@ static inline size_t queued_at(const struct scan *s, size_t k)
  * before it, inside that block's requested range when the request filled
  * its usable size. Such a word, read from libc's data, is not a pointer
  * the program holds. */
-static int allocator_metadata(const struct scan *s, uintptr_t ptr, const struct block *b)
+static int allocator_metadata(const struct scan *s, uintptr_t ptr, uintptr_t start)
 {
-	if (!s->in_libc || ptr == b->start)
+	if (!s->in_libc || ptr == start)
 		return 0;
-	size_t usable = asp__guard_owns((void *)b->start) ? asp__guard_size((void *)b->start)
-	              : asp__next.malloc_usable_size((void *)b->start);
-	return usable >= 8 && ptr - b->start == usable - 8;
+	size_t usable = asp__guard_owns((void *)start) ? asp__guard_size((void *)start)
+	              : asp__next.malloc_usable_size((void *)start);
+	return usable >= 8 && ptr - start == usable - 8;
+}
+
+static inline void set_state(struct scan *s, size_t i, int state)
+{
+	s->mark[i] = (uint8_t)((s->mark[i] & ~MARK_STATE) | state);
 }
 
 /* One word seen while marking from the roots (clique < 0) or while
  * collecting the clique of leader `clique`: ptr, which points into block
- * at. */
-static void visit(struct scan *s, uintptr_t ptr, ptrdiff_t at, int prior_definite, ptrdiff_t clique)
+ * at, which starts at start. */
+static void visit(struct scan *s, uintptr_t ptr, size_t at, uintptr_t start, int prior_definite,
+                  ptrdiff_t clique)
 {
-	struct block *b = &s->b[at];
-	if (allocator_metadata(s, ptr, b))
+	if (allocator_metadata(s, ptr, start))
 		return;
+	int state = s->mark[at] & MARK_STATE;
 
 	if (clique >= 0) {
-		if (b->state == UNREACHED && at != clique) {
-			push(s, (size_t)at);
+		if (state == UNREACHED && at != (size_t)clique) {
+			struct block *b = &s->b[at];
+			push(s, at, start);
 			s->b[clique].indirect += b->size + b->indirect;
-			b->state = INDIRECT;
+			set_state(s, at, INDIRECT);
 			b->clique = (uint32_t)clique;
 		}
 		return;
 	}
 
-	if (b->state == REACHABLE) {
-		if (b->heuristic && ptr == b->start)
-			b->heuristic = HEUR_NONE;
+	if (state == REACHABLE) {
+		if ((s->mark[at] & MARK_HEURISTIC) && ptr == start) {
+			s->b[at].heuristic = HEUR_NONE;
+			s->mark[at] &= (uint8_t)~MARK_HEURISTIC;
+		}
 		return;
 	}
-	int reach = ptr == b->start;
+	int reach = ptr == start;
 	if (!reach) {
+		struct block *b = &s->b[at];
 		b->heuristic = (uint8_t)heuristic(s, ptr, b);
 		reach = b->heuristic != HEUR_NONE;
+		s->mark[at] = (uint8_t)((s->mark[at] & ~MARK_HEURISTIC) | (reach ? MARK_HEURISTIC : 0));
 	}
 	if (reach && prior_definite) {
-		b->state = REACHABLE;
-		push(s, (size_t)at);
-	} else if (b->state == UNREACHED) {
-		b->state = POSSIBLE;
-		push(s, (size_t)at);
+		set_state(s, at, REACHABLE);
+		push(s, at, start);
+	} else if (state == UNREACHED) {
+		set_state(s, at, POSSIBLE);
+		push(s, at, start);
 	}
 }
 
@@ -698,16 +756,17 @@ static void visit(struct scan *s, uintptr_t ptr, ptrdiff_t at, int prior_definit
 static void flush_batch(struct scan *s, ptrdiff_t clique)
 {
 	size_t at[ASP_SCAN_BATCH], k = s->nbatch;
+	uintptr_t start[ASP_SCAN_BATCH];
 	s->nbatch = 0;
 	for (size_t j = 0; j < k; j++) {
-		at[j] = block_before(s, s->batch[j]);
-		__builtin_prefetch(&s->b[at[j]]);
+		at[j] = block_before(s, s->batch[j], &start[j]);
+		__builtin_prefetch(&s->mark[at[j]]);
+		__builtin_prefetch(&s->size16[at[j]]);
 	}
 	for (size_t j = 0; j < k; j++) {
-		const struct block *b = &s->b[at[j]];
 		uintptr_t ptr = s->batch[j];
-		if (ptr == b->start || ptr - b->start < b->size)
-			visit(s, ptr, (ptrdiff_t)at[j], s->batch_definite[j], clique);
+		if (ptr == start[j] || ptr - start[j] < block_size(s, at[j]))
+			visit(s, ptr, at[j], start[j], s->batch_definite[j], clique);
 	}
 }
 
@@ -803,17 +862,21 @@ static void process(struct scan *s, ptrdiff_t clique)
 			flush_batch(s, clique);
 			continue;
 		}
-		if (s->queued > ASP_AHEAD_ENTRY)
-			__builtin_prefetch(&s->b[queued_at(s, ASP_AHEAD_ENTRY)]);
+		if (s->queued > ASP_AHEAD_ENTRY) {
+			size_t ahead = queued_at(s, ASP_AHEAD_ENTRY);
+			__builtin_prefetch(&s->b[ahead].start);
+			__builtin_prefetch(&s->mark[ahead]);
+			__builtin_prefetch(&s->size16[ahead]);
+		}
 		if (s->queued > ASP_AHEAD_BLOCK)
 			__builtin_prefetch((const void *)s->b[queued_at(s, ASP_AHEAD_BLOCK)].start);
 		size_t i = queued_at(s, 0);
 		s->head = s->head == s->n ? 0 : s->head + 1;
 		s->queued--;
-		struct block *b = &s->b[i];
-		b->pending = 0;
-		struct block_scan bs = { b->state != POSSIBLE, clique };
-		resident_runs(s, b->start, b->start + b->size, scan_block_run, &bs);
+		uintptr_t start = i == s->last_queued ? s->last_queued_start : s->b[i].start;
+		s->mark[i] &= (uint8_t)~MARK_PENDING;
+		struct block_scan bs = { (s->mark[i] & MARK_STATE) != POSSIBLE, clique };
+		resident_runs(s, start, start + block_size(s, i), scan_block_run, &bs);
 	}
 }
 
@@ -1125,7 +1188,8 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 	size_t nrec = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct block *b = &s->b[i];
-		int kind = kind_of_state[b->state];
+		int state = s->mark[i] & MARK_STATE;
+		int kind = kind_of_state[state];
 		uint64_t h = asp_hash(b->site) ^ (uint64_t)kind ^
 		             ((uint64_t)b->fn << 8);
 		size_t j = (size_t)(h >> 20) & (slots - 1);
@@ -1143,9 +1207,9 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 		struct asp_loss_record *r = &rec[table[j] - 1];
 		r->bytes += b->size;
 		r->blocks++;
-		if (b->state == UNREACHED)
+		if (state == UNREACHED)
 			r->indirect_bytes += b->indirect;
-		if (b->state == REACHABLE && b->heuristic) {
+		if (state == REACHABLE && b->heuristic) {
 			s->heur_bytes[b->heuristic] += b->size;
 			s->heur_blocks[b->heuristic]++;
 		}
@@ -1157,16 +1221,17 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 	 * every node led a clique before the next took it would otherwise
 	 * cost a walk the length of the list for each of its nodes). */
 	for (size_t i = 0; i < s->n; i++) {
-		if (s->b[i].state != INDIRECT)
+		if ((s->mark[i] & MARK_STATE) != INDIRECT)
 			continue;
 		size_t leader = s->b[i].clique;
-		for (size_t hops = 0; s->b[leader].state == INDIRECT && hops < s->n; hops++)
+		for (size_t hops = 0; (s->mark[leader] & MARK_STATE) == INDIRECT && hops < s->n; hops++)
 			leader = s->b[leader].clique;
-		for (size_t j = i, next; s->b[j].state == INDIRECT && s->b[j].clique != leader; j = next) {
+		for (size_t j = i, next; (s->mark[j] & MARK_STATE) == INDIRECT && s->b[j].clique != leader;
+		     j = next) {
 			next = s->b[j].clique;
 			s->b[j].clique = (uint32_t)leader;
 		}
-		if (s->b[leader].state == UNREACHED)
+		if ((s->mark[leader] & MARK_STATE) == UNREACHED)
 			rec[recno[leader]].indirect_blocks++;
 	}
 	scan_free(recno, s->n * sizeof *recno);
@@ -1219,12 +1284,11 @@ int asp__leak_check(const struct asp_live_entry *e, size_t n, struct asp_leak_re
 
 	s.n = n;
 	s.b = scan_alloc(&s, (s.n + 1) * sizeof *s.b);
-	s.queue = scan_alloc(&s, (s.n + 1) * sizeof *s.queue);
-	if (s.b == NULL || s.queue == NULL)
+	if (s.b == NULL)
 		return -ENOMEM;
 	for (size_t i = 0; i < s.n; i++)
 		s.b[i] = (struct block){ .start = e[i].ptr, .size = e[i].size, .site = e[i].site,
-		                         .fn = e[i].fn, .state = UNREACHED };
+		                         .fn = e[i].fn };
 	if (s.n == 0)
 		return 0;
 	int err = sort_blocks(&s);
@@ -1232,6 +1296,16 @@ int asp__leak_check(const struct asp_live_entry *e, size_t n, struct asp_leak_re
 		err = index_blocks(&s);
 	if (err != 0)
 		return err;
+	/* (after the sort, whose peak they would add to) */
+	s.queue = scan_alloc(&s, (s.n + 1) * sizeof *s.queue);
+	s.mark = scan_alloc(&s, s.n);
+	s.size16 = scan_alloc(&s, s.n * sizeof *s.size16);
+	if (s.queue == NULL || s.mark == NULL || s.size16 == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < s.n; i++) {
+		s.mark[i] = UNREACHED;
+		s.size16[i] = s.b[i].size < SIZE16_BIG ? (uint16_t)s.b[i].size : SIZE16_BIG;
+	}
 
 	err = read_maps(&s);
 	if (err != 0)
@@ -1256,9 +1330,9 @@ int asp__leak_check(const struct asp_live_entry *e, size_t n, struct asp_leak_re
 	scan_root(&s, (uintptr_t)asp__boot, (uintptr_t)asp__boot + asp__boot_used());
 	process(&s, -1);
 	for (size_t i = 0; i < s.n; i++) {
-		if (s.b[i].state != UNREACHED)
+		if ((s.mark[i] & MARK_STATE) != UNREACHED)
 			continue;
-		push(&s, i);
+		push(&s, i, s.b[i].start);
 		process(&s, (ptrdiff_t)i);
 	}
 
