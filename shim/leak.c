@@ -59,31 +59,20 @@ enum {
 	HEUR_COUNT
 };
 
-struct block {
-	uintptr_t start;
-	uint64_t size;
-	uintptr_t site;
-	uint64_t indirect;	/* unreached: bytes its clique collected */
-	uint32_t clique;	/* indirect: the index of the leader whose
-				 * clique took it (itself indirect when a later
-				 * clique took that leader) */
-	uint8_t fn;		/* enum asp_fn */
-	uint8_t heuristic;
-	uint8_t first_vtable;	/* its first word: VT_UNKNOWN, VT_NO or VT_YES */
-};
-
 enum { VT_UNKNOWN, VT_NO, VT_YES };
 
-/* What the marking reads of each block is kept apart from the block, in
- * arrays small enough to stay in the cache where the blocks (40 bytes
- * each) cannot: a byte of marks and the size, when under 64 KiB. A list
- * whose blocks are far apart is marked one block after another, each
- * found in the one before: the page's entry, then these, while its memory
- * comes. */
+/* The blocks are the table's entries (live.h), in address order; what the
+ * scan adds to each is kept apart, in arrays small enough to stay in the
+ * cache where the entries (24 bytes each) cannot: a byte of marks and
+ * the size, when under 64 KiB. A list whose blocks are far apart is
+ * marked one block after another, each found in the one before: the
+ * page's entry, then these, while its memory comes. */
 #define MARK_STATE 3	/* memcheck's state */
 #define MARK_PENDING 4	/* in the queue */
-#define MARK_HEURISTIC 8	/* reachable through a heuristic (its kind:
-				 * the block's heuristic) */
+#define MARK_HEUR_SHIFT 3	/* reachable through a heuristic: which (3 bits) */
+#define MARK_HEUR (7 << MARK_HEUR_SHIFT)
+#define MARK_VT_SHIFT 6	/* its first word: VT_UNKNOWN, VT_NO or VT_YES */
+#define MARK_VT (3 << MARK_VT_SHIFT)
 #define SIZE16_BIG 0xffff	/* the size is the block's */
 
 struct range {
@@ -123,8 +112,14 @@ struct __attribute__((aligned(64))) start_page {
 };
 
 struct scan {
-	struct block *b;
+	const struct asp_live_entry *b;	/* the blocks, n, in address order */
 	size_t n;
+	/* Unreached blocks: the bytes each one's clique collected; each
+	 * indirect block, the index of the leader whose clique took it
+	 * (itself indirect when a later clique took that leader). Pages
+	 * never written cost nothing: a heap the roots reach has none. */
+	uint64_t *indirect;
+	uint32_t *clique;
 	uintptr_t *coarse;	/* every ASP_FIND_STRIDEth block's start; ncoarse */
 	size_t ncoarse;
 	struct start_page *pages;	/* npages (a power of 2) slots, or NULL */
@@ -403,9 +398,9 @@ static int sort_blocks(struct scan *s)
 	size_t n = s->n, bytes = n * sizeof(struct key);
 	/* The table gives its blocks in address order (live.h), but for
 	 * those in its side table: in order, they are left as they are, and
-	 * the sort's arrays (three times the blocks' size) never made. */
+	 * the sort's arrays (56 bytes a block) never made. */
 	size_t ordered = 1;
-	while (ordered < n && s->b[ordered - 1].start < s->b[ordered].start)
+	while (ordered < n && s->b[ordered - 1].ptr < s->b[ordered].ptr)
 		ordered++;
 	if (ordered >= n)
 		return 0;
@@ -414,11 +409,11 @@ static int sort_blocks(struct scan *s)
 	int radix = n >= 16384;
 	struct key *a = scan_alloc(s, bytes + 1), *b = radix ? scan_alloc(s, bytes + 1) : NULL;
 	uint32_t *count = radix ? scan_alloc(s, 65536 * sizeof *count) : NULL;
-	struct block *sorted = scan_alloc(s, (n + 1) * sizeof *sorted);
+	struct asp_live_entry *sorted = scan_alloc(s, (n + 1) * sizeof *sorted);
 	if (a == NULL || sorted == NULL || (radix && (b == NULL || count == NULL)))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		a[i] = (struct key){ s->b[i].start, i };
+		a[i] = (struct key){ s->b[i].ptr, i };
 	if (!radix) {
 		asp__sort(a, n, sizeof *a, by_addr);
 		goto place;
@@ -442,8 +437,7 @@ static int sort_blocks(struct scan *s)
 place:
 	for (size_t i = 0; i < n; i++)
 		sorted[i] = s->b[a[i].index];
-	scan_free(s->b, (n + 1) * sizeof *s->b);
-	s->b = sorted;
+	s->b = sorted;	/* (the table's are the caller's) */
 	scan_free(a, bytes + 1);
 	if (radix) {
 		scan_free(b, bytes + 1);
@@ -476,11 +470,12 @@ static inline unsigned bits_set(uint64_t x)
 }
 
 /* The same among the blocks (their starts ascend). */
-static inline size_t last_block_at_most(const struct block *b, size_t lo, size_t hi, uintptr_t addr)
+static inline size_t last_block_at_most(const struct asp_live_entry *b, size_t lo, size_t hi,
+                                        uintptr_t addr)
 {
 	while (hi - lo > 1) {
 		size_t mid = (lo + hi) / 2;
-		if (b[mid].start <= addr)
+		if (b[mid].ptr <= addr)
 			lo = mid;
 		else
 			hi = mid;
@@ -501,9 +496,9 @@ static int index_blocks(struct scan *s)
 		return -ENOMEM;
 	size_t distinct = 0;
 	for (size_t i = 0; i < s->n; i++)
-		distinct += i == 0 || s->b[i].start >> ASP_PAGE_SHIFT != s->b[i - 1].start >> ASP_PAGE_SHIFT;
+		distinct += i == 0 || s->b[i].ptr >> ASP_PAGE_SHIFT != s->b[i - 1].ptr >> ASP_PAGE_SHIFT;
 	for (size_t j = 0; j < s->ncoarse; j++)
-		s->coarse[j] = s->b[j * ASP_FIND_STRIDE].start;
+		s->coarse[j] = s->b[j * ASP_FIND_STRIDE].ptr;
 	/* At most half full; without it (no memory) block_before searches. */
 	s->npages = 16;
 	while (s->npages < 2 * distinct)
@@ -514,18 +509,18 @@ static int index_blocks(struct scan *s)
 	struct start_page *e = NULL;
 	int off_word = 0;	/* e has a block off ASP_START_GRAIN: no bits */
 	for (size_t i = 0; i < s->n; i++) {
-		uintptr_t page = s->b[i].start >> ASP_PAGE_SHIFT;
+		uintptr_t page = s->b[i].ptr >> ASP_PAGE_SHIFT;
 		if (e == NULL || e->key >> ASP_PAGE_SHIFT != page) {
 			size_t k = page_slot(s, page);
 			while (s->pages[k].key != 0)
 				k = (k + 1) & (s->npages - 1);
 			e = &s->pages[k];
-			e->key = page << ASP_PAGE_SHIFT | ASP_PAGE_OFFSET(s->b[i].start);
+			e->key = page << ASP_PAGE_SHIFT | ASP_PAGE_OFFSET(s->b[i].ptr);
 			e->first = (uint32_t)i;
 			off_word = 0;
 		}
 		e->last = (uint32_t)i;
-		uintptr_t off = ASP_PAGE_OFFSET(s->b[i].start);
+		uintptr_t off = ASP_PAGE_OFFSET(s->b[i].ptr);
 		if (off % ASP_START_GRAIN != 0 && !off_word) {
 			off_word = 1;
 			memset(e->bits, 0, sizeof e->bits);
@@ -582,7 +577,7 @@ static size_t block_before(const struct scan *s, uintptr_t addr, uintptr_t *star
 	size_t hi = lo + ASP_FIND_STRIDE < s->n ? lo + ASP_FIND_STRIDE : s->n;
 	i = last_block_at_most(s->b, lo, hi, addr);
 read:
-	*start = s->b[i].start;
+	*start = s->b[i].ptr;
 	return i;
 }
 
@@ -619,38 +614,42 @@ static int is_vtable(const struct scan *s, uintptr_t p)
 	return 0;
 }
 
-/* Whether block b (of 8 bytes or more) begins with a vtable's address: the
+/* Whether block i (of 8 bytes or more) begins with a vtable's address: the
  * half of the multiple-inheritance heuristic that depends on the block
  * alone, worked out once. Every interior pointer to a block not yet
  * reachable asks (perl's arenas of scalars are reached by millions), and
  * the answer saves a read of the memory each one points to. */
-static int block_first_vtable(const struct scan *s, struct block *b)
+static int block_first_vtable(const struct scan *s, size_t i)
 {
-	if (b->first_vtable == VT_UNKNOWN) {
-		uintptr_t first = *(const uintptr_t *)b->start;
-		b->first_vtable = (first & (sizeof(uintptr_t) - 1)) == 0 && first >= ASP_PAGE &&
-		                  is_vtable(s, first) ? VT_YES : VT_NO;
+	if ((s->mark[i] & MARK_VT) == VT_UNKNOWN << MARK_VT_SHIFT) {
+		uintptr_t first = *(const uintptr_t *)s->b[i].ptr;
+		int vt = (first & (sizeof(uintptr_t) - 1)) == 0 && first >= ASP_PAGE &&
+		         is_vtable(s, first) ? VT_YES : VT_NO;
+		s->mark[i] = (uint8_t)(s->mark[i] | vt << MARK_VT_SHIFT);
 	}
-	return b->first_vtable == VT_YES;
+	return (s->mark[i] & MARK_VT) == VT_YES << MARK_VT_SHIFT;
 }
 
-/* Which of memcheck's heuristics explains an interior pointer, if any. */
-static int heuristic(const struct scan *s, uintptr_t ptr, struct block *b)
+/* Which of memcheck's heuristics explains an interior pointer into block
+ * i, if any. */
+static int heuristic(const struct scan *s, uintptr_t ptr, size_t i)
 {
 	const uintptr_t w = sizeof(uintptr_t);
-	const uint64_t *data = (const uint64_t *)b->start;
-	if (ptr == b->start + 3 * w && b->size >= 3 * w) {
+	const uintptr_t start = s->b[i].ptr;
+	const uint64_t size = s->b[i].size;
+	const uint64_t *data = (const uint64_t *)start;
+	if (ptr == start + 3 * w && size >= 3 * w) {
 		uint64_t capacity = data[1];
-		if (3 * w + capacity + 1 == b->size && data[0] <= capacity)
+		if (3 * w + capacity + 1 == size && data[0] <= capacity)
 			return HEUR_STDSTRING;
 	}
-	if (ptr == b->start + w && b->size >= w) {
-		if (data[0] > 0 && b->size - w == data[0])
+	if (ptr == start + w && size >= w) {
+		if (data[0] > 0 && size - w == data[0])
 			return HEUR_LENGTH64;
-		if (data[0] > 0 && (b->size - w) % data[0] == 0)
+		if (data[0] > 0 && (size - w) % data[0] == 0)
 			return HEUR_NEWARRAY;
 	}
-	if ((ptr & (w - 1)) == 0 && b->size >= w && block_first_vtable(s, b) &&
+	if ((ptr & (w - 1)) == 0 && size >= w && block_first_vtable(s, i) &&
 	    readable_word(s, ptr)) {
 		uintptr_t inner = *(const uintptr_t *)ptr;
 		if ((inner & (w - 1)) == 0 && inner >= ASP_PAGE && is_vtable(s, inner))
@@ -713,28 +712,24 @@ static void visit(struct scan *s, uintptr_t ptr, size_t at, uintptr_t start, int
 
 	if (clique >= 0) {
 		if (state == UNREACHED && at != (size_t)clique) {
-			struct block *b = &s->b[at];
 			push(s, at, start);
-			s->b[clique].indirect += b->size + b->indirect;
+			s->indirect[clique] += s->b[at].size + s->indirect[at];
 			set_state(s, at, INDIRECT);
-			b->clique = (uint32_t)clique;
+			s->clique[at] = (uint32_t)clique;
 		}
 		return;
 	}
 
 	if (state == REACHABLE) {
-		if ((s->mark[at] & MARK_HEURISTIC) && ptr == start) {
-			s->b[at].heuristic = HEUR_NONE;
-			s->mark[at] &= (uint8_t)~MARK_HEURISTIC;
-		}
+		if ((s->mark[at] & MARK_HEUR) && ptr == start)
+			s->mark[at] &= (uint8_t)~MARK_HEUR;
 		return;
 	}
 	int reach = ptr == start;
 	if (!reach) {
-		struct block *b = &s->b[at];
-		b->heuristic = (uint8_t)heuristic(s, ptr, b);
-		reach = b->heuristic != HEUR_NONE;
-		s->mark[at] = (uint8_t)((s->mark[at] & ~MARK_HEURISTIC) | (reach ? MARK_HEURISTIC : 0));
+		int h = heuristic(s, ptr, at);
+		s->mark[at] = (uint8_t)((s->mark[at] & ~MARK_HEUR) | h << MARK_HEUR_SHIFT);
+		reach = h != HEUR_NONE;
 	}
 	if (reach && prior_definite) {
 		set_state(s, at, REACHABLE);
@@ -773,7 +768,7 @@ static void flush_batch(struct scan *s, ptrdiff_t clique)
 static void scan_words(struct scan *s, const uintptr_t *w, size_t n, int prior_definite,
                        ptrdiff_t clique)
 {
-	uintptr_t lo = s->b[0].start, hi = s->b[s->n - 1].start + s->b[s->n - 1].size + 1;
+	uintptr_t lo = s->b[0].ptr, hi = s->b[s->n - 1].ptr + s->b[s->n - 1].size + 1;
 	for (size_t j = 0; j < n; j++) {
 		if (w[j] < lo || w[j] >= hi)
 			continue;
@@ -864,16 +859,16 @@ static void process(struct scan *s, ptrdiff_t clique)
 		}
 		if (s->queued > ASP_AHEAD_ENTRY) {
 			size_t ahead = queued_at(s, ASP_AHEAD_ENTRY);
-			__builtin_prefetch(&s->b[ahead].start);
+			__builtin_prefetch(&s->b[ahead].ptr);
 			__builtin_prefetch(&s->mark[ahead]);
 			__builtin_prefetch(&s->size16[ahead]);
 		}
 		if (s->queued > ASP_AHEAD_BLOCK)
-			__builtin_prefetch((const void *)s->b[queued_at(s, ASP_AHEAD_BLOCK)].start);
+			__builtin_prefetch((const void *)s->b[queued_at(s, ASP_AHEAD_BLOCK)].ptr);
 		size_t i = queued_at(s, 0);
 		s->head = s->head == s->n ? 0 : s->head + 1;
 		s->queued--;
-		uintptr_t start = i == s->last_queued ? s->last_queued_start : s->b[i].start;
+		uintptr_t start = i == s->last_queued ? s->last_queued_start : s->b[i].ptr;
 		s->mark[i] &= (uint8_t)~MARK_PENDING;
 		struct block_scan bs = { (s->mark[i] & MARK_STATE) != POSSIBLE, clique };
 		resident_runs(s, start, start + block_size(s, i), scan_block_run, &bs);
@@ -1034,15 +1029,15 @@ static void skip_glibc_heaps(struct scan *s)
 	asp__sort(heaps, nheaps, sizeof *heaps, by_range);
 	size_t k = 0;
 	for (size_t i = 0; i < s->n; i++) {
-		const struct block *b = &s->b[i];
-		while (k < nheaps && heaps[k].end <= b->start)
+		const struct asp_live_entry *b = &s->b[i];
+		while (k < nheaps && heaps[k].end <= b->ptr)
 			k++;
-		if ((k < nheaps && b->start >= heaps[k].start) || asp__guard_owns((void *)b->start))
+		if ((k < nheaps && b->ptr >= heaps[k].start) || asp__guard_owns((void *)b->ptr))
 			continue;	/* (a guarded block has no header: guard.h) */
-		const uint64_t *hdr = (const uint64_t *)(b->start - 16);
+		const uint64_t *hdr = (const uint64_t *)(b->ptr - 16);
 		if (!(hdr[1] & 2))
 			continue;
-		uintptr_t chunk = b->start - 16;
+		uintptr_t chunk = b->ptr - 16;
 		skip_range(s, chunk - hdr[0], chunk + (hdr[1] & ~(uint64_t)7));
 	}
 	scan_free(heaps, (nheaps + 1) * sizeof *heaps);
@@ -1052,7 +1047,7 @@ static void skip_glibc_heaps(struct scan *s)
 static void skip_block_mappings(struct scan *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		const struct mapping *m = mapping_of(s, s->b[i].start);
+		const struct mapping *m = mapping_of(s, s->b[i].ptr);
 		if (m != NULL)
 			skip_range(s, m->start, m->end);
 	}
@@ -1187,8 +1182,8 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 		return -ENOMEM;
 	size_t nrec = 0;
 	for (size_t i = 0; i < s->n; i++) {
-		const struct block *b = &s->b[i];
-		int state = s->mark[i] & MARK_STATE;
+		const struct asp_live_entry *b = &s->b[i];
+		int state = s->mark[i] & MARK_STATE, heur = s->mark[i] >> MARK_HEUR_SHIFT & 7;
 		int kind = kind_of_state[state];
 		uint64_t h = asp_hash(b->site) ^ (uint64_t)kind ^
 		             ((uint64_t)b->fn << 8);
@@ -1200,7 +1195,7 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 		}
 		if (table[j] == 0) {
 			rec[nrec] = (struct asp_loss_record){ .kind = (enum asp_leak_kind)kind,
-			                                      .fn = b->fn, .site = b->site };
+			                                      .fn = (unsigned)b->fn, .site = b->site };
 			table[j] = (uint32_t)++nrec;
 		}
 		recno[i] = table[j] - 1;
@@ -1208,10 +1203,10 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 		r->bytes += b->size;
 		r->blocks++;
 		if (state == UNREACHED)
-			r->indirect_bytes += b->indirect;
-		if (state == REACHABLE && b->heuristic) {
-			s->heur_bytes[b->heuristic] += b->size;
-			s->heur_blocks[b->heuristic]++;
+			r->indirect_bytes += s->indirect[i];
+		if (state == REACHABLE && heur != HEUR_NONE) {
+			s->heur_bytes[heur] += b->size;
+			s->heur_blocks[heur]++;
 		}
 	}
 	/* Each indirectly lost block also counts in its leader's record: the
@@ -1223,13 +1218,13 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 	for (size_t i = 0; i < s->n; i++) {
 		if ((s->mark[i] & MARK_STATE) != INDIRECT)
 			continue;
-		size_t leader = s->b[i].clique;
+		size_t leader = s->clique[i];
 		for (size_t hops = 0; (s->mark[leader] & MARK_STATE) == INDIRECT && hops < s->n; hops++)
-			leader = s->b[leader].clique;
-		for (size_t j = i, next; (s->mark[j] & MARK_STATE) == INDIRECT && s->b[j].clique != leader;
+			leader = s->clique[leader];
+		for (size_t j = i, next; (s->mark[j] & MARK_STATE) == INDIRECT && s->clique[j] != leader;
 		     j = next) {
-			next = s->b[j].clique;
-			s->b[j].clique = (uint32_t)leader;
+			next = s->clique[j];
+			s->clique[j] = (uint32_t)leader;
 		}
 		if ((s->mark[leader] & MARK_STATE) == UNREACHED)
 			rec[recno[leader]].indirect_blocks++;
@@ -1283,12 +1278,7 @@ int asp__leak_check(const struct asp_live_entry *e, size_t n, struct asp_leak_re
 	uintptr_t my_sp = (uintptr_t)__builtin_frame_address(0);
 
 	s.n = n;
-	s.b = scan_alloc(&s, (s.n + 1) * sizeof *s.b);
-	if (s.b == NULL)
-		return -ENOMEM;
-	for (size_t i = 0; i < s.n; i++)
-		s.b[i] = (struct block){ .start = e[i].ptr, .size = e[i].size, .site = e[i].site,
-		                         .fn = e[i].fn };
+	s.b = e;
 	if (s.n == 0)
 		return 0;
 	int err = sort_blocks(&s);
@@ -1300,7 +1290,10 @@ int asp__leak_check(const struct asp_live_entry *e, size_t n, struct asp_leak_re
 	s.queue = scan_alloc(&s, (s.n + 1) * sizeof *s.queue);
 	s.mark = scan_alloc(&s, s.n);
 	s.size16 = scan_alloc(&s, s.n * sizeof *s.size16);
-	if (s.queue == NULL || s.mark == NULL || s.size16 == NULL)
+	s.indirect = scan_alloc(&s, s.n * sizeof *s.indirect);
+	s.clique = scan_alloc(&s, s.n * sizeof *s.clique);
+	if (s.queue == NULL || s.mark == NULL || s.size16 == NULL || s.indirect == NULL ||
+	    s.clique == NULL)
 		return -ENOMEM;
 	for (size_t i = 0; i < s.n; i++) {
 		s.mark[i] = UNREACHED;
@@ -1332,7 +1325,7 @@ int asp__leak_check(const struct asp_live_entry *e, size_t n, struct asp_leak_re
 	for (size_t i = 0; i < s.n; i++) {
 		if ((s.mark[i] & MARK_STATE) != UNREACHED)
 			continue;
-		push(&s, i, s.b[i].start);
+		push(&s, i, s.b[i].ptr);
 		process(&s, (ptrdiff_t)i);
 	}
 
