@@ -8,6 +8,8 @@
 #   BENCH_SLOW_RUNS=3   pairs for heaptrack
 #   BENCH_BUDGET=3      seconds of pairs per tool and workload; a slow tool
 #                       gets fewer pairs (at least BENCH_MIN_RUNS=3)
+#   BENCH_REAL_BUDGET=10  the same for the real programs, which run for a
+#                       second each: more pairs, so that one row can be read
 #   BENCH_TIMEOUT=120   seconds before one run counts as failed (a hang is
 #                       caught sooner: after 50x the bare time, at least 10 s)
 #   BENCH_ONLY="a b"    only workloads whose names start with these words
@@ -24,6 +26,7 @@ BB=$B/benches
 RUNS=${BENCH_RUNS:-11}
 SLOW=${BENCH_SLOW_RUNS:-3}
 BUDGET=${BENCH_BUDGET:-3}
+REAL_BUDGET=${BENCH_REAL_BUDGET:-10}
 MIN=${BENCH_MIN_RUNS:-3}
 TIMEOUT=${BENCH_TIMEOUT:-120}
 ONLY=${BENCH_ONLY:-}
@@ -107,8 +110,8 @@ fmt_ratio() {
 
 printf '# allocspy bench: %s, %s CPUs, %s, glibc %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" \
 	"$(nproc)" "$(uname -r)" "$(ldd --version 2>/dev/null | sed -n '1s/.* //p')"
-printf '# %s pairs per tool (heaptrack %s; fewer when its pairs exceed %s s per workload)\n' \
-	"$RUNS" "$SLOW" "$BUDGET"
+printf '# %s pairs per tool (heaptrack %s; fewer when its pairs exceed %s s per workload, %s s for a real program)\n' \
+	"$RUNS" "$SLOW" "$BUDGET" "$REAL_BUDGET"
 printf '# load average before: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
 header=$(printf '%-22s %9s' workload "bare ms")
 for t in $TOOLS; do header=$(printf '%s %9s' "$header" "$t"); done
@@ -190,6 +193,7 @@ if [ -z "$ONLY" ] || echo " $ONLY " | grep -q ' r-\| r '; then
 	echo "$header"
 	printf '%s\n' "$header" | sed 's/./-/g'
 fi
+BUDGET=$REAL_BUDGET
 wl r-churn             real "$BB/churn" 2 20000 8000000 64
 wl r-cxx-map           real "$BB/cxxmap" 100000 300000
 if [ -n "$PY" ]; then
