@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <wchar.h>
 
 #include "account.h"
@@ -322,11 +323,16 @@ void asp__gather_begin(const struct asp_thread *self)
 			uint64_t now = asp_now_ns(CLOCK_MONOTONIC);
 			if (deadline == 0)
 				deadline = now + ASP_WAIT_NS;
-			/* a thread that only waits for a core is waited for */
-			if (now >= deadline && (now - deadline >= ASP_WAIT_BEHIND_NS ||
-			                        !asp__thread_behind(x->tid, &cpu0)))
+			if (now < deadline) {
+				sched_yield();
+				continue;
+			}
+			/* a thread that only waits for a core is waited for, in
+			 * sleeps that leave it the core */
+			if (now - deadline >= ASP_WAIT_BEHIND_NS || !asp__thread_behind(x->tid, &cpu0))
 				break;
-			sched_yield();
+			struct timespec pause = { 0, 100000 };
+			nanosleep(&pause, NULL);
 		}
 	}
 }
