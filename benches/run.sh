@@ -8,7 +8,7 @@
 #   BENCH_SLOW_RUNS=3   pairs for heaptrack
 #   BENCH_BUDGET=3      seconds of pairs per tool and workload; a slow tool
 #                       gets fewer pairs (at least BENCH_MIN_RUNS=3)
-#   BENCH_REAL_BUDGET=10  the same for the real programs, which run for a
+#   BENCH_REAL_BUDGET=15  the same for the real programs, which run for a
 #                       second each: more pairs, so that one row can be read
 #   BENCH_TIMEOUT=120   seconds before one run counts as failed (a hang is
 #                       caught sooner: after 50x the bare time, at least 10 s)
@@ -26,7 +26,7 @@ BB=$B/benches
 RUNS=${BENCH_RUNS:-11}
 SLOW=${BENCH_SLOW_RUNS:-3}
 BUDGET=${BENCH_BUDGET:-3}
-REAL_BUDGET=${BENCH_REAL_BUDGET:-10}
+REAL_BUDGET=${BENCH_REAL_BUDGET:-15}
 MIN=${BENCH_MIN_RUNS:-3}
 TIMEOUT=${BENCH_TIMEOUT:-120}
 ONLY=${BENCH_ONLY:-}
