@@ -695,6 +695,11 @@ static int allocator_metadata(const struct scan *s, uintptr_t ptr, uintptr_t sta
 	return usable >= 8 && ptr - start == usable - 8;
 }
 
+static inline int state_of(const struct scan *s, size_t i)
+{
+	return s->mark[i] & MARK_STATE;
+}
+
 static inline void set_state(struct scan *s, size_t i, int state)
 {
 	s->mark[i] = (uint8_t)((s->mark[i] & ~MARK_STATE) | state);
@@ -708,7 +713,7 @@ static void visit(struct scan *s, uintptr_t ptr, size_t at, uintptr_t start, int
 {
 	if (allocator_metadata(s, ptr, start))
 		return;
-	int state = s->mark[at] & MARK_STATE;
+	int state = state_of(s, at);
 
 	if (clique >= 0) {
 		if (state == UNREACHED && at != (size_t)clique) {
@@ -870,7 +875,7 @@ static void process(struct scan *s, ptrdiff_t clique)
 		s->queued--;
 		uintptr_t start = i == s->last_queued ? s->last_queued_start : s->b[i].ptr;
 		s->mark[i] &= (uint8_t)~MARK_PENDING;
-		struct block_scan bs = { (s->mark[i] & MARK_STATE) != POSSIBLE, clique };
+		struct block_scan bs = { state_of(s, i) != POSSIBLE, clique };
 		resident_runs(s, start, start + block_size(s, i), scan_block_run, &bs);
 	}
 }
@@ -1183,7 +1188,7 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 	size_t nrec = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct asp_live_entry *b = &s->b[i];
-		int state = s->mark[i] & MARK_STATE, heur = s->mark[i] >> MARK_HEUR_SHIFT & 7;
+		int state = state_of(s, i), heur = (s->mark[i] & MARK_HEUR) >> MARK_HEUR_SHIFT;
 		int kind = kind_of_state[state];
 		uint64_t h = asp_hash(b->site) ^ (uint64_t)kind ^
 		             ((uint64_t)b->fn << 8);
@@ -1216,17 +1221,17 @@ static int make_records(struct scan *s, struct asp_leak_result *out)
 	 * every node led a clique before the next took it would otherwise
 	 * cost a walk the length of the list for each of its nodes). */
 	for (size_t i = 0; i < s->n; i++) {
-		if ((s->mark[i] & MARK_STATE) != INDIRECT)
+		if (state_of(s, i) != INDIRECT)
 			continue;
 		size_t leader = s->clique[i];
-		for (size_t hops = 0; (s->mark[leader] & MARK_STATE) == INDIRECT && hops < s->n; hops++)
+		for (size_t hops = 0; state_of(s, leader) == INDIRECT && hops < s->n; hops++)
 			leader = s->clique[leader];
-		for (size_t j = i, next; (s->mark[j] & MARK_STATE) == INDIRECT && s->clique[j] != leader;
+		for (size_t j = i, next; state_of(s, j) == INDIRECT && s->clique[j] != leader;
 		     j = next) {
 			next = s->clique[j];
 			s->clique[j] = (uint32_t)leader;
 		}
-		if ((s->mark[leader] & MARK_STATE) == UNREACHED)
+		if (state_of(s, leader) == UNREACHED)
 			rec[recno[leader]].indirect_blocks++;
 	}
 	scan_free(recno, s->n * sizeof *recno);
@@ -1323,7 +1328,7 @@ int asp__leak_check(const struct asp_live_entry *e, size_t n, struct asp_leak_re
 	scan_root(&s, (uintptr_t)asp__boot, (uintptr_t)asp__boot + asp__boot_used());
 	process(&s, -1);
 	for (size_t i = 0; i < s.n; i++) {
-		if ((s.mark[i] & MARK_STATE) != UNREACHED)
+		if (state_of(&s, i) != UNREACHED)
 			continue;
 		push(&s, i, s.b[i].ptr);
 		process(&s, (ptrdiff_t)i);
