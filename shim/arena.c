@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -65,6 +66,37 @@ static void *pages_alloc(size_t size, int quiet)
 void *asp__pages_alloc(size_t size)
 {
 	return pages_alloc(size, 0);
+}
+
+/* Transparent huge pages, where the system gives them on request: an
+ * array of millions of entries written whole then costs a fault per 2 MiB
+ * instead of per 4 KiB, and its random reads miss the TLB far less (the
+ * leak scan's lookups of 5M blocks: about a tenth of its time). Only for
+ * arrays written whole: a huge page is backed whole when first touched. */
+#define ASP_HUGE ((size_t)2 << 20)
+
+void *asp__pages_alloc_dense(size_t size)
+{
+	if (size < 2 * ASP_HUGE || size > SIZE_MAX - ASP_HUGE)
+		return asp__pages_alloc(size);
+	int saved = errno;
+	char *m = mmap(NULL, size + ASP_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	               -1, 0);
+	if (m == MAP_FAILED) {
+		errno = saved;
+		return NULL;
+	}
+	/* Aligned to a huge page, the rest given back at both ends. */
+	char *p = (char *)(((uintptr_t)m + ASP_HUGE - 1) & ~(uintptr_t)(ASP_HUGE - 1));
+	size_t len = ASP_PAGE_UP(size);
+	if (p > m)
+		munmap(m, (size_t)(p - m));
+	if (m + size + ASP_HUGE > p + len)
+		munmap(p + len, (size_t)(m + size + ASP_HUGE - (p + len)));
+	madvise(p, len, MADV_HUGEPAGE);
+	errno = saved;
+	note_map(p, len, 0);
+	return p;
 }
 
 /* Only a whole mapping leaves the list: a page given back out of a
@@ -173,7 +205,7 @@ void *asp__scratch_alloc(size_t size)
 		memset(p, 0, len);
 		return p;
 	}
-	return asp__pages_alloc(len);
+	return asp__pages_alloc_dense(len);
 }
 
 void asp__scratch_free(void *p, size_t size)

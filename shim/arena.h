@@ -9,14 +9,18 @@
 void *asp__pages_alloc(size_t size);
 void asp__pages_free(void *p, size_t size);
 
+/* The same, for an array about to be written whole: in huge pages where
+ * the system has them (4 MiB or more). Given back with asp__pages_free. */
+void *asp__pages_alloc_dense(size_t size);
+
 /* A mapping made for the shim by a library it calls (libunwind's caches)
  * is listed as the shim's, so that the leak scan leaves it out; it leaves
  * the list before it is unmapped. errno is preserved. */
 void asp__arena_adopt(void *p, size_t size);
 void asp__arena_disown(const void *p, size_t size);
 
-/* Zeroed pages for a dump's work, given back with the same size: a few
- * are kept for the next dump instead of unmapped. */
+/* Zeroed pages for a dump's work (dense, as above), given back with the
+ * same size: a few are kept for the next dump instead of unmapped. */
 void *asp__scratch_alloc(size_t size);
 void asp__scratch_free(void *p, size_t size);
 
