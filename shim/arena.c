@@ -71,8 +71,8 @@ void *asp__pages_alloc(size_t size)
 /* Transparent huge pages, where the system gives them on request: an
  * array of millions of entries written whole then costs a fault per 2 MiB
  * instead of per 4 KiB, and its random reads miss the TLB far less (the
- * leak scan's lookups of 5M blocks: about a tenth of its time). Only for
- * arrays written whole: a huge page is backed whole when first touched. */
+ * leak scan's lookups of 5M blocks: about a tenth of its time). For
+ * arrays mostly written: a huge page is backed whole when first touched. */
 #define ASP_HUGE ((size_t)2 << 20)
 
 void *asp__pages_alloc_dense(size_t size)
@@ -95,7 +95,7 @@ void *asp__pages_alloc_dense(size_t size)
 		munmap(p + len, (size_t)(m + size + ASP_HUGE - (p + len)));
 	madvise(p, len, MADV_HUGEPAGE);
 	errno = saved;
-	note_map(p, len, 0);
+	note_map(p, size, 0);	/* as asp__pages_free is given it */
 	return p;
 }
 

@@ -9,8 +9,10 @@
 void *asp__pages_alloc(size_t size);
 void asp__pages_free(void *p, size_t size);
 
-/* The same, for an array about to be written whole: in huge pages where
- * the system has them (4 MiB or more). Given back with asp__pages_free. */
+/* The same, for a large array (4 MiB or more) most of whose pages will be
+ * written: in huge pages where the system has them, each backed whole at
+ * its first write (pages never written still cost nothing). Given back
+ * with asp__pages_free. */
 void *asp__pages_alloc_dense(size_t size);
 
 /* A mapping made for the shim by a library it calls (libunwind's caches)
